@@ -1,0 +1,92 @@
+// What Glibc does not expose to Swift, or exposes awkwardly: statx with birth
+// time, read leases, inotify and eventfd, extended attributes, statfs.
+// Every function returns 0 (or a non-negative result) on success and -errno on
+// failure, so the Swift side turns errors into typed values in one place.
+#ifndef CFILESHARE_SHIM_H
+#define CFILESHARE_SHIM_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Kinds, as reported by `cfs_stat.kind`.
+enum {
+    CFS_KIND_FILE = 0,
+    CFS_KIND_DIRECTORY = 1,
+    CFS_KIND_SYMLINK = 2,
+    CFS_KIND_OTHER = 3,
+};
+
+typedef struct cfs_stat {
+    uint64_t dev;
+    uint64_t ino;
+    uint64_t size;
+    int64_t mtime_ns;
+    int64_t ctime_ns;
+    /// Birth time in nanoseconds since the epoch, or 0 when the file system
+    /// does not record it.
+    int64_t btime_ns;
+    uint32_t mode;
+    uint32_t nlink;
+    uint32_t uid;
+    uint8_t kind;
+} cfs_stat;
+
+/// statx(dirfd, path, AT_SYMLINK_NOFOLLOW) with birth time when available.
+int cfs_lstat_at(int dirfd, const char *path, cfs_stat *out);
+/// statx of an open descriptor.
+int cfs_fstat(int fd, cfs_stat *out);
+
+/// Whether any process has the file open for writing, asked by taking a read
+/// lease and releasing it at once. Returns 1 when no writer holds it open,
+/// 0 when one does, and -errno when leases cannot answer (not the owner
+/// without CAP_LEASE, a network file system, leases disabled).
+int cfs_has_no_writers_at(int dirfd, const char *path);
+
+/// inotify_init1(IN_NONBLOCK | IN_CLOEXEC).
+int cfs_inotify_init(void);
+int cfs_inotify_add_watch(int fd, const char *path, uint32_t mask);
+int cfs_inotify_rm_watch(int fd, int wd);
+
+/// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC).
+int cfs_eventfd(void);
+int cfs_eventfd_signal(int fd);
+int cfs_eventfd_drain(int fd);
+
+/// poll() on up to two descriptors for readability, timeout in milliseconds
+/// (-1 waits forever). Returns a bit set: 1 for the first, 2 for the second.
+int cfs_poll2(int fd1, int fd2, int timeout_ms);
+
+/// open(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC).
+int cfs_open_directory_at(int dirfd, const char *path);
+int cfs_close(int fd);
+ssize_t cfs_read(int fd, void *buffer, size_t count);
+
+/// Directory reading with getdents64: fills `buffer` and returns the number
+/// of bytes, 0 at the end, -errno on failure.
+ssize_t cfs_getdents(int fd, void *buffer, size_t count);
+/// Walks one getdents64 record: returns the record length, stores the name
+/// pointer and the d_type.
+size_t cfs_dirent_at(const void *buffer, size_t offset, const char **name, uint8_t *type, uint64_t *ino);
+
+/// Extended attributes, without following symbolic links.
+ssize_t cfs_get_xattr(const char *path, const char *name, void *value, size_t size);
+int cfs_set_xattr(const char *path, const char *name, const void *value, size_t size);
+
+/// statfs f_type of the file system holding `path`.
+int64_t cfs_filesystem_type(const char *path);
+
+/// The inode generation (FS_IOC_GETVERSION), for file systems without birth time.
+int64_t cfs_generation_at(int dirfd, const char *path);
+
+/// Reads an inotify sysctl value from /proc/sys/fs/inotify, or -errno.
+int64_t cfs_read_proc_number(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

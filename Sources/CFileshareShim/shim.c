@@ -1,0 +1,180 @@
+#define _GNU_SOURCE
+#include "CFileshareShim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#define RETRY(expr) ({ long _r; do { _r = (long)(expr); } while (_r == -1 && errno == EINTR); _r; })
+
+static void fill(const struct statx *sx, cfs_stat *out) {
+    out->dev = ((uint64_t)sx->stx_dev_major << 32) | sx->stx_dev_minor;
+    out->ino = sx->stx_ino;
+    out->size = sx->stx_size;
+    out->mtime_ns = (int64_t)sx->stx_mtime.tv_sec * 1000000000LL + sx->stx_mtime.tv_nsec;
+    out->ctime_ns = (int64_t)sx->stx_ctime.tv_sec * 1000000000LL + sx->stx_ctime.tv_nsec;
+    out->btime_ns = (sx->stx_mask & STATX_BTIME)
+        ? (int64_t)sx->stx_btime.tv_sec * 1000000000LL + sx->stx_btime.tv_nsec : 0;
+    out->mode = sx->stx_mode;
+    out->nlink = sx->stx_nlink;
+    out->uid = sx->stx_uid;
+    switch (sx->stx_mode & S_IFMT) {
+    case S_IFREG: out->kind = CFS_KIND_FILE; break;
+    case S_IFDIR: out->kind = CFS_KIND_DIRECTORY; break;
+    case S_IFLNK: out->kind = CFS_KIND_SYMLINK; break;
+    default: out->kind = CFS_KIND_OTHER; break;
+    }
+}
+
+static const unsigned int wanted = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_INO
+    | STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_BTIME;
+
+int cfs_lstat_at(int dirfd, const char *path, cfs_stat *out) {
+    struct statx sx;
+    if (RETRY(statx(dirfd, path, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, wanted, &sx)) != 0) return -errno;
+    fill(&sx, out);
+    return 0;
+}
+
+int cfs_fstat(int fd, cfs_stat *out) {
+    struct statx sx;
+    if (RETRY(statx(fd, "", AT_EMPTY_PATH, wanted, &sx)) != 0) return -errno;
+    fill(&sx, out);
+    return 0;
+}
+
+int cfs_has_no_writers_at(int dirfd, const char *path) {
+    int fd = (int)RETRY(openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
+    if (fd < 0) return -errno;
+    int result;
+    if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+        // Nobody is told of lease breaks: the lease lives for microseconds.
+        fcntl(fd, F_SETOWN, 0);
+        fcntl(fd, F_SETLEASE, F_UNLCK);
+        result = 1;
+    } else if (errno == EAGAIN || errno == EBUSY) {
+        result = 0;
+    } else {
+        result = -errno;
+    }
+    close(fd);
+    return result;
+}
+
+int cfs_inotify_init(void) {
+    int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int cfs_inotify_add_watch(int fd, const char *path, uint32_t mask) {
+    int wd = (int)RETRY(inotify_add_watch(fd, path, mask));
+    return wd < 0 ? -errno : wd;
+}
+
+int cfs_inotify_rm_watch(int fd, int wd) {
+    return inotify_rm_watch(fd, wd) == 0 ? 0 : -errno;
+}
+
+int cfs_eventfd(void) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int cfs_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    return RETRY(write(fd, &one, sizeof one)) == sizeof one ? 0 : -errno;
+}
+
+int cfs_eventfd_drain(int fd) {
+    uint64_t value;
+    return RETRY(read(fd, &value, sizeof value)) == sizeof value ? 0 : -errno;
+}
+
+int cfs_poll2(int fd1, int fd2, int timeout_ms) {
+    struct pollfd fds[2] = { { fd1, POLLIN, 0 }, { fd2, POLLIN, 0 } };
+    int n = poll(fds, fd2 >= 0 ? 2 : 1, timeout_ms);
+    if (n < 0) return errno == EINTR ? 0 : -errno;
+    int result = 0;
+    if (fds[0].revents) result |= 1;
+    if (fd2 >= 0 && fds[1].revents) result |= 2;
+    return result;
+}
+
+int cfs_open_directory_at(int dirfd, const char *path) {
+    int fd = (int)RETRY(openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    return fd < 0 ? -errno : fd;
+}
+
+int cfs_close(int fd) { return close(fd) == 0 ? 0 : -errno; }
+
+ssize_t cfs_read(int fd, void *buffer, size_t count) {
+    ssize_t n = RETRY(read(fd, buffer, count));
+    return n < 0 ? -errno : n;
+}
+
+ssize_t cfs_getdents(int fd, void *buffer, size_t count) {
+    ssize_t n = RETRY(syscall(SYS_getdents64, fd, buffer, count));
+    return n < 0 ? -errno : n;
+}
+
+struct linux_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+size_t cfs_dirent_at(const void *buffer, size_t offset, const char **name, uint8_t *type, uint64_t *ino) {
+    const struct linux_dirent64 *d = (const struct linux_dirent64 *)((const char *)buffer + offset);
+    *name = d->d_name;
+    *type = d->d_type;
+    *ino = d->d_ino;
+    return d->d_reclen;
+}
+
+ssize_t cfs_get_xattr(const char *path, const char *name, void *value, size_t size) {
+    ssize_t n = RETRY(lgetxattr(path, name, value, size));
+    return n < 0 ? -errno : n;
+}
+
+int cfs_set_xattr(const char *path, const char *name, const void *value, size_t size) {
+    return RETRY(lsetxattr(path, name, value, size, 0)) == 0 ? 0 : -errno;
+}
+
+int64_t cfs_filesystem_type(const char *path) {
+    struct statfs s;
+    if (RETRY(statfs(path, &s)) != 0) return -errno;
+    return (int64_t)(uint64_t)s.f_type;
+}
+
+int64_t cfs_generation_at(int dirfd, const char *path) {
+    int fd = (int)RETRY(openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
+    if (fd < 0) return -errno;
+    int generation = 0;
+    int r = ioctl(fd, FS_IOC_GETVERSION, &generation);
+    int saved = errno;
+    close(fd);
+    return r == 0 ? (int64_t)(uint32_t)generation : -saved;
+}
+
+int64_t cfs_read_proc_number(const char *path) {
+    FILE *f = fopen(path, "re");
+    if (!f) return -errno;
+    long long value = -1;
+    int ok = fscanf(f, "%lld", &value);
+    fclose(f);
+    return ok == 1 ? value : -EINVAL;
+}

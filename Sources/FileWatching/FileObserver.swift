@@ -1,0 +1,158 @@
+import CFileshareShim
+public import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches a folder tree and reports what changed, in the terms of `events.md`.
+///
+/// ```swift
+/// let observer = try FileObserver(root: "Documents", logger: logger)
+/// let changes = observer.changes()
+/// try observer.start()
+/// for await batch in changes {
+///     for change in batch { print(change.jsonLine) }
+/// }
+/// ```
+///
+/// Changes arrive in ordered batches, once per latency window; several
+/// consumers may subscribe, as async sequences (``changes(bufferingPolicy:)``)
+/// or callbacks (``observe(_:)``). The current tree can be queried at any
+/// time (``item(at:)``, ``item(id:)``, ``children(of:)``), and ``sync()``
+/// waits until every change made before the call has been delivered.
+public final class FileObserver: Sendable {
+    /// The absolute path of the watched root, with symbolic links resolved.
+    public let root: String
+    /// The options the observer was made with.
+    public let options: ObserverOptions
+    private let state: ObserverState
+
+    /// Opens the root. Nothing is watched until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - root: The folder to watch (relative to the current directory or absolute).
+    ///   - options: What to report, and how.
+    ///   - logger: Where the observer logs; it never makes a logger of its own.
+    /// - Throws: ``FileWatchingError`` when the root is missing, not a
+    ///   folder, or unreadable, or when the kernel refuses an inotify instance.
+    public init(root: String, options: ObserverOptions = ObserverOptions(), logger: Logger) throws(FileWatchingError) {
+        guard let resolved = FileObserver.resolve(root) else {
+            let errno = Errno(rawValue: Glibc.errno)
+            throw LinuxFileSystem.rootError(errno, path: root)
+        }
+        self.root = resolved
+        self.options = options
+        for pattern in options.excludedNames where pattern.isEmpty {
+            throw FileWatchingError(code: .invalidArgument, message: "an empty exclusion glob matches nothing; remove it")
+        }
+        let reader: InotifyReader? = options.pollingInterval == nil ? try InotifyReader() : nil
+        let fileSystem = try LinuxFileSystem(rootPath: resolved, inotifyFD: reader?.fd)
+        let rootMetadata: FileMetadata
+        switch fileSystem.rootMetadata() {
+        case .success(let metadata): rootMetadata = metadata
+        case .failure(let errno): throw LinuxFileSystem.rootError(errno, path: root)
+        }
+        guard rootMetadata.kind == .directory else {
+            throw LinuxFileSystem.rootError(.notDirectory, path: root)
+        }
+        let core = ObserverCore(
+            fileSystem: fileSystem, root: rootMetadata, rootDescription: resolved, options: options,
+            usesWatches: reader != nil)
+        self.state = try ObserverState(core: core, reader: reader, rootIdentity: rootMetadata.identity, logger: logger)
+    }
+
+    deinit { state.requestStop() }
+
+    private static func resolve(_ path: String) -> String? {
+        guard let resolved = realpath(path.isEmpty ? "." : path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Starts watching: the initial scan runs on the observer's own thread,
+    /// and its changes (`scan-started` … `scan-completed`) are the first
+    /// delivered. Subscribe before starting to see them.
+    /// - Throws: ``FileWatchingError`` when the observer was started before.
+    public func start() throws(FileWatchingError) {
+        try state.start()
+    }
+
+    /// Stops watching; every change sequence ends. Calling it again does nothing.
+    public func stop() { state.requestStop() }
+
+    /// Waits until every change made to the file system before the call has
+    /// been delivered to every subscriber (a barrier, like watchman's
+    /// cookies, but with no file written: inotify queues an event before the
+    /// system call that caused it returns, so reading the queue dry is enough).
+    /// Returns at once when the observer is not running.
+    public func sync() async { await state.sync() }
+
+    /// The observer's changes, as an asynchronous sequence of ordered batches.
+    /// - Parameter bufferingPolicy: What to keep when the consumer falls
+    ///   behind. The default keeps everything: dropping a batch would break
+    ///   the replay rule.
+    public func changes(
+        bufferingPolicy: AsyncStream<[Change]>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<[Change]> {
+        let (stream, continuation) = AsyncStream<[Change]>.makeStream(bufferingPolicy: bufferingPolicy)
+        state.subscribe(.stream(continuation))
+        return stream
+    }
+
+    /// Calls `handler` with every batch of changes, on the observer's thread,
+    /// until the returned token is cancelled or released. The handler must
+    /// return quickly.
+    public func observe(_ handler: @escaping @Sendable ([Change]) -> Void) -> ObservationToken {
+        let key = state.subscribe(.callback(handler))
+        return ObservationToken(state: state, key: key)
+    }
+
+    /// The item at a root-relative path, as the observer knows it now.
+    public func item(at path: ItemPath) -> Item? {
+        state.core.withLock { core in
+            core.tree.index(at: path).flatMap { $0 == Tree.rootIndex ? nil : core.item(at: $0) }
+        }
+    }
+
+    /// The item with this id, as the observer knows it now.
+    public func item(id: ItemID) -> Item? {
+        state.core.withLock { core in
+            core.tree.index(of: id).flatMap { $0 == Tree.rootIndex ? nil : core.item(at: $0) }
+        }
+    }
+
+    /// The items directly inside a folder (the root is ``ItemPath/root``),
+    /// sorted by name bytes; `nil` when there is no such folder.
+    public func children(of path: ItemPath) -> [Item]? {
+        state.core.withLock { core in
+            guard let index = core.tree.index(at: path), core.tree[index].kind == .directory else { return nil }
+            return core.tree.childIndices(of: index).map { core.item(at: $0) }
+        }
+    }
+
+    /// The number of items under the root.
+    public var itemCount: Int { state.core.withLock { $0.itemCount } }
+
+    /// Waits until the observer stops; throws when it stopped because the
+    /// root was removed or moved away.
+    public func waitUntilStopped() async throws(FileWatchingError) {
+        try await state.waitUntilStopped()
+    }
+}
+
+/// Keeps a callback subscription alive; cancelling or releasing it ends it.
+public final class ObservationToken: Sendable {
+    private let state: ObserverState
+    private let key: UInt64
+
+    init(state: ObserverState, key: UInt64) {
+        self.state = state
+        self.key = key
+    }
+
+    /// Ends the subscription.
+    public func cancel() { state.unsubscribe(key) }
+
+    deinit { state.unsubscribe(key) }
+}

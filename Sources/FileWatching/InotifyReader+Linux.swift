@@ -1,0 +1,79 @@
+#if os(Linux)
+import CFileshareShim
+
+/// Reads raw inotify records and turns them into ``SourceEvent`` values.
+final class InotifyReader {
+    let fd: Int32
+    private let buffer: UnsafeMutableRawBufferPointer
+
+    /// Creates an inotify instance.
+    init() throws(FileWatchingError) {
+        let fd = cfs_inotify_init()
+        if fd < 0 {
+            let errno = Errno(rawValue: -fd)
+            if errno == .tooManyFiles {
+                throw FileWatchingError(
+                    code: .watchLimit,
+                    message: "too many inotify instances for this user; raise the limit with "
+                        + "`sysctl fs.inotify.max_user_instances=1024`, or use --poll",
+                    systemError: errno)
+            }
+            throw FileWatchingError(code: .io, message: "inotify_init1 failed: \(errno)", systemError: errno)
+        }
+        self.fd = fd
+        // Large enough for thousands of events per read.
+        self.buffer = .allocate(byteCount: 256 * 1024, alignment: 8)
+    }
+
+    deinit {
+        _ = cfs_close(fd)
+        buffer.deallocate()
+    }
+
+    /// Reads what is queued now without blocking, appending to `events`.
+    /// Returns the number of events read (0 when the queue is empty).
+    func readAvailable(into events: inout [SourceEvent]) -> Int {
+        let count = cfs_read(fd, buffer.baseAddress, buffer.count)
+        guard count > 0 else { return 0 }
+        var offset = 0
+        var read = 0
+        let base = buffer.baseAddress!
+        while offset + 16 <= count {
+            let wd = base.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+            let mask = base.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+            let cookie = base.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
+            let length = Int(base.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+            var name: [UInt8]? = nil
+            if length > 0 {
+                let start = base.advanced(by: offset + 16).assumingMemoryBound(to: UInt8.self)
+                var end = 0
+                while end < length && start[end] != 0 { end += 1 }
+                name = Array(UnsafeBufferPointer(start: start, count: end))
+            }
+            offset += 16 + length
+            read += 1
+            InotifyReader.translate(wd: wd, mask: mask, cookie: cookie, name: name, into: &events)
+        }
+        return read
+    }
+
+    static func translate(wd: Int32, mask: UInt32, cookie: UInt32, name: [UInt8]?, into events: inout [SourceEvent]) {
+        let isDirectory = mask & 0x4000_0000 != 0
+        func add(_ kind: SourceEvent.Kind) {
+            events.append(SourceEvent(watch: wd, kind: kind, name: name, isDirectory: isDirectory))
+        }
+        if mask & 0x4000 != 0 { add(.overflow); return }  // IN_Q_OVERFLOW
+        if mask & 0x0100 != 0 { add(.created) }
+        if mask & 0x0040 != 0 { add(.movedFrom(cookie: cookie)) }
+        if mask & 0x0080 != 0 { add(.movedTo(cookie: cookie)) }
+        if mask & 0x0002 != 0 { add(.modified) }
+        if mask & 0x0004 != 0 { add(.attributes) }
+        if mask & 0x0008 != 0 { add(.closedWrite) }
+        if mask & 0x0200 != 0 { add(.deleted) }
+        if mask & 0x0400 != 0 { add(.selfDeleted) }
+        if mask & 0x0800 != 0 { add(.selfMoved) }
+        if mask & 0x2000 != 0 { add(.unmounted) }
+        if mask & 0x8000 != 0 { add(.watchRemoved) }
+    }
+}
+#endif

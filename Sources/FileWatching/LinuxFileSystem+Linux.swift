@@ -1,0 +1,181 @@
+#if os(Linux)
+import CFileshareShim
+import Glibc
+
+/// The Linux file-system seam: `statx` with birth time, `getdents64`, inotify
+/// watches added through the open directory descriptor (so the watch is on
+/// exactly the directory that is then listed), and read leases to tell
+/// whether anyone still has a file open for writing.
+final class LinuxFileSystem: FileSystemAccess {
+    /// What every directory watch asks the kernel for.
+    static let watchMask: UInt32 =
+        0x0000_0002  // IN_MODIFY
+        | 0x0000_0004  // IN_ATTRIB
+        | 0x0000_0008  // IN_CLOSE_WRITE
+        | 0x0000_0040  // IN_MOVED_FROM
+        | 0x0000_0080  // IN_MOVED_TO
+        | 0x0000_0100  // IN_CREATE
+        | 0x0000_0200  // IN_DELETE
+        | 0x0000_0400  // IN_DELETE_SELF
+        | 0x0000_0800  // IN_MOVE_SELF
+        | 0x0100_0000  // IN_ONLYDIR
+        | 0x0400_0000  // IN_EXCL_UNLINK
+
+    let rootFD: Int32
+    let rootPath: String
+    /// The inotify descriptor, or `nil` when the tree is polled.
+    let inotifyFD: Int32?
+    private let useProcFD: Bool
+    private var buffer: UnsafeMutableRawBufferPointer
+    /// Whether read leases answer on this file system; switched off after
+    /// the first refusal that is not "someone is writing".
+    private var leasesWork = true
+
+    /// Opens the root. Throws when it is missing, not a directory, or unreadable.
+    init(rootPath: String, inotifyFD: Int32?) throws(FileWatchingError) {
+        let fd = cfs_open_directory_at(AT_FDCWD, rootPath)
+        if fd < 0 {
+            throw LinuxFileSystem.rootError(Errno(rawValue: -fd), path: rootPath)
+        }
+        self.rootFD = fd
+        self.rootPath = rootPath
+        self.inotifyFD = inotifyFD
+        self.useProcFD = access("/proc/self/fd", F_OK) == 0
+        self.buffer = .allocate(byteCount: 64 * 1024, alignment: 8)
+    }
+
+    deinit {
+        _ = cfs_close(rootFD)
+        buffer.deallocate()
+    }
+
+    static func rootError(_ errno: Errno, path: String) -> FileWatchingError {
+        switch errno {
+        case .notFound:
+            FileWatchingError(code: .notFound, message: "\(path): no such directory; create it or give another DIR",
+                              path: path, systemError: errno)
+        case .notDirectory, .loop:
+            FileWatchingError(code: .notADirectory, message: "\(path): not a directory; give the folder to watch",
+                              path: path, systemError: errno)
+        case .accessDenied, .permission:
+            FileWatchingError(code: .permissionDenied,
+                              message: "\(path): permission denied; grant read and execute access (chmod u+rx)",
+                              path: path, systemError: errno)
+        default:
+            FileWatchingError(code: .io, message: "\(path): \(errno)", path: path, systemError: errno)
+        }
+    }
+
+    /// The metadata of the root itself.
+    func rootMetadata() -> Result<FileMetadata, Errno> {
+        var raw = cfs_stat()
+        let result = cfs_fstat(rootFD, &raw)
+        if result < 0 { return .failure(Errno(rawValue: -result)) }
+        return .success(convert(raw, dirFD: rootFD, name: nil))
+    }
+
+    private func convert(_ raw: cfs_stat, dirFD: Int32, name: UnsafePointer<CChar>?) -> FileMetadata {
+        var birth = raw.btime_ns
+        if birth == 0, let name {
+            // No birth time here: the inode generation tells a reused inode apart.
+            let generation = cfs_generation_at(dirFD, name)
+            if generation > 0 { birth = generation }
+        }
+        let kind: ItemKind =
+            switch Int32(raw.kind) {
+            case Int32(CFS_KIND_FILE): .file
+            case Int32(CFS_KIND_DIRECTORY): .directory
+            case Int32(CFS_KIND_SYMLINK): .symlink
+            default: .other
+            }
+        return FileMetadata(
+            kind: kind,
+            identity: FileIdentity(device: raw.dev, inode: raw.ino, birth: birth),
+            size: Int64(bitPattern: raw.size), modified: raw.mtime_ns, created: raw.btime_ns)
+    }
+
+    private func withCPath<T>(_ path: ItemPath, _ body: (UnsafePointer<CChar>) -> T) -> T {
+        if path.isRoot { return body(".") }
+        var bytes = path.bytes
+        bytes.append(0)
+        return bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { body($0) }
+        }
+    }
+
+    func metadata(at path: ItemPath) -> Result<FileMetadata, Errno> {
+        withCPath(path) { cPath in
+            var raw = cfs_stat()
+            let result = cfs_lstat_at(rootFD, cPath, &raw)
+            if result < 0 { return .failure(Errno(rawValue: -result)) }
+            return .success(convert(raw, dirFD: rootFD, name: cPath))
+        }
+    }
+
+    func listDirectory(at path: ItemPath, watch: Bool) -> DirectoryListing {
+        let fd = withCPath(path) { cfs_open_directory_at(rootFD, $0) }
+        if fd < 0 {
+            return DirectoryListing(watch: .notRequested, entries: .failure(Errno(rawValue: -fd)))
+        }
+        defer { _ = cfs_close(fd) }
+        var outcome = WatchOutcome.notRequested
+        if watch, let inotifyFD {
+            let wd: Int32
+            if useProcFD {
+                wd = cfs_inotify_add_watch(inotifyFD, "/proc/self/fd/\(fd)", LinuxFileSystem.watchMask)
+            } else {
+                let absolute = path.isRoot ? rootPath : rootPath + "/" + path.description
+                wd = cfs_inotify_add_watch(inotifyFD, absolute, LinuxFileSystem.watchMask)
+            }
+            outcome = wd < 0 ? .failed(Errno(rawValue: -wd)) : .watching(wd)
+        }
+        var entries: [DirectoryEntry] = []
+        while true {
+            let count = cfs_getdents(fd, buffer.baseAddress, buffer.count)
+            if count < 0 { return DirectoryListing(watch: outcome, entries: .failure(Errno(rawValue: Int32(-count)))) }
+            if count == 0 { break }
+            var offset = 0
+            while offset < count {
+                var namePointer: UnsafePointer<CChar>? = nil
+                var type: UInt8 = 0
+                var inode: UInt64 = 0
+                let length = cfs_dirent_at(buffer.baseAddress, offset, &namePointer, &type, &inode)
+                offset += Int(length)
+                guard let namePointer else { continue }
+                let nameLength = strlen(namePointer)
+                if namePointer[0] == 0x2E && (nameLength == 1 || (nameLength == 2 && namePointer[1] == 0x2E)) {
+                    continue
+                }
+                let name = namePointer.withMemoryRebound(to: UInt8.self, capacity: nameLength) {
+                    Array(UnsafeBufferPointer(start: $0, count: nameLength))
+                }
+                var raw = cfs_stat()
+                let result = cfs_lstat_at(fd, namePointer, &raw)
+                let metadata: Result<FileMetadata, Errno> =
+                    result < 0 ? .failure(Errno(rawValue: -result)) : .success(convert(raw, dirFD: fd, name: namePointer))
+                entries.append(DirectoryEntry(name: name, metadata: metadata))
+            }
+        }
+        return DirectoryListing(watch: outcome, entries: .success(entries))
+    }
+
+    func removeWatch(_ descriptor: Int32) {
+        if let inotifyFD { _ = cfs_inotify_rm_watch(inotifyFD, descriptor) }
+    }
+
+    func hasNoWriters(at path: ItemPath) -> Bool? {
+        guard leasesWork, !path.isRoot else { return nil }
+        let result = withCPath(path) { cfs_has_no_writers_at(rootFD, $0) }
+        switch result {
+        case 1: return true
+        case 0: return false
+        case -2: return nil  // ENOENT: gone, the caller will see it
+        default:
+            // EACCES (not the owner, no CAP_LEASE), EINVAL (no leases on this
+            // file system): fall back to the stability window from now on.
+            leasesWork = false
+            return nil
+        }
+    }
+}
+#endif

@@ -1,0 +1,221 @@
+/// Kernel-like events in, changes out.
+extension ObserverCore {
+    /// What caused a look at one directory entry.
+    enum Cause {
+        case created
+        case deleted
+        /// Moved in from outside the watched tree (or from a hidden or excluded name).
+        case movedIn
+        /// Moved out of the watched tree.
+        case movedOut
+        case written
+        case closedWrite
+        case attributes
+    }
+
+    /// Handles one read of events, in order. A `movedFrom` whose `movedTo` is
+    /// not in `events` is taken as a move out of the tree: the caller waits
+    /// briefly for the rest of a rename before calling.
+    mutating func handle(_ events: [SourceEvent], at time: Timestamp) {
+        now = time
+        guard !isRootRemoved else { return }
+        var movedTo: [UInt32: Int] = [:]
+        for (position, event) in events.enumerated() {
+            if case .movedTo(let cookie) = event.kind { movedTo[cookie] = position }
+        }
+        var consumed = Set<Int>()
+        for (position, event) in events.enumerated() where !consumed.contains(position) {
+            if isRootRemoved { return }
+            switch event.kind {
+            case .overflow:
+                rescan(from: Tree.rootIndex, reason: "overflow")
+                continue
+            case .watchRemoved:
+                if let index = watchedDirectories.removeValue(forKey: event.watch) {
+                    watchOfDirectory[index] = nil
+                    if index == Tree.rootIndex { rootGone() }
+                }
+                continue
+            case .selfDeleted, .selfMoved, .unmounted:
+                if watchedDirectories[event.watch] == Tree.rootIndex { rootGone() }
+                continue
+            case .rescan:
+                if let directory = watchedDirectories[event.watch] { rescan(from: directory, reason: nil) }
+                continue
+            default:
+                break
+            }
+            guard let directory = watchedDirectories[event.watch], tree.isLive(directory),
+                let name = event.name
+            else { continue }
+            switch event.kind {
+            case .movedFrom(let cookie):
+                if let target = movedTo[cookie], target > position,
+                    let destination = watchedDirectories[events[target].watch], tree.isLive(destination),
+                    let newName = events[target].name
+                {
+                    consumed.insert(target)
+                    handleMove(from: directory, name: name, to: destination, newName: newName)
+                } else {
+                    look(at: name, in: directory, cause: .movedOut)
+                }
+            case .movedTo:
+                look(at: name, in: directory, cause: .movedIn)
+            case .created:
+                look(at: name, in: directory, cause: .created)
+            case .deleted:
+                look(at: name, in: directory, cause: .deleted)
+            case .modified:
+                look(at: name, in: directory, cause: .written)
+            case .closedWrite:
+                look(at: name, in: directory, cause: .closedWrite)
+            case .attributes:
+                look(at: name, in: directory, cause: .attributes)
+            default:
+                break
+            }
+        }
+    }
+
+    mutating func rootGone() {
+        guard !isRootRemoved else { return }
+        isRootRemoved = true
+        emit(.rootRemoved(root: rootDescription))
+    }
+
+    /// A rename inside the watched tree, both ends known.
+    mutating func handleMove(from directory: Tree.Index, name: [UInt8], to destination: Tree.Index, newName: [UInt8]) {
+        let destinationPath = tree.path(of: destination)
+        let visibleAfter = filter.includes(newName, in: destinationPath)
+        guard let source = tree.child(of: directory, named: name) else {
+            // From a hidden, excluded or unknown name: an arrival.
+            if visibleAfter { look(at: newName, in: destination, cause: .movedIn) }
+            return
+        }
+        guard visibleAfter else {
+            // To a hidden or excluded name: a departure.
+            remove(source)
+            return
+        }
+        let path = destinationPath.appending(newName)
+        let onDisk = fileSystem.metadata(at: path)
+        guard case .success(let metadata) = onDisk, metadata.identity == tree.identity(of: source) else {
+            // The disk has moved on since the rename: settle both names by what is there now.
+            look(at: name, in: directory, cause: .movedOut)
+            look(at: newName, in: destination, cause: .movedIn)
+            return
+        }
+        if let occupant = tree.child(of: destination, named: newName), occupant != source {
+            if tree[occupant].kind != .directory && metadata.kind != .directory {
+                replace(occupant, with: metadata, replacedBy: source)
+                return
+            }
+            remove(occupant)
+        }
+        if tree.isSame(destination, asOrUnder: source) {
+            // Impossible on a real file system; settle by the disk.
+            look(at: name, in: directory, cause: .movedOut)
+            look(at: newName, in: destination, cause: .movedIn)
+            return
+        }
+        move(source, to: destination, name: newName)
+        tree.set(source, metadata: metadata)
+    }
+
+    /// A rename onto an existing file (an atomic save): the destination keeps
+    /// its id and is reported `modified`; the source, if it was reported, is
+    /// reported `removed`.
+    mutating func replace(_ occupant: Tree.Index, with metadata: FileMetadata, replacedBy source: Tree.Index?) {
+        if let source { remove(source) }
+        writes.forget(occupant)
+        tree.set(occupant, metadata: metadata)
+        tree.set(occupant, flag: Tree.Flag.writing, false)
+        emit(.modified(changedItem(occupant)))
+    }
+
+    /// Settles one directory entry by comparing the tree with the disk.
+    mutating func look(at name: [UInt8], in directory: Tree.Index, cause: Cause) {
+        let directoryPath = tree.path(of: directory)
+        guard filter.includes(name, in: directoryPath) else { return }
+        let path = directoryPath.appending(name)
+        let known = tree.child(of: directory, named: name)
+        let onDisk: FileMetadata?
+        switch fileSystem.metadata(at: path) {
+        case .success(let metadata): onDisk = metadata
+        case .failure(.notFound), .failure(.notDirectory): onDisk = nil
+        case .failure(let errno):
+            emit(.error(message: "cannot read '\(path)': \(errno)", path: path))
+            return
+        }
+        switch (known, onDisk) {
+        case (nil, nil):
+            return
+        case (let known?, nil):
+            remove(known)
+        case (nil, let metadata?):
+            arrive(name, in: directory, metadata: metadata, cause: cause)
+        case (let known?, let metadata?):
+            if metadata.identity == tree.identity(of: known) && metadata.kind == tree[known].kind {
+                update(known, with: metadata, cause: cause)
+            } else if cause == .movedIn && metadata.kind != .directory && tree[known].kind != .directory {
+                // Renamed over from outside or from a hidden name: an atomic save.
+                replace(known, with: metadata, replacedBy: nil)
+            } else if cause != .created && cause != .deleted && metadata.kind == .file && tree[known].kind == .file {
+                // Another inode under the same name with no create or delete
+                // seen for it: the same document, written anew.
+                replace(known, with: metadata, replacedBy: nil)
+                beginWriting(known, metadata: metadata, closed: cause == .closedWrite)
+            } else {
+                remove(known)
+                arrive(name, in: directory, metadata: metadata, cause: cause)
+            }
+        }
+    }
+
+    /// A new item under `directory`.
+    mutating func arrive(_ name: [UInt8], in directory: Tree.Index, metadata: FileMetadata, cause: Cause) {
+        // Something moved in arrives complete; something created is being written.
+        let writing = metadata.kind == .file && cause != .movedIn
+        let index = add(name: name, in: directory, metadata: metadata, writing: writing)
+        if writing && cause == .closedWrite { writes.closed(index, at: now.monotonic) }
+        if metadata.kind == .directory { populate(index, report: true, fresh: true) }
+    }
+
+    /// A known item that may have changed.
+    mutating func update(_ index: Tree.Index, with metadata: FileMetadata, cause: Cause) {
+        guard metadata.kind == .file else {
+            tree.set(index, metadata: metadata)
+            return
+        }
+        let old = tree.metadata(of: index)
+        let changed = !old.hasSameContentStamp(as: metadata)
+        tree.set(index, metadata: metadata)
+        switch cause {
+        case .written, .closedWrite:
+            if changed || cause == .written || writes.isTracking(index) {
+                beginWriting(index, metadata: metadata, closed: cause == .closedWrite, report: changed || cause == .written)
+            }
+        case .attributes, .created, .movedIn:
+            if changed {
+                if writes.isTracking(index) {
+                    writes.activity(on: index, at: now.monotonic, closed: writes.state(of: index)!.closed,
+                                    size: metadata.size, modified: metadata.modified)
+                } else {
+                    // A time or size set without writing (touch, truncate by path).
+                    emit(.modified(changedItem(index)))
+                }
+            }
+        case .deleted, .movedOut:
+            break
+        }
+    }
+
+    /// Marks a file as being written; reports `modified` with `"writing": true`
+    /// the first time, and `finished` later.
+    mutating func beginWriting(_ index: Tree.Index, metadata: FileMetadata, closed: Bool, report: Bool = true) {
+        let alreadyWriting = tree.has(index, flag: Tree.Flag.writing)
+        tree.set(index, flag: Tree.Flag.writing, true)
+        writes.activity(on: index, at: now.monotonic, closed: closed, size: metadata.size, modified: metadata.modified)
+        if !alreadyWriting && report { emit(.modified(changedItem(index))) }
+    }
+}

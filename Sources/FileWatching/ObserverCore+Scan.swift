@@ -1,0 +1,91 @@
+/// The initial scan, and the scan of every directory that appears later
+/// (`mkdir -p`, `cp -r`, `tar x`, a folder moved in): the watch is added
+/// first, then the directory is listed, so nothing created in between is lost.
+extension ObserverCore {
+    /// Scans the whole tree. Emits `scan-started`, the items (when asked),
+    /// and `scan-completed`.
+    mutating func scan(at time: Timestamp) {
+        now = time
+        let started = time.monotonic
+        emit(.scanStarted(root: rootDescription))
+        if options.pollingInterval != nil {
+            tree.set(Tree.rootIndex, flag: Tree.Flag.polled, true)
+            polledRoots.insert(Tree.rootIndex)
+            nextPoll = time.monotonic + options.pollingInterval!.nanoseconds
+        }
+        populate(Tree.rootIndex, report: options.reportsInitialItems, fresh: true)
+        isScanned = true
+        let elapsed = Int((monotonicNanoseconds() - started) / 1_000_000)
+        emit(.scanCompleted(root: rootDescription, items: tree.count, elapsedMilliseconds: max(0, elapsed)))
+    }
+
+    /// Lists `start` and every directory under it, adding what is found.
+    /// `fresh` means the directory's children in the tree are known to be
+    /// empty (so listings can be appended in order without lookups).
+    mutating func populate(_ start: Tree.Index, report: Bool, fresh: Bool) {
+        var stack: [Tree.Index] = [start]
+        let recent = now.wall - options.settleTime.nanoseconds
+        while let directory = stack.popLast() {
+            let path = tree.path(of: directory)
+            let watch = usesWatches && !isPolled(directory)
+            let listing = fileSystem.listDirectory(at: path, watch: watch)
+            record(listing.watch, for: directory, path: path)
+            let entries: [DirectoryEntry]
+            switch listing.entries {
+            case .success(let list):
+                entries = list
+            case .failure(let errno):
+                unreadable(directory, path: path, errno: errno)
+                continue
+            }
+            let isFresh = fresh || tree.childIndices(of: directory).isEmpty
+            for entry in entries.sorted(by: { $0.name.lexicographicallyPrecedes($1.name) }) {
+                guard filter.includes(entry.name, in: path) else { continue }
+                let metadata: FileMetadata
+                switch entry.metadata {
+                case .success(let value):
+                    metadata = value
+                case .failure(let errno):
+                    if errno != .notFound {
+                        emit(.error(message: "cannot read '\(path.appending(entry.name))': \(errno)",
+                                    path: path.appending(entry.name)))
+                    }
+                    continue
+                }
+                let index: Tree.Index
+                if isFresh {
+                    index = tree.append(name: entry.name, in: directory, metadata: metadata, id: newID(for: metadata))
+                } else if let existing = tree.child(of: directory, named: entry.name) {
+                    // Already reported (by an event that came first): same item or not,
+                    // the event handlers settle it.
+                    _ = existing
+                    continue
+                } else {
+                    index = tree.insert(name: entry.name, in: directory, metadata: metadata, id: newID(for: metadata))
+                }
+                if metadata.kind == .file && metadata.modified > recent {
+                    // Changed within the settle time: perhaps still being written.
+                    tree.set(index, flag: Tree.Flag.writing, true)
+                    writes.activity(on: index, at: now.monotonic, closed: true, size: metadata.size,
+                                    modified: metadata.modified)
+                }
+                if report { emit(.added(changedItem(index))) }
+                if metadata.kind == .directory { stack.append(index) }
+            }
+        }
+    }
+
+    /// A directory that could not be listed: gone (its parent's events will
+    /// say so), unreadable (polled until it can be read), or an error.
+    mutating func unreadable(_ directory: Tree.Index, path: ItemPath, errno: Errno) {
+        switch errno {
+        case .notFound, .notDirectory, .loop:
+            break
+        case .accessDenied, .permission:
+            let (reason, hint) = ObserverCore.degradation(for: errno, path: path)
+            degrade(directory, path: path, reason: reason, hint: hint)
+        default:
+            emit(.error(message: "cannot list '\(path)': \(errno)", path: path))
+        }
+    }
+}

@@ -1,0 +1,231 @@
+/// A moment, as the observer's logic sees it: monotonic time for deadlines,
+/// wall-clock time to compare with file times. Injected, so tests drive time.
+struct Timestamp: Sendable {
+    var monotonic: Int64
+    var wall: Int64
+
+    static func now() -> Timestamp { Timestamp(monotonic: monotonicNanoseconds(), wall: wallNanoseconds()) }
+}
+
+/// The observer's logic, with no system calls of its own: kernel-like events
+/// and clock ticks in, changes out. Every file-system access goes through
+/// `FileSystemAccess`, so the same code runs against the real disk and
+/// against an in-memory file system in tests.
+///
+/// Every handler consults the disk and the tree and moves the tree towards
+/// the disk, so an event that arrives twice, late, or after a rescan does no
+/// harm: the replay of the changes it emits always matches the disk.
+struct ObserverCore<FileSystem: FileSystemAccess> {
+    let fileSystem: FileSystem
+    let options: ObserverOptions
+    let filter: NameFilter
+    /// Whether the platform adds kernel watches (false when the whole tree is polled).
+    let usesWatches: Bool
+    var tree: Tree
+    var writes: WriteTracker
+    /// Watch descriptor to directory, and back.
+    var watchedDirectories: [Int32: Tree.Index] = [:]
+    var watchOfDirectory: [Tree.Index: Int32] = [:]
+    /// Roots of subtrees that are polled because they cannot be watched.
+    var polledRoots: Set<Tree.Index> = []
+    var nextPoll: Int64 = .max
+    /// Changes waiting for the end of the latency window.
+    private(set) var pending: [Change] = []
+    private var pendingSince: Int64?
+    var isRootRemoved = false
+    var isScanned = false
+    var now = Timestamp(monotonic: 0, wall: 0)
+    let rootDescription: String
+
+    init(fileSystem: FileSystem, root: FileMetadata, rootDescription: String, options: ObserverOptions, usesWatches: Bool) {
+        self.fileSystem = fileSystem
+        self.options = options
+        self.filter = NameFilter(includesHidden: options.includesHidden, excluded: options.excludedNames)
+        self.usesWatches = usesWatches
+        self.rootDescription = rootDescription
+        self.tree = Tree(root: root, id: ItemID.derived(from: root.identity, discriminator: 0))
+        self.writes = WriteTracker(settle: options.settleTime.nanoseconds)
+    }
+
+    // MARK: Output
+
+    mutating func emit(_ change: Change) {
+        if pendingSince == nil { pendingSince = now.monotonic }
+        pending.append(change)
+    }
+
+    /// The changes to deliver now: when the latency window has passed, or
+    /// when `force` asks for everything (a `sync()` barrier, the end of the scan).
+    mutating func takeBatch(force: Bool = false) -> [Change] {
+        guard let since = pendingSince else { return [] }
+        guard force || now.monotonic - since >= options.latency.nanoseconds else { return [] }
+        let batch = ChangeCoalescer.coalesce(pending)
+        pending.removeAll(keepingCapacity: true)
+        pendingSince = nil
+        return batch
+    }
+
+    /// When the core next needs to run without an event: the end of the
+    /// latency window, a settle check, a poll.
+    var nextDeadline: Int64? {
+        var deadline = Int64.max
+        if let since = pendingSince { deadline = min(deadline, since + options.latency.nanoseconds) }
+        if let settle = writes.nextDeadline { deadline = min(deadline, settle) }
+        if !polledRoots.isEmpty { deadline = min(deadline, nextPoll) }
+        return deadline == .max ? nil : deadline
+    }
+
+    // MARK: Identity
+
+    /// A fresh id for a new item: derived from its identity, with a
+    /// discriminator that keeps hard links (one inode, several paths) apart.
+    func newID(for metadata: FileMetadata) -> ItemID {
+        var discriminator: UInt64 = 0
+        while true {
+            let id = ItemID.derived(from: metadata.identity, discriminator: discriminator)
+            if tree.index(of: id) == nil { return id }
+            discriminator += 1
+        }
+    }
+
+    // MARK: Tree access for the public API
+
+    func item(at index: Tree.Index) -> Item {
+        let node = tree[index]
+        let metadata = tree.metadata(of: index)
+        return Item(
+            path: tree.path(of: index), id: tree.id(of: index), kind: node.kind, size: node.size,
+            modificationTime: metadata.modified, creationTime: metadata.created,
+            isWriting: node.flags & Tree.Flag.writing != 0,
+            childCount: node.kind == .directory ? tree.childIndices(of: index).count : nil)
+    }
+
+    var itemCount: Int { tree.count }
+
+    // MARK: Reporting helpers
+
+    func changedItem(_ index: Tree.Index) -> ChangedItem {
+        let node = tree[index]
+        return ChangedItem(path: tree.path(of: index), id: tree.id(of: index), kind: node.kind, size: node.size,
+                           isWriting: node.flags & Tree.Flag.writing != 0)
+    }
+
+    /// Adds an item to the tree and reports it.
+    @discardableResult
+    mutating func add(name: [UInt8], in parent: Tree.Index, metadata: FileMetadata, writing: Bool, report: Bool = true)
+        -> Tree.Index
+    {
+        let index = tree.insert(name: name, in: parent, metadata: metadata, id: newID(for: metadata))
+        if metadata.kind == .file && writing {
+            tree.set(index, flag: Tree.Flag.writing, true)
+            writes.activity(on: index, at: now.monotonic, closed: false, size: metadata.size, modified: metadata.modified)
+        }
+        if report { emit(.added(changedItem(index))) }
+        return index
+    }
+
+    /// Removes an item and everything under it, reporting one `removed`.
+    mutating func remove(_ index: Tree.Index, report: Bool = true) {
+        if report { emit(.removed(path: tree.path(of: index), id: tree.id(of: index), kind: tree[index].kind)) }
+        forgetSubtree(index)
+    }
+
+    /// Drops an item and its subtree from the tree, with their watches and tracking.
+    mutating func forgetSubtree(_ index: Tree.Index) {
+        var forgotten: [Tree.Index] = []
+        tree.remove(index) { forgotten.append($0) }
+        for node in forgotten {
+            writes.forget(node)
+            polledRoots.remove(node)
+            if let wd = watchOfDirectory.removeValue(forKey: node) {
+                watchedDirectories[wd] = nil
+                fileSystem.removeWatch(wd)
+            }
+        }
+    }
+
+    /// Moves an item (and its subtree) and reports `renamed` or `moved`.
+    mutating func move(_ index: Tree.Index, to parent: Tree.Index, name: [UInt8]) {
+        let from = tree.path(of: index)
+        let sameFolder = tree[index].parent == parent
+        tree.move(index, to: parent, name: name)
+        let to = tree.path(of: index)
+        let id = tree.id(of: index)
+        let kind = tree[index].kind
+        emit(sameFolder ? .renamed(from: from, to: to, id: id, kind: kind) : .moved(from: from, to: to, id: id, kind: kind))
+    }
+
+    // MARK: Watches and degradation
+
+    /// Whether a directory lies in a polled subtree.
+    func isPolled(_ index: Tree.Index) -> Bool {
+        var current = index
+        while current >= 0 {
+            if tree.has(current, flag: Tree.Flag.polled) { return true }
+            current = tree[current].parent
+        }
+        return false
+    }
+
+    /// Records the outcome of a watch request; a failure degrades the subtree to polling.
+    mutating func record(_ outcome: WatchOutcome, for index: Tree.Index, path: ItemPath) {
+        switch outcome {
+        case .notRequested:
+            break
+        case .watching(let wd):
+            if let old = watchOfDirectory[index], old != wd { watchedDirectories[old] = nil }
+            if let other = watchedDirectories[wd], other != index { watchOfDirectory[other] = nil }
+            watchedDirectories[wd] = index
+            watchOfDirectory[index] = wd
+        case .failed(let errno):
+            let (reason, hint) = ObserverCore.degradation(for: errno, path: path)
+            degrade(index, path: path, reason: reason, hint: hint)
+        }
+    }
+
+    mutating func degrade(_ index: Tree.Index, path: ItemPath, reason: String, hint: String) {
+        guard !tree.has(index, flag: Tree.Flag.polled) else { return }
+        tree.set(index, flag: Tree.Flag.polled, true)
+        polledRoots.insert(index)
+        if nextPoll == .max { nextPoll = now.monotonic + options.degradedPollingInterval.nanoseconds }
+        emit(.degraded(path: path, reason: reason, hint: hint))
+    }
+
+    static func degradation(for errno: Errno, path: ItemPath) -> (reason: String, hint: String) {
+        let shown = path.isRoot ? "the root" : "'\(path)'"
+        switch errno {
+        case .noSpace:
+            let limit = readProcNumber("/proc/sys/fs/inotify/max_user_watches")
+            let now = limit.map { " (now \($0))" } ?? ""
+            return ("watch-limit",
+                    "the inotify watch limit is reached\(now); raise it with `sysctl fs.inotify.max_user_watches=\(max((limit ?? 65536) * 4, 524288))`; \(shown) is polled until then")
+        case .accessDenied, .permission:
+            return ("permission", "grant read and execute access to \(shown) (chmod u+rx); it is polled until then")
+        default:
+            return ("unsupported-filesystem", "\(shown) cannot be watched by inotify (\(errno)); it is polled")
+        }
+    }
+}
+
+/// An item of the observer's current tree.
+public struct Item: Sendable, Hashable {
+    /// Where the item is, relative to the root.
+    public var path: ItemPath
+    /// Its identity.
+    public var id: ItemID
+    /// What it is.
+    public var kind: ItemKind
+    /// Its size in bytes.
+    public var size: Int64
+    /// Modification time, nanoseconds since the epoch.
+    public var modificationTime: Int64
+    /// Birth time, nanoseconds since the epoch, or 0 where the file system does not keep it.
+    public var creationTime: Int64
+    /// Whether the file is still being written.
+    public var isWriting: Bool
+    /// The number of reported children, for directories.
+    public var childCount: Int?
+
+    /// The item's name (its last path component), as text.
+    public var name: String { String(decoding: path.name, as: UTF8.self) }
+}

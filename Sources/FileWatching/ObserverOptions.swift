@@ -1,0 +1,50 @@
+/// How a ``FileObserver`` watches.
+public struct ObserverOptions: Sendable, Hashable {
+    /// Whether names starting with `.` are reported (they are left out by default).
+    public var includesHidden: Bool
+    /// Globs of names (or, with a `/`, of root-relative paths) to leave out
+    /// with everything under them.
+    public var excludedNames: [String]
+    /// How long a file's size and time must stay the same, after its last
+    /// writer closed it, before it is reported as finished.
+    public var settleTime: Duration
+    /// The longest time changes are held back to be coalesced.
+    public var latency: Duration
+    /// Watch by scanning at this interval instead of by kernel events (for
+    /// network file systems). `nil` uses kernel events, and polls only the
+    /// subtrees the kernel cannot watch.
+    public var pollingInterval: Duration?
+    /// How often subtrees that cannot be watched by events are polled.
+    public var degradedPollingInterval: Duration
+    /// Whether every existing item is reported as `added` before `scan-completed`.
+    public var reportsInitialItems: Bool
+
+    /// Creates options; the defaults are those of `fileshare watch`.
+    public init(
+        includesHidden: Bool = false,
+        excludedNames: [String] = [],
+        settleTime: Duration = .seconds(1),
+        latency: Duration = .milliseconds(50),
+        pollingInterval: Duration? = nil,
+        degradedPollingInterval: Duration = .seconds(2),
+        reportsInitialItems: Bool = false
+    ) {
+        self.includesHidden = includesHidden
+        self.excludedNames = excludedNames
+        self.settleTime = settleTime
+        self.latency = latency
+        self.pollingInterval = pollingInterval
+        self.degradedPollingInterval = degradedPollingInterval
+        self.reportsInitialItems = reportsInitialItems
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return product &+ attoseconds / 1_000_000_000
+    }
+}

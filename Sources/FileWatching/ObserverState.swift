@@ -1,0 +1,253 @@
+import CFileshareShim
+import Logging
+import Synchronization
+
+/// The observer's shared state and its monitor loop: one thread that waits
+/// in `poll` on the inotify descriptor and an eventfd (to stop it or ask for
+/// a barrier), feeds the core, and delivers batches to subscribers.
+final class ObserverState: Sendable {
+    enum Subscriber: Sendable {
+        case stream(AsyncStream<[Change]>.Continuation)
+        case callback(@Sendable ([Change]) -> Void)
+    }
+
+    struct Control {
+        var started = false
+        var stopRequested = false
+        var stopped = false
+        var rootRemoved = false
+        var syncWaiters: [CheckedContinuation<Void, Never>] = []
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        var subscribers: [UInt64: Subscriber] = [:]
+        var nextKey: UInt64 = 0
+    }
+
+    let core: Mutex<ObserverCore<LinuxFileSystem>>
+    private let control = Mutex(Control())
+    /// The monitor's inotify reader, handed to the thread at start.
+    private let reader: Mutex<InotifyReader?>
+    private let wakeFD: Int32
+    private let rootIdentity: FileIdentity
+    private let rootPath: String
+    private let logger: Logger
+    private let usesWatches: Bool
+
+    init(core: sending ObserverCore<LinuxFileSystem>, reader: sending InotifyReader?, rootIdentity: FileIdentity,
+         logger: Logger) throws(FileWatchingError)
+    {
+        let fd = cfs_eventfd()
+        if fd < 0 {
+            throw FileWatchingError(code: .io, message: "eventfd failed: \(Errno(rawValue: -fd))")
+        }
+        self.wakeFD = fd
+        self.rootPath = core.rootDescription
+        self.usesWatches = reader != nil
+        self.core = Mutex(core)
+        self.reader = Mutex(reader)
+        self.rootIdentity = rootIdentity
+        self.logger = logger
+    }
+
+    deinit { _ = cfs_close(wakeFD) }
+
+    // MARK: Control
+
+    func start() throws(FileWatchingError) {
+        let alreadyStarted = control.withLock { control in
+            defer { control.started = true }
+            return control.started
+        }
+        if alreadyStarted {
+            throw FileWatchingError(code: .invalidArgument, message: "the observer was already started")
+        }
+        let reader = self.reader.withLock { reader in
+            defer { reader = nil }
+            return reader
+        }
+        let box = ReaderBox(reader)
+        try startDetachedThread { [self] in self.run(reader: box.reader) }
+    }
+
+    func requestStop() {
+        control.withLock { $0.stopRequested = true }
+        _ = cfs_eventfd_signal(wakeFD)
+    }
+
+    func sync() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let accepted = control.withLock { control in
+                guard control.started && !control.stopped else { return false }
+                control.syncWaiters.append(continuation)
+                return true
+            }
+            if accepted { _ = cfs_eventfd_signal(wakeFD) } else { continuation.resume() }
+        }
+    }
+
+    func waitUntilStopped() async throws(FileWatchingError) {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = control.withLock { control in
+                guard !control.stopped else { return false }
+                control.stopWaiters.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+        if control.withLock({ $0.rootRemoved }) {
+            throw FileWatchingError(code: .rootRemoved, message: "\(rootPath): the watched folder was removed or moved away",
+                                    path: rootPath)
+        }
+    }
+
+    @discardableResult
+    func subscribe(_ subscriber: Subscriber) -> UInt64 {
+        let (key, finished) = control.withLock { control in
+            control.nextKey += 1
+            if control.stopped { return (control.nextKey, true) }
+            control.subscribers[control.nextKey] = subscriber
+            return (control.nextKey, false)
+        }
+        if case .stream(let continuation) = subscriber {
+            if finished {
+                continuation.finish()
+            } else {
+                continuation.onTermination = { [weak self] _ in self?.unsubscribe(key) }
+            }
+        }
+        return key
+    }
+
+    func unsubscribe(_ key: UInt64) {
+        _ = control.withLock { $0.subscribers.removeValue(forKey: key) }
+    }
+
+    private func deliver(_ batch: [Change]) {
+        guard !batch.isEmpty else { return }
+        let subscribers = control.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers {
+            switch subscriber {
+            case .stream(let continuation): continuation.yield(batch)
+            case .callback(let handler): handler(batch)
+            }
+        }
+    }
+
+    // MARK: The monitor loop
+
+    private func run(reader: InotifyReader?) {
+        let scanBatch = core.withLock { core in
+            core.scan(at: .now())
+            return core.takeBatch(force: true)
+        }
+        if case .scanCompleted(_, let items, let elapsed)? = scanBatch.last {
+            logger.debug("scan completed", metadata: ["items": "\(items)", "elapsed_ms": "\(elapsed)"])
+        }
+        deliver(scanBatch)
+
+        var nextRootCheck = monotonicNanoseconds() + 1_000_000_000
+        var events: [SourceEvent] = []
+        while true {
+            let now = monotonicNanoseconds()
+            var deadline = core.withLock { $0.nextDeadline } ?? .max
+            deadline = min(deadline, nextRootCheck)
+            let timeout = deadline <= now ? 0 : Int32(min((deadline - now + 999_999) / 1_000_000, 60_000))
+            let ready = cfs_poll2(wakeFD, reader?.fd ?? -1, timeout)
+            if ready & 1 != 0 { _ = cfs_eventfd_drain(wakeFD) }
+            let (stop, syncs) = control.withLock { control in
+                defer { control.syncWaiters.removeAll() }
+                return (control.stopRequested, control.syncWaiters)
+            }
+            if stop {
+                finish(rootRemoved: false, resuming: syncs)
+                return
+            }
+            events.removeAll(keepingCapacity: true)
+            if let reader, ready & 2 != 0 || !syncs.isEmpty {
+                readAll(reader, into: &events)
+            }
+            let time = Timestamp.now()
+            let checkRoot = time.monotonic >= nextRootCheck
+            if checkRoot { nextRootCheck = time.monotonic + 1_000_000_000 }
+            let (batch, rootRemoved) = core.withLock { core in
+                if !events.isEmpty { core.handle(events, at: time) }
+                if !syncs.isEmpty && !usesWatches { core.now = time; core.poll() }
+                core.tick(at: time)
+                if checkRoot && !rootIsInPlace() { core.rootGone() }
+                return (core.takeBatch(force: !syncs.isEmpty || core.isRootRemoved), core.isRootRemoved)
+            }
+            for change in batch {
+                switch change {
+                case .rescanned(let path, let reason):
+                    logger.warning("rescanned after lost events", metadata: ["path": "\(path)", "reason": "\(reason)"])
+                case .degraded(let path, let reason, _):
+                    logger.warning("subtree polled", metadata: ["path": "\(path)", "reason": "\(reason)"])
+                default: break
+                }
+            }
+            deliver(batch)
+            for waiter in syncs { waiter.resume() }
+            if rootRemoved {
+                logger.error("the watched root was removed", metadata: ["root": "\(rootPath)"])
+                finish(rootRemoved: true, resuming: [])
+                return
+            }
+        }
+    }
+
+    /// Reads every queued event. A rename's two halves are queued by one
+    /// system call, but a read can split them: when a `movedFrom` has no
+    /// partner yet, wait a moment for it.
+    private func readAll(_ reader: InotifyReader, into events: inout [SourceEvent]) {
+        while reader.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
+        var attempts = 0
+        while attempts < 3 && ObserverState.hasUnpairedMoveFrom(events) {
+            attempts += 1
+            if cfs_poll2(reader.fd, -1, 2) & 1 != 0 {
+                while reader.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
+            }
+        }
+    }
+
+    static func hasUnpairedMoveFrom(_ events: [SourceEvent]) -> Bool {
+        var open = Set<UInt32>()
+        for event in events {
+            switch event.kind {
+            case .movedFrom(let cookie): open.insert(cookie)
+            case .movedTo(let cookie): open.remove(cookie)
+            default: break
+            }
+        }
+        return !open.isEmpty
+    }
+
+    /// Whether the root path still leads to the watched directory (its
+    /// parent may have been renamed, which inotify does not report).
+    private func rootIsInPlace() -> Bool {
+        var raw = cfs_stat()
+        guard cfs_lstat_at(-100, rootPath, &raw) == 0 else { return false }  // AT_FDCWD
+        return raw.dev == rootIdentity.device && raw.ino == rootIdentity.inode
+    }
+
+    private func finish(rootRemoved: Bool, resuming syncs: [CheckedContinuation<Void, Never>]) {
+        let (subscribers, waiters, stopWaiters) = control.withLock { control in
+            control.stopped = true
+            control.rootRemoved = rootRemoved
+            defer {
+                control.subscribers.removeAll()
+                control.syncWaiters.removeAll()
+                control.stopWaiters.removeAll()
+            }
+            return (Array(control.subscribers.values), control.syncWaiters, control.stopWaiters)
+        }
+        for subscriber in subscribers {
+            if case .stream(let continuation) = subscriber { continuation.finish() }
+        }
+        for waiter in syncs + waiters + stopWaiters { waiter.resume() }
+    }
+}
+
+/// Carries the non-`Sendable` inotify reader into the monitor thread, its only user.
+private final class ReaderBox: @unchecked Sendable {
+    let reader: InotifyReader?
+    init(_ reader: consuming InotifyReader?) { self.reader = reader }
+}

@@ -1,0 +1,58 @@
+import CFileshareShim
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The one place where `errno` values become text and raw results become
+/// typed results (swift-system's `valueOrErrno` habit). The C shim already
+/// retries `EINTR` and returns `-errno`.
+extension Errno {
+    static func describe(_ value: Int32) -> String {
+        guard let text = strerror(value) else { return "error \(value)" }
+        return String(cString: text)
+    }
+}
+
+/// Turns a shim result (non-negative value, or `-errno`) into a `Result`.
+@inline(__always)
+func shimResult<T: BinaryInteger>(_ value: T) -> Result<T, Errno> {
+    value < 0 ? .failure(Errno(rawValue: Int32(truncatingIfNeeded: 0 - value))) : .success(value)
+}
+
+@inline(__always)
+func memcmpBytes(_ lhs: UnsafePointer<UInt8>, _ rhs: UnsafePointer<UInt8>, _ count: Int) -> Int {
+    Int(memcmp(lhs, rhs, count))
+}
+
+/// Monotonic time in nanoseconds.
+func monotonicNanoseconds() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+}
+
+/// Wall-clock time in nanoseconds since the epoch.
+func wallNanoseconds() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_REALTIME, &spec)
+    return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+}
+
+/// Glob matching of one name or relative path (`fnmatch`).
+func globMatches(_ pattern: String, _ bytes: [UInt8], pathname: Bool) -> Bool {
+    var text = bytes
+    text.append(0)
+    return text.withUnsafeBufferPointer { buffer in
+        buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer in
+            fnmatch(pattern, pointer, pathname ? FNM_PATHNAME : 0) == 0
+        }
+    }
+}
+
+/// A number from a `/proc` file, such as an inotify limit.
+func readProcNumber(_ path: String) -> Int? {
+    let value = cfs_read_proc_number(path)
+    return value < 0 ? nil : Int(value)
+}

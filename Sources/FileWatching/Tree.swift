@@ -1,0 +1,342 @@
+/// The observer's model of the watched tree, kept compact: one 56-byte record
+/// per item, names in one shared byte arena, each folder's children as a
+/// sorted array of record indices, and an index from ids to records.
+///
+/// Hand-written rather than built from dictionaries of strings because the
+/// observer holds every item of trees with hundreds of thousands of files, and
+/// the memory goal is under 120 bytes per item.
+struct Tree {
+    typealias Index = Int32
+
+    struct Node {
+        var size: Int64
+        var modified: Int64
+        /// Birth time, or the generation when `flags` has `birthIsGeneration`.
+        var birth: Int64
+        var inode: UInt64
+        var id: UInt64
+        var parent: Index
+        var nameOffset: UInt32
+        var device: UInt32
+        var nameLength: UInt16
+        var kindRaw: UInt8
+        var flags: UInt8
+
+        var kind: ItemKind { ItemKind(rawValue: kindRaw) ?? .other }
+    }
+
+    /// Bits of `Node.flags`.
+    enum Flag {
+        static let writing: UInt8 = 1 << 0
+        /// The directory and everything under it is polled, not watched.
+        static let polled: UInt8 = 1 << 1
+        /// Seen during the current rescan.
+        static let visited: UInt8 = 1 << 2
+        static let birthIsGeneration: UInt8 = 1 << 3
+        static let free: UInt8 = 1 << 4
+    }
+
+    static let rootIndex: Index = 0
+
+    private(set) var nodes: ContiguousArray<Node> = []
+    private var children: ContiguousArray<[Index]> = []
+    private var names: [UInt8] = []
+    private var garbageNameBytes = 0
+    private var freeList: [Index] = []
+    private var devices: [UInt64] = []
+    private(set) var idIndex: [UInt64: Index] = [:]
+    /// Live items, the root excluded.
+    private(set) var count = 0
+
+    init(root: FileMetadata, id: ItemID) {
+        nodes.append(Node(size: 0, modified: 0, birth: 0, inode: 0, id: 0, parent: -1, nameOffset: 0, device: 0,
+                          nameLength: 0, kindRaw: ItemKind.directory.rawValue, flags: 0))
+        children.append([])
+        set(Tree.rootIndex, metadata: root)
+        nodes[0].id = id.rawValue
+        idIndex[id.rawValue] = 0
+    }
+
+    /// Reserves room for about `items` items.
+    mutating func reserveCapacity(_ items: Int) {
+        nodes.reserveCapacity(items + 1)
+        children.reserveCapacity(items + 1)
+        idIndex.reserveCapacity(items + 1)
+        names.reserveCapacity(items * 16)
+    }
+
+    subscript(index: Index) -> Node { nodes[Int(index)] }
+
+    func isLive(_ index: Index) -> Bool {
+        index >= 0 && Int(index) < nodes.count && nodes[Int(index)].flags & Flag.free == 0
+    }
+
+    func has(_ index: Index, flag: UInt8) -> Bool { nodes[Int(index)].flags & flag != 0 }
+
+    mutating func set(_ index: Index, flag: UInt8, _ on: Bool) {
+        if on { nodes[Int(index)].flags |= flag } else { nodes[Int(index)].flags &= ~flag }
+    }
+
+    func id(of index: Index) -> ItemID { ItemID(rawValue: nodes[Int(index)].id) }
+
+    func index(of id: ItemID) -> Index? { idIndex[id.rawValue] }
+
+    func childIndices(of index: Index) -> [Index] { children[Int(index)] }
+
+    // MARK: Metadata
+
+    func metadata(of index: Index) -> FileMetadata {
+        let node = nodes[Int(index)]
+        return FileMetadata(
+            kind: node.kind,
+            identity: FileIdentity(device: devices[Int(node.device)], inode: node.inode, birth: node.birth),
+            size: node.size, modified: node.modified,
+            created: node.flags & Flag.birthIsGeneration != 0 ? 0 : node.birth)
+    }
+
+    func identity(of index: Index) -> FileIdentity {
+        let node = nodes[Int(index)]
+        return FileIdentity(device: devices[Int(node.device)], inode: node.inode, birth: node.birth)
+    }
+
+    mutating func set(_ index: Index, metadata: FileMetadata) {
+        let i = Int(index)
+        nodes[i].size = metadata.size
+        nodes[i].modified = metadata.modified
+        nodes[i].birth = metadata.identity.birth
+        nodes[i].inode = metadata.identity.inode
+        nodes[i].kindRaw = metadata.kind.rawValue
+        nodes[i].device = deviceIndex(metadata.identity.device)
+        if metadata.created == 0 && metadata.identity.birth != 0 {
+            nodes[i].flags |= Flag.birthIsGeneration
+        } else {
+            nodes[i].flags &= ~Flag.birthIsGeneration
+        }
+    }
+
+    private mutating func deviceIndex(_ device: UInt64) -> UInt32 {
+        if let last = devices.last, last == device { return UInt32(devices.count - 1) }
+        if let found = devices.firstIndex(of: device) { return UInt32(found) }
+        devices.append(device)
+        return UInt32(devices.count - 1)
+    }
+
+    // MARK: Names
+
+    func name(of index: Index) -> [UInt8] {
+        let node = nodes[Int(index)]
+        return Array(names[Int(node.nameOffset)..<Int(node.nameOffset) + Int(node.nameLength)])
+    }
+
+    /// Compares a node's name with `name`, bytewise.
+    private func compareName(of index: Index, with name: UnsafeBufferPointer<UInt8>) -> Int {
+        let node = nodes[Int(index)]
+        return names.withUnsafeBufferPointer { arena in
+            let start = Int(node.nameOffset)
+            let length = Int(node.nameLength)
+            let common = min(length, name.count)
+            if common > 0 {
+                let result = memcmpBytes(arena.baseAddress! + start, name.baseAddress!, common)
+                if result != 0 { return result }
+            }
+            return length - name.count
+        }
+    }
+
+    private mutating func storeName(_ name: [UInt8]) -> UInt32 {
+        precondition(name.count <= Int(UInt16.max), "a file name longer than 65535 bytes")
+        if garbageNameBytes > 1 << 20 && garbageNameBytes > names.count / 2 { compactNames() }
+        let offset = UInt32(names.count)
+        names.append(contentsOf: name)
+        return offset
+    }
+
+    private mutating func compactNames() {
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(names.count - garbageNameBytes + 1024)
+        for i in nodes.indices where nodes[i].flags & Flag.free == 0 {
+            let offset = Int(nodes[i].nameOffset)
+            let length = Int(nodes[i].nameLength)
+            nodes[i].nameOffset = UInt32(fresh.count)
+            fresh.append(contentsOf: names[offset..<offset + length])
+        }
+        names = fresh
+        garbageNameBytes = 0
+    }
+
+    // MARK: Lookup
+
+    /// The position of `name` among the children of `parent`: found, or where it would go.
+    private func search(_ parent: Index, _ name: [UInt8]) -> (found: Bool, position: Int) {
+        let list = children[Int(parent)]
+        return name.withUnsafeBufferPointer { key in
+            var low = 0
+            var high = list.count
+            while low < high {
+                let mid = (low + high) / 2
+                let order = compareName(of: list[mid], with: key)
+                if order == 0 { return (true, mid) }
+                if order < 0 { low = mid + 1 } else { high = mid }
+            }
+            return (false, low)
+        }
+    }
+
+    func child(of parent: Index, named name: [UInt8]) -> Index? {
+        let (found, position) = search(parent, name)
+        return found ? children[Int(parent)][position] : nil
+    }
+
+    func index(at path: ItemPath) -> Index? {
+        var current = Tree.rootIndex
+        for component in path.components {
+            guard nodes[Int(current)].kind == .directory, let next = child(of: current, named: component) else {
+                return nil
+            }
+            current = next
+        }
+        return current
+    }
+
+    func path(of index: Index) -> ItemPath {
+        var chain: [Index] = []
+        var current = index
+        var length = 0
+        while current != Tree.rootIndex && current >= 0 {
+            chain.append(current)
+            length += Int(nodes[Int(current)].nameLength) + 1
+            current = nodes[Int(current)].parent
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(length)
+        for node in chain.reversed() {
+            if !bytes.isEmpty { bytes.append(UInt8(ascii: "/")) }
+            let n = nodes[Int(node)]
+            bytes.append(contentsOf: names[Int(n.nameOffset)..<Int(n.nameOffset) + Int(n.nameLength)])
+        }
+        return ItemPath(bytes: bytes)
+    }
+
+    /// Whether `index` is `ancestor` or lies under it.
+    func isSame(_ index: Index, asOrUnder ancestor: Index) -> Bool {
+        var current = index
+        while current >= 0 {
+            if current == ancestor { return true }
+            current = nodes[Int(current)].parent
+        }
+        return false
+    }
+
+    /// Calls `body` for `start` and everything under it, parents before children.
+    func walk(from start: Index, _ body: (Index) -> Void) {
+        var stack: [Index] = [start]
+        while let index = stack.popLast() {
+            body(index)
+            let list = children[Int(index)]
+            if !list.isEmpty { stack.append(contentsOf: list.reversed()) }
+        }
+    }
+
+    // MARK: Changes
+
+    /// Adds an item under `parent`, which must not already have a child of that name.
+    @discardableResult
+    mutating func insert(name: [UInt8], in parent: Index, metadata: FileMetadata, id: ItemID) -> Index {
+        let (found, position) = search(parent, name)
+        precondition(!found, "inserting a name that is already there")
+        let node = Node(size: 0, modified: 0, birth: 0, inode: 0, id: id.rawValue, parent: parent,
+                        nameOffset: storeName(name), device: 0, nameLength: UInt16(name.count),
+                        kindRaw: metadata.kind.rawValue, flags: 0)
+        let index: Index
+        if let reused = freeList.popLast() {
+            index = reused
+            nodes[Int(index)] = node
+        } else {
+            index = Index(nodes.count)
+            nodes.append(node)
+            children.append([])
+        }
+        set(index, metadata: metadata)
+        children[Int(parent)].insert(index, at: position)
+        idIndex[id.rawValue] = index
+        count += 1
+        return index
+    }
+
+    /// Appends a child whose name is known to sort after every existing one
+    /// (the initial scan sorts each listing first).
+    @discardableResult
+    mutating func append(name: [UInt8], in parent: Index, metadata: FileMetadata, id: ItemID) -> Index {
+        if let last = children[Int(parent)].last {
+            let order = name.withUnsafeBufferPointer { compareName(of: last, with: $0) }
+            if order >= 0 { return insert(name: name, in: parent, metadata: metadata, id: id) }
+        }
+        let index = Index(nodes.count)
+        nodes.append(Node(size: 0, modified: 0, birth: 0, inode: 0, id: id.rawValue, parent: parent,
+                          nameOffset: storeName(name), device: 0, nameLength: UInt16(name.count),
+                          kindRaw: metadata.kind.rawValue, flags: 0))
+        children.append([])
+        set(index, metadata: metadata)
+        children[Int(parent)].append(index)
+        idIndex[id.rawValue] = index
+        count += 1
+        return index
+    }
+
+    /// Moves an item to `name` under `parent`; the destination must be free.
+    mutating func move(_ index: Index, to parent: Index, name: [UInt8]) {
+        detach(index)
+        let (found, position) = search(parent, name)
+        precondition(!found, "moving onto a name that is taken")
+        let i = Int(index)
+        garbageNameBytes += Int(nodes[i].nameLength)
+        nodes[i].nameOffset = storeName(name)
+        nodes[i].nameLength = UInt16(name.count)
+        nodes[i].parent = parent
+        children[Int(parent)].insert(index, at: position)
+    }
+
+    private mutating func detach(_ index: Index) {
+        let parent = nodes[Int(index)].parent
+        guard parent >= 0 else { return }
+        let (found, position) = search(parent, name(of: index))
+        if found && children[Int(parent)][position] == index {
+            children[Int(parent)].remove(at: position)
+        } else if let position = children[Int(parent)].firstIndex(of: index) {
+            children[Int(parent)].remove(at: position)
+        }
+    }
+
+    /// Changes the id of an item.
+    mutating func setID(_ index: Index, to id: ItemID) {
+        idIndex[nodes[Int(index)].id] = nil
+        nodes[Int(index)].id = id.rawValue
+        idIndex[id.rawValue] = index
+    }
+
+    /// Removes an item and everything under it; `body` sees each removed
+    /// index (children before parents) while its record is still readable.
+    mutating func remove(_ index: Index, _ body: (Index) -> Void = { _ in }) {
+        precondition(index != Tree.rootIndex, "the root cannot be removed")
+        detach(index)
+        var order: [Index] = []
+        walk(from: index) { order.append($0) }
+        for node in order.reversed() {
+            body(node)
+            let i = Int(node)
+            if idIndex[nodes[i].id] == node { idIndex[nodes[i].id] = nil }
+            garbageNameBytes += Int(nodes[i].nameLength)
+            nodes[i].flags = Flag.free
+            nodes[i].parent = -1
+            nodes[i].nameLength = 0
+            children[i] = []
+            freeList.append(node)
+            count -= 1
+        }
+    }
+
+    /// Clears the `visited` flag on a subtree.
+    mutating func clearVisited(from start: Index) {
+        walk(from: start) { nodes[Int($0)].flags &= ~Flag.visited }
+    }
+}

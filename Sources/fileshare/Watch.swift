@@ -1,0 +1,187 @@
+import ArgumentParser
+import FileWatching
+import Logging
+import ServiceLifecycle
+import UnixSignals
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fileshare watch [DIR]`: prints the folder's changes, as `events.md` says.
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Watch DIR recursively and print its changes.",
+        discussion: """
+            Prints one line per change (with --json, one JSON object per line, as in events.md). \
+            Stops cleanly on SIGINT or SIGTERM; exits 1 when DIR itself is removed.
+            """
+    )
+
+    @Argument(help: "The folder to watch.")
+    var directory: String = "./Documents"
+
+    @Flag(help: "Print one JSON object per line.")
+    var json = false
+
+    @Flag(help: "Report every existing item as added before scan-completed.")
+    var initial = false
+
+    @Flag(help: "Include names starting with a dot.")
+    var hidden = false
+
+    @Option(name: .customLong("exclude"), help: ArgumentHelp("Leave matching names out, with their subtrees (repeatable).", valueName: "GLOB"))
+    var excludes: [String] = []
+
+    @Option(help: ArgumentHelp("Seconds a file must stay unchanged after its last writer closed it.", valueName: "SECONDS"))
+    var settle: Double = 1
+
+    @Option(help: ArgumentHelp("The longest time changes are held back to be coalesced.", valueName: "SECONDS"))
+    var latency: Double = 0.05
+
+    @Option(help: ArgumentHelp("Watch by polling at this interval instead of kernel events.", valueName: "SECONDS"))
+    var poll: Double?
+
+    @Option(help: ArgumentHelp("Keep the observer's state in FILE (not available yet).", valueName: "FILE"))
+    var state: String?
+
+    @Flag(name: .shortAndLong, help: "Log what the observer does to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        if state != nil && initial {
+            throw ValidationError("--state cannot be combined with --initial; drop one of them")
+        }
+        if !(settle >= 0 && settle.isFinite) { throw ValidationError("--settle must be a number of seconds, 0 or more") }
+        if !(latency >= 0 && latency.isFinite) { throw ValidationError("--latency must be a number of seconds, 0 or more") }
+        if let poll, !(poll > 0 && poll.isFinite) { throw ValidationError("--poll must be a number of seconds above 0") }
+        if excludes.contains("") { throw ValidationError("--exclude needs a glob, such as '*.tmp'") }
+    }
+
+    func run() async throws {
+        if state != nil {
+            CommandOutput.fail("--state is not available yet in this version; run without it", code: 2)
+        }
+        signal(SIGPIPE, SIG_IGN)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .debug : .warning
+            return handler
+        }
+        let logger = Logger(label: "fileshare.watch")
+        let options = ObserverOptions(
+            includesHidden: hidden,
+            excludedNames: excludes,
+            settleTime: .seconds(settle),
+            latency: .seconds(latency),
+            pollingInterval: poll.map { .seconds($0) },
+            reportsInitialItems: initial
+        )
+        let observer: FileObserver
+        do {
+            observer = try FileObserver(root: directory, options: options, logger: logger)
+        } catch {
+            CommandOutput.fail(error.message, code: 2)
+        }
+        let printer = ChangePrinter(observer: observer, json: json)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: observer, successTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(service: printer),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        do {
+            try await group.run()
+        } catch let error as FileWatchingError where error.code == .rootRemoved {
+            CommandOutput.fail(error.message, code: 1)
+        } catch {
+            CommandOutput.fail("\(error)", code: 1)
+        }
+    }
+}
+
+/// Prints each change as it arrives, flushing every line.
+struct ChangePrinter: Service {
+    let changes: AsyncStream<[Change]>
+    let json: Bool
+
+    init(observer: FileObserver, json: Bool) {
+        self.changes = observer.changes()
+        self.json = json
+    }
+
+    func run() async throws {
+        for await batch in changes {
+            var text = ""
+            for change in batch {
+                text += json ? change.jsonLine : change.humanLine
+                text += "\n"
+            }
+            CommandOutput.write(text)
+        }
+    }
+}
+
+enum CommandOutput {
+    /// Writes all of `text` to standard output at once (unbuffered, so
+    /// every line is out before the call returns, also on a pipe).
+    static func write(_ text: String) {
+        writeAll(text, to: 1)
+    }
+
+    static func fail(_ message: String, code: Int32) -> Never {
+        writeAll("fileshare: \(message)\n", to: 2)
+        exit(code)
+    }
+
+    private static func writeAll(_ text: String, to fd: Int32) {
+        var text = text
+        text.withUTF8 { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    if errno == EPIPE { exit(0) }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+}
+
+extension Change {
+    /// A short line for a person.
+    var humanLine: String {
+        switch self {
+        case .scanStarted(let root): "scanning \(root)"
+        case .scanCompleted(_, let items, let elapsed): "watching \(items) items (scanned in \(elapsed) ms)"
+        case .added(let item): "added     \(item.path)\(item.detail)"
+        case .modified(let item): "modified  \(item.path)\(item.detail)"
+        case .finished(let path, _, let size): "finished  \(path) (\(size) bytes)"
+        case .removed(let path, _, _): "removed   \(path)"
+        case .renamed(let from, let to, _, _): "renamed   \(from) -> \(to)"
+        case .moved(let from, let to, _, _): "moved     \(from) -> \(to)"
+        case .duplicated(let item, let source): "duplicated \(item.path) from \(source)"
+        case .rescanned(let path, let reason): "rescanned \(path.isRoot ? "." : path.description) (\(reason))"
+        case .degraded(let path, let reason, let hint): "degraded  \(path.isRoot ? "." : path.description) (\(reason)): \(hint)"
+        case .error(let message, _): "error     \(message)"
+        case .rootRemoved(let root): "root removed: \(root)"
+        }
+    }
+}
+
+extension ChangedItem {
+    fileprivate var detail: String {
+        switch kind {
+        case .file: " (\(size) bytes\(isWriting ? ", writing" : ""))"
+        case .directory: "/"
+        case .symlink: " (symlink)"
+        case .other: " (other)"
+        }
+    }
+}
