@@ -24,6 +24,7 @@ extension ObserverCore {
             if case .movedTo(let cookie) = event.kind { movedTo[cookie] = position }
         }
         var consumed = Set<Int>()
+        defer { rescanDisplaced() }
         for (position, event) in events.enumerated() where !consumed.contains(position) {
             if isRootRemoved { return }
             switch event.kind {
@@ -83,7 +84,10 @@ extension ObserverCore {
         emit(.rootRemoved(root: rootDescription))
     }
 
-    /// A rename inside the watched tree, both ends known.
+    /// A rename inside the watched tree, both ends known. The kernel's word
+    /// is taken for it (the disk may have moved on since, and the events that
+    /// follow will say how); only the metadata is refreshed when the disk
+    /// still shows the same item there.
     mutating func handleMove(from directory: Tree.Index, name: [UInt8], to destination: Tree.Index, newName: [UInt8]) {
         let destinationPath = tree.path(of: destination)
         let visibleAfter = filter.includes(newName, in: destinationPath)
@@ -97,13 +101,17 @@ extension ObserverCore {
             remove(source)
             return
         }
-        let path = destinationPath.appending(newName)
-        let onDisk = fileSystem.metadata(at: path)
-        guard case .success(let metadata) = onDisk, metadata.identity == tree.identity(of: source) else {
-            // The disk has moved on since the rename: settle both names by what is there now.
+        guard !tree.isSame(destination, asOrUnder: source) else {
+            // Impossible on a real file system; settle both names by the disk.
             look(at: name, in: directory, cause: .movedOut)
             look(at: newName, in: destination, cause: .movedIn)
             return
+        }
+        var metadata = tree.metadata(of: source)
+        if case .success(let onDisk) = fileSystem.metadata(at: destinationPath.appending(newName)),
+            onDisk.identity == metadata.identity
+        {
+            metadata = onDisk
         }
         if let occupant = tree.child(of: destination, named: newName), occupant != source {
             if tree[occupant].kind != .directory && metadata.kind != .directory {
@@ -111,12 +119,6 @@ extension ObserverCore {
                 return
             }
             remove(occupant)
-        }
-        if tree.isSame(destination, asOrUnder: source) {
-            // Impossible on a real file system; settle by the disk.
-            look(at: name, in: directory, cause: .movedOut)
-            look(at: newName, in: destination, cause: .movedIn)
-            return
         }
         move(source, to: destination, name: newName)
         tree.set(source, metadata: metadata)
@@ -137,6 +139,13 @@ extension ObserverCore {
     mutating func look(at name: [UInt8], in directory: Tree.Index, cause: Cause) {
         let directoryPath = tree.path(of: directory)
         guard filter.includes(name, in: directoryPath) else { return }
+        guard isInPlace(directory, at: directoryPath) else {
+            // The folder was moved by a rename still ahead in the queue: its
+            // path in the tree leads elsewhere on disk. Look again once the
+            // queue is read.
+            displaced.insert(directory)
+            return
+        }
         let path = directoryPath.appending(name)
         let known = tree.child(of: directory, named: name)
         let onDisk: FileMetadata?
@@ -178,7 +187,7 @@ extension ObserverCore {
         let writing = metadata.kind == .file && cause != .movedIn
         let index = add(name: name, in: directory, metadata: metadata, writing: writing)
         if writing && cause == .closedWrite { writes.closed(index, at: now.monotonic) }
-        if metadata.kind == .directory { populate(index, report: true, fresh: true) }
+        if metadata.kind == .directory { populate(index, report: true, fresh: true, complete: cause == .movedIn) }
     }
 
     /// A known item that may have changed.
@@ -217,5 +226,32 @@ extension ObserverCore {
         tree.set(index, flag: Tree.Flag.writing, true)
         writes.activity(on: index, at: now.monotonic, closed: closed, size: metadata.size, modified: metadata.modified)
         if !alreadyWriting && report { emit(.modified(changedItem(index))) }
+    }
+}
+
+extension ObserverCore {
+    /// Whether the disk still has this directory at the path the tree gives it.
+    func isInPlace(_ directory: Tree.Index, at path: ItemPath) -> Bool {
+        if directory == Tree.rootIndex { return true }
+        guard case .success(let metadata) = fileSystem.metadata(at: path) else { return false }
+        return metadata.identity == tree.identity(of: directory)
+    }
+
+    /// Rescans the folders whose events could not be settled by path.
+    mutating func rescanDisplaced() {
+        guard !displaced.isEmpty else { return }
+        let folders = displaced
+        displaced.removeAll()
+        // Outermost first; a folder inside one already rescanned needs nothing more.
+        var done: [Tree.Index] = []
+        let live = folders.filter { tree.isLive($0) }.map { (tree.path(of: $0).bytes.count, $0) }
+        for (_, folder) in live.sorted(by: { $0 < $1 }) {
+            if done.contains(where: { tree.isSame(folder, asOrUnder: $0) }) { continue }
+            if isInPlace(folder, at: tree.path(of: folder)) {
+                rescan(from: folder, reason: nil)
+                done.append(folder)
+            }
+        }
+        displaced.removeAll()
     }
 }

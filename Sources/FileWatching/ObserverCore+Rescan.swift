@@ -65,7 +65,9 @@ extension ObserverCore {
                     if metadata.kind == .directory { stack.append(source) }
                     continue
                 }
-                let writing = metadata.kind == .file && metadata.modified > now.wall - options.settleTime.nanoseconds
+                // Whether a file found by a rescan is still being written is not
+                // known: the settle check (a read lease) decides, and says `finished`.
+                let writing = metadata.kind == .file
                 let index = add(name: entry.name, in: directory, metadata: metadata, writing: writing)
                 if writing { writes.closed(index, at: now.monotonic) }
                 tree.set(index, flag: Tree.Flag.visited, true)

@@ -21,10 +21,12 @@ extension ObserverCore {
 
     /// Lists `start` and every directory under it, adding what is found.
     /// `fresh` means the directory's children in the tree are known to be
-    /// empty (so listings can be appended in order without lookups).
-    mutating func populate(_ start: Tree.Index, report: Bool, fresh: Bool) {
+    /// empty (so listings can be appended in order without lookups);
+    /// `complete` that the files arrived complete (a folder moved in), so
+    /// none is taken for one still being written.
+    mutating func populate(_ start: Tree.Index, report: Bool, fresh: Bool, complete: Bool = false) {
         var stack: [Tree.Index] = [start]
-        let recent = now.wall - options.settleTime.nanoseconds
+        let recent = complete ? Int64.max : now.wall - options.settleTime.nanoseconds
         while let directory = stack.popLast() {
             let path = tree.path(of: directory)
             let watch = usesWatches && !isPolled(directory)
@@ -35,10 +37,12 @@ extension ObserverCore {
             case .success(let list):
                 entries = list
             case .failure(let errno):
+                if errno == .notFound && directory != Tree.rootIndex { displaced.insert(directory) }
                 unreadable(directory, path: path, errno: errno)
                 continue
             }
             let isFresh = fresh || tree.childIndices(of: directory).isEmpty
+            var subdirectories: [Tree.Index] = []
             for entry in entries.sorted(by: { $0.name.lexicographicallyPrecedes($1.name) }) {
                 guard filter.includes(entry.name, in: path) else { continue }
                 let metadata: FileMetadata
@@ -70,8 +74,10 @@ extension ObserverCore {
                                     modified: metadata.modified)
                 }
                 if report { emit(.added(changedItem(index))) }
-                if metadata.kind == .directory { stack.append(index) }
+                if metadata.kind == .directory { subdirectories.append(index) }
             }
+            // In name order: the first subdirectory is listed (and watched) first.
+            stack.append(contentsOf: subdirectories.reversed())
         }
     }
 

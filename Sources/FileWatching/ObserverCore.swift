@@ -29,6 +29,8 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// Roots of subtrees that are polled because they cannot be watched.
     var polledRoots: Set<Tree.Index> = []
     var nextPoll: Int64 = .max
+    /// Folders whose events found them elsewhere on disk than the tree says.
+    var displaced: Set<Tree.Index> = []
     /// Changes waiting for the end of the latency window.
     private(set) var pending: [Change] = []
     private var pendingSince: Int64?

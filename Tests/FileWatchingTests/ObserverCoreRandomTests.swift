@@ -1,0 +1,109 @@
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import FileWatching
+
+/// Random sequences of file operations against the observer's logic (an
+/// in-memory file system, so thousands of sequences run in a second): after
+/// every sequence the replay of the changes equals the disk, the tree equals
+/// a fresh scan, and no change contradicts the ones before it.
+@Suite("Observer logic, random sequences")
+struct ObserverCoreRandomTests {
+    @Test("replay equals the disk", arguments: 0..<UInt64(Environment.seeds))
+    func randomSequence(seed: UInt64) {
+        var random = SeededRandom(seed: seed &* 0x1000_0001 &+ 7)
+        let latency: Duration = [.zero, .milliseconds(50)].randomElement(using: &random)!
+        var h = CoreHarness(options: ObserverOptions(settleTime: .milliseconds(200), latency: latency)) { fs in
+            fs.mkdir("start")
+            fs.write("start/file", bytes: 3)
+        }
+        h.start()
+        var names = 0
+        var trace: [String] = []
+        func fresh() -> [UInt8] {
+            names += 1
+            return Array("n\(names)".utf8)
+        }
+        for _ in 0..<Int.random(in: 5...60, using: &random) {
+            let disk = h.fs.snapshot()
+            let folders = [ItemPath.root] + disk.filter { $0.value == .directory }.keys.sorted()
+            let files = disk.filter { $0.value == .file }.keys.sorted()
+            let folder = folders.randomElement(using: &random)!
+            let op = Int.random(in: 0..<13, using: &random)
+            trace.append("op \(op) in \(folder)")
+            switch op {
+            case 0: h.fs.mkdir(folder.appending(fresh()))
+            case 1: h.fs.write(folder.appending(fresh()), bytes: Int64.random(in: 0...100, using: &random))
+            case 2:
+                if let file = files.randomElement(using: &random) {
+                    h.fs.open(file)
+                    h.fs.append(file, bytes: 5)
+                    h.fs.close(file)
+                }
+            case 3:
+                if let file = files.randomElement(using: &random) { h.fs.rename(file, folder.appending(fresh())) }
+            case 4:
+                if let file = files.randomElement(using: &random) { h.fs.remove(file) }
+            case 5:
+                // Move a folder somewhere not under itself.
+                if let moving = folders.dropFirst().randomElement(using: &random), !folder.isSame(asOrUnder: moving) {
+                    h.fs.rename(moving, folder.appending(fresh()))
+                }
+            case 6:
+                if let gone = folders.dropFirst().randomElement(using: &random) { h.fs.removeTree(gone) }
+            case 7:
+                if let gone = (folders.dropFirst() + files).randomElement(using: &random) { h.fs.moveOut(gone) }
+            case 8: h.fs.moveIn(directory: folder.appending(fresh()), files: ["a", "b"])
+            case 9:
+                // An atomic save, through a hidden or a visible temporary name.
+                if let file = files.randomElement(using: &random) {
+                    let temporary = file.parent.appending(Array((Bool.random(using: &random) ? ".tmp" : "tmp").utf8) + fresh())
+                    h.fs.write(temporary, bytes: 9)
+                    h.fs.rename(temporary, file)
+                }
+            case 10:
+                if let file = files.randomElement(using: &random) { h.fs.link(file, folder.appending(fresh())) }
+            case 11:
+                // Let time pass, or the kernel drop everything queued.
+                if Int.random(in: 0..<4, using: &random) == 0 { h.fs.overflow() }
+                h.advance(by: .milliseconds(Int64.random(in: 0...300, using: &random)))
+            default:
+                // A file being created and written, still open.
+                h.fs.create(folder.appending(fresh()))
+            }
+            if Bool.random(using: &random) {
+                trace.append("process \(h.fs.queue.map { "\($0.kind) \(String(decoding: $0.name ?? [], as: UTF8.self))" })")
+                h.process()
+                trace.append(contentsOf: h.newChanges().map(\.summary))
+            }
+        }
+        h.process(force: true)
+        h.advance(by: .seconds(1))
+        h.process(force: true)
+
+        var replay = Replay()
+        var seenCompleted = false
+        for change in h.delivered {
+            if case .scanCompleted = change {
+                seenCompleted = true
+                replay = Replay(initial: [ "start": .directory, "start/file": .file])
+                continue
+            }
+            if seenCompleted { replay.apply(change) }
+        }
+        let disk = h.fs.snapshot(includeHidden: false)
+        if replay.items != disk, Environment.trace { print("seed \(seed):\n" + trace.joined(separator: "\n") + "\n" + h.newChanges().map(\.summary).joined(separator: "\n")) }
+        #expect(replay.violations.isEmpty, "seed \(seed): \(replay.violations.prefix(3))")
+        #expect(replay.items == disk, "seed \(seed): replay differs from disk: \(difference(disk, replay.items))")
+        #expect(h.treeSnapshot == disk, "seed \(seed): tree differs from disk: \(difference(disk, h.treeSnapshot))")
+        // Ids are unique among live items.
+        #expect(h.core.tree.idIndex.count == h.core.tree.count + 1, "seed \(seed)")
+    }
+}
+
+enum Environment {
+    static let trace = getenv("FILESHARE_TRACE") != nil
+    /// How many random sequences to run (`FILESHARE_SEEDS`, default 300).
+    static let seeds = getenv("FILESHARE_SEEDS").flatMap { Int(String(cString: $0)) } ?? 300
+}

@@ -1,0 +1,354 @@
+import Testing
+@testable import FileWatching
+
+/// The observer's logic as a state machine: kernel-like events from an
+/// in-memory file system and an injected clock in, changes out.
+@Suite("Observer logic")
+struct ObserverCoreTests {
+    @Test("the initial scan reports every item, parents first, when asked")
+    func initialScan() {
+        var h = CoreHarness(options: ObserverOptions(latency: .zero, reportsInitialItems: true)) { fs in
+            fs.mkdir("a")
+            fs.mkdir("a/b")
+            fs.write("a/b/c.txt", bytes: 5)
+            fs.write("top.txt", bytes: 1)
+            fs.write(".hidden", bytes: 1)
+        }
+        h.start()
+        let summaries = h.delivered.map(\.summary)
+        #expect(summaries.first == "scan-started")
+        #expect(summaries.last == "scan-completed 4")
+        #expect(summaries.firstIndex(of: "added a/")! < summaries.firstIndex(of: "added a/b/")!)
+        #expect(summaries.firstIndex(of: "added a/b/")! < summaries.firstIndex { $0.hasPrefix("added a/b/c.txt") }!)
+        #expect(!summaries.contains { $0.contains(".hidden") })
+    }
+
+    @Test("without --initial the scan says only when it starts and ends")
+    func quietScan() {
+        var h = CoreHarness { fs in fs.write("x", bytes: 1) }
+        h.start()
+        #expect(h.delivered.map(\.summary) == ["scan-started", "scan-completed 1"])
+    }
+
+    @Test("a new file is added while written and finished once closed and settled")
+    func writeFinished() {
+        var h = CoreHarness()
+        h.start()
+        h.fs.create("doc.pdf")
+        h.fs.append("doc.pdf", bytes: 100)
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["added doc.pdf writing"])
+        h.fs.append("doc.pdf", bytes: 100)
+        h.advance(by: .milliseconds(500))
+        #expect(h.newChanges().isEmpty, "more writes to a file being written say nothing new")
+        h.fs.close("doc.pdf")
+        h.advance(by: .milliseconds(900))
+        #expect(h.newChanges().isEmpty, "not before the settle time")
+        h.advance(by: .milliseconds(200))
+        #expect(h.newChanges().map(\.summary) == ["finished doc.pdf 200"])
+    }
+
+    @Test("a writer that pauses longer than the settle time with the file open gets no early finished")
+    func pausingWriter() {
+        var h = CoreHarness()
+        h.start()
+        h.fs.create("big.iso")
+        h.fs.append("big.iso", bytes: 1 << 20)
+        h.process()
+        _ = h.newChanges()
+        h.advance(by: .seconds(30))
+        #expect(h.newChanges().isEmpty, "the lease check sees the open writer")
+        h.fs.append("big.iso", bytes: 1 << 20)
+        h.fs.close("big.iso")
+        h.advance(by: .seconds(2))
+        #expect(h.newChanges().map(\.summary) == ["finished big.iso 2097152"])
+    }
+
+    @Test("without leases, finished waits for the kernel's close")
+    func pausingWriterWithoutLeases() {
+        var h = CoreHarness()
+        h.fs.leasesWork = false
+        h.start()
+        h.fs.create("big.iso")
+        h.fs.append("big.iso", bytes: 10)
+        h.process()
+        _ = h.newChanges()
+        h.advance(by: .seconds(30))
+        #expect(h.newChanges().isEmpty)
+        h.fs.close("big.iso")
+        h.advance(by: .seconds(2))
+        #expect(h.newChanges().map(\.summary) == ["finished big.iso 10"])
+    }
+
+    @Test("a modified file is reported once while written, then finished")
+    func modifyExisting() {
+        var h = CoreHarness { fs in fs.write("notes.txt", bytes: 3) }
+        h.start()
+        h.fs.open("notes.txt")
+        h.fs.append("notes.txt", bytes: 2)
+        h.fs.append("notes.txt", bytes: 2)
+        h.fs.close("notes.txt")
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["modified notes.txt writing"])
+        h.advance(by: .seconds(2))
+        #expect(h.newChanges().map(\.summary) == ["finished notes.txt 7"])
+    }
+
+    @Test("renames in a folder, moves across folders, one event for a folder with its content")
+    func renamesAndMoves() throws {
+        var h = CoreHarness { fs in
+            fs.mkdir("a")
+            fs.mkdir("b")
+            fs.write("a/one.txt", bytes: 1)
+            fs.mkdir("a/sub")
+            for i in 0..<50 { fs.write(ItemPath("a/sub/f\(i)"), bytes: 1) }
+        }
+        h.start()
+        let id = try #require(h.core.tree.index(at: "a/one.txt")).self
+        let itemID = h.core.tree.id(of: id)
+        h.fs.rename("a/one.txt", "a/uno.txt")
+        h.fs.rename("a/uno.txt", "b/uno.txt")
+        h.fs.rename("a/sub", "b/sub2")
+        h.process()
+        let changes = h.newChanges()
+        #expect(changes.map(\.summary) == ["renamed a/one.txt a/uno.txt", "moved a/uno.txt b/uno.txt", "moved a/sub b/sub2"])
+        #expect(changes[0].id == itemID && changes[1].id == itemID)
+        #expect(h.treeSnapshot == h.fs.snapshot())
+        // The moved folder's watch still reports, under its new path.
+        h.fs.write("b/sub2/new.txt", bytes: 1)
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["added b/sub2/new.txt writing"])
+    }
+
+    @Test("a folder moved out is one removed, and its watches go")
+    func moveOut() {
+        var h = CoreHarness { fs in
+            fs.mkdir("d")
+            fs.mkdir("d/e")
+            fs.write("d/e/f", bytes: 1)
+        }
+        h.start()
+        let watches = h.fs.watchCount
+        h.fs.moveOut("d")
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["removed d"])
+        #expect(h.fs.watchCount == watches - 2)
+        #expect(h.treeSnapshot.isEmpty)
+    }
+
+    @Test("a folder moved in from outside is added with its content, complete")
+    func moveIn() {
+        var h = CoreHarness()
+        h.start()
+        h.fs.moveIn(directory: "album", files: ["1.jpg", "2.jpg"])
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["added album/", "added album/1.jpg", "added album/2.jpg"])
+    }
+
+    @Test("the new-folder race: what was created before the watch is reported")
+    func newFolderRace() {
+        var h = CoreHarness()
+        h.start()
+        // mkdir -p x/y && echo > x/y/z, all before the observer reads its queue.
+        h.fs.mkdir("x")
+        h.fs.mkdir("x/y")
+        h.fs.write("x/y/z", bytes: 3)
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["added x/", "added x/y/", "added x/y/z writing"])
+        #expect(h.treeSnapshot == h.fs.snapshot())
+    }
+
+    @Test("an atomic save is modified of the target, which keeps its id", arguments: ["doc.txt.tmp", ".doc.txt.swp"])
+    func atomicSave(temporary: String) throws {
+        var h = CoreHarness { fs in fs.write("doc.txt", bytes: 10) }
+        h.start()
+        let before = try #require(h.core.tree.index(at: "doc.txt"))
+        let id = h.core.tree.id(of: before)
+        h.fs.write(ItemPath(temporary), bytes: 12)
+        h.fs.rename(ItemPath(temporary), "doc.txt")
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["modified doc.txt"])
+        #expect(h.core.tree.index(of: id) != nil)
+        #expect(h.core.tree.identity(of: h.core.tree.index(of: id)!).inode == h.fs.resolve("doc.txt"))
+    }
+
+    @Test("an atomic save whose temporary file was already reported removes it")
+    func atomicSaveReported() {
+        var h = CoreHarness { fs in fs.write("doc.txt", bytes: 10) }
+        h.start()
+        h.fs.write("doc.txt.tmp", bytes: 12)
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["added doc.txt.tmp writing"])
+        h.fs.rename("doc.txt.tmp", "doc.txt")
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["removed doc.txt.tmp", "modified doc.txt"])
+    }
+
+    @Test("a temporary file created and deleted inside the latency window is not reported")
+    func coalescedTemporary() {
+        var h = CoreHarness(options: ObserverOptions(latency: .milliseconds(50)))
+        h.start()
+        h.fs.write("scratch", bytes: 1)
+        h.process()
+        h.fs.remove("scratch")
+        h.advance(by: .milliseconds(60))
+        #expect(h.liveChanges.isEmpty)
+    }
+
+    @Test("a file deleted and created again under its name is another item")
+    func recreated() throws {
+        var h = CoreHarness { fs in fs.write("a.txt", bytes: 1) }
+        h.start()
+        let old = h.core.tree.id(of: try #require(h.core.tree.index(at: "a.txt")))
+        h.fs.remove("a.txt")
+        h.fs.write("a.txt", bytes: 2)
+        h.process()
+        let changes = h.newChanges()
+        #expect(changes.map(\.summary) == ["removed a.txt", "added a.txt writing"])
+        #expect(changes[1].id != old)
+    }
+
+    @Test("hard links are two items with two ids")
+    func hardLinks() {
+        var h = CoreHarness()
+        h.start()
+        h.fs.write("one", bytes: 1)
+        h.fs.link("one", "two")
+        h.process()
+        let added = h.newChanges().filter { if case .added = $0 { true } else { false } }
+        #expect(added.count == 2)
+        #expect(Set(added.compactMap(\.id)).count == 2)
+    }
+
+    @Test("hidden names and exclusion globs are left out with their subtrees")
+    func filters() {
+        var h = CoreHarness(options: ObserverOptions(excludedNames: ["*.tmp", "node_modules", "build/out"], latency: .zero))
+        h.start()
+        h.fs.mkdir("node_modules")
+        h.fs.write("node_modules/x.js", bytes: 1)
+        h.fs.write("a.tmp", bytes: 1)
+        h.fs.write(".secret", bytes: 1)
+        h.fs.mkdir("build")
+        h.fs.mkdir("build/out")
+        h.fs.write("build/keep", bytes: 1)
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["added build/", "added build/keep writing"])
+    }
+
+    @Test("--hidden includes names starting with a dot")
+    func hiddenIncluded() {
+        var h = CoreHarness(options: ObserverOptions(includesHidden: true, latency: .zero))
+        h.start()
+        h.fs.write(".config", bytes: 1)
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["added .config writing"])
+    }
+
+    @Test("rm -rf reports children, then the folder")
+    func removeTree() {
+        var h = CoreHarness { fs in
+            fs.mkdir("t")
+            fs.write("t/a", bytes: 1)
+            fs.mkdir("t/u")
+        }
+        h.start()
+        h.fs.removeTree("t")
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["removed t/a", "removed t/u", "removed t"])
+        #expect(h.treeSnapshot.isEmpty)
+    }
+
+    @Test("a queue overflow rescans, finds renames by identity, and says so")
+    func overflow() throws {
+        var h = CoreHarness { fs in
+            fs.mkdir("a")
+            fs.write("a/x", bytes: 1)
+            fs.write("gone", bytes: 1)
+        }
+        h.start()
+        let id = h.core.tree.id(of: try #require(h.core.tree.index(at: "a/x")))
+        h.fs.mkdir("b")
+        h.fs.rename("a/x", "b/y")
+        h.fs.remove("gone")
+        h.fs.write("b/new", bytes: 1)
+        h.fs.overflow()
+        h.process()
+        let changes = h.newChanges()
+        #expect(Set(changes.map(\.summary)) == ["added b/", "moved a/x b/y", "added b/new writing", "removed gone", "rescanned  overflow"])
+        #expect(changes.last?.summary == "rescanned  overflow")
+        #expect(changes.first { $0.summary.hasPrefix("moved") }?.id == id)
+        #expect(h.treeSnapshot == h.fs.snapshot())
+    }
+
+    @Test("the watch limit degrades a subtree to polling, which still sees its changes")
+    func watchLimit() {
+        var h = CoreHarness(options: ObserverOptions(latency: .zero, degradedPollingInterval: .seconds(2))) { fs in
+            fs.mkdir("a")
+            fs.mkdir("b")
+        }
+        h.fs.watchLimit = 2  // the root and "a"
+        h.start()
+        let degraded = h.delivered.filter { if case .degraded = $0 { true } else { false } }
+        #expect(degraded.map(\.summary) == ["degraded b watch-limit"])
+        if case .degraded(_, _, let hint)? = degraded.first { #expect(hint.contains("max_user_watches")) }
+        h.fs.write("b/inside", bytes: 1)
+        h.process()
+        #expect(h.newChanges().isEmpty, "no watch, no event")
+        h.advance(by: .milliseconds(2100))
+        #expect(h.newChanges().map(\.summary).first == "added b/inside writing")
+    }
+
+    @Test("an unreadable folder is degraded with a hint, not skipped silently")
+    func unreadableFolder() {
+        var h = CoreHarness { fs in fs.mkdir("private") }
+        h.fs.unreadable = ["private"]
+        h.start()
+        #expect(h.delivered.map(\.summary).contains("degraded private permission"))
+    }
+
+    @Test("the root deleted or moved away ends the stream", arguments: [false, true])
+    func rootRemoved(moved: Bool) {
+        var h = CoreHarness()
+        h.start()
+        // The root's own watch reports it.
+        h.core.handle([SourceEvent(watch: 1, kind: moved ? .selfMoved : .selfDeleted, isDirectory: true)], at: h.now)
+        h.delivered += h.core.takeBatch(force: true)
+        #expect(h.newChanges().map(\.summary).last == "root-removed")
+        #expect(h.core.isRootRemoved)
+    }
+
+    @Test("touch of an existing file is modified, without writing")
+    func touch() {
+        var h = CoreHarness { fs in fs.write("t", bytes: 1) }
+        h.start()
+        h.fs.touch("t", modified: 12345)
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["modified t"])
+    }
+
+    @Test("several changes to one file in the window fold into one")
+    func foldModifications() {
+        var h = CoreHarness(options: ObserverOptions(latency: .milliseconds(50))) { fs in fs.write("t", bytes: 1) }
+        h.start()
+        h.fs.touch("t", modified: 1)
+        h.process()
+        h.fs.touch("t", modified: 2)
+        h.advance(by: .milliseconds(60))
+        #expect(h.liveChanges.map(\.summary) == ["modified t"])
+    }
+
+    @Test("polling finds additions, removals and renames by identity")
+    func polling() {
+        var h = CoreHarness(options: ObserverOptions(latency: .zero, pollingInterval: .seconds(1))) { fs in
+            fs.write("keep", bytes: 1)
+            fs.write("old", bytes: 1)
+        }
+        h.start()
+        #expect(h.fs.watchCount == 0)
+        h.fs.rename("old", "new")
+        h.fs.write("added", bytes: 1)
+        h.advance(by: .milliseconds(1100))
+        #expect(Set(h.newChanges().map(\.summary)) == ["renamed old new", "added added writing"])
+        #expect(h.treeSnapshot == h.fs.snapshot())
+    }
+}

@@ -1,0 +1,103 @@
+@testable import FileWatching
+
+/// Drives the observer's logic against a ``FakeFileSystem`` with a manual clock.
+struct CoreHarness {
+    let fs: FakeFileSystem
+    var core: ObserverCore<FakeFileSystem>
+    /// Monotonic time, nanoseconds.
+    var clock: Int64 = 1_000_000_000
+    /// Everything delivered so far, in order.
+    var delivered: [Change] = []
+    private var seen = 0
+
+    init(options: ObserverOptions = ObserverOptions(settleTime: .seconds(1), latency: .zero),
+         setUp: (FakeFileSystem) -> Void = { _ in })
+    {
+        let fs = FakeFileSystem()
+        setUp(fs)
+        // What was set up is old: not taken for something still being written.
+        fs.wall += 3_600_000_000_000
+        self.fs = fs
+        core = ObserverCore(fileSystem: fs, root: fs.metadata(of: 1), rootDescription: "/fake", options: options,
+                            usesWatches: options.pollingInterval == nil)
+    }
+
+    var now: Timestamp { Timestamp(monotonic: clock, wall: fs.wall) }
+
+    mutating func start() {
+        _ = fs.takeEvents()
+        core.scan(at: now)
+        delivered += core.takeBatch(force: true)
+        seen = delivered.count
+    }
+
+    /// Hands the queued events to the core, then ticks.
+    mutating func process(force: Bool = false) {
+        let events = fs.takeEvents()
+        if !events.isEmpty { core.handle(events, at: now) }
+        core.tick(at: now)
+        delivered += core.takeBatch(force: force)
+    }
+
+    /// Lets time pass, ticking at each deadline on the way.
+    mutating func advance(by duration: Duration) {
+        let end = clock + duration.nanoseconds
+        while true {
+            process()
+            guard let deadline = core.nextDeadline, deadline <= end else { break }
+            let step = max(deadline, clock + 1) - clock
+            clock += step
+            fs.wall += step
+        }
+        let rest = end - clock
+        if rest > 0 {
+            clock = end
+            fs.wall += rest
+        }
+        process()
+    }
+
+    /// What was delivered since the last call.
+    mutating func newChanges() -> [Change] {
+        defer { seen = delivered.count }
+        return Array(delivered[seen...])
+    }
+
+    /// The delivered changes after `scan-completed`.
+    var liveChanges: [Change] {
+        guard let index = delivered.firstIndex(where: { if case .scanCompleted = $0 { true } else { false } }) else {
+            return []
+        }
+        return Array(delivered[(index + 1)...])
+    }
+
+    /// The tree's paths and kinds.
+    var treeSnapshot: [ItemPath: ItemKind] {
+        var result: [ItemPath: ItemKind] = [:]
+        core.tree.walk(from: Tree.rootIndex) { index in
+            if index != Tree.rootIndex { result[core.tree.path(of: index)] = core.tree[index].kind }
+        }
+        return result
+    }
+}
+
+extension Change {
+    /// The change without ids, sizes and times, for readable expectations.
+    var summary: String {
+        switch self {
+        case .added(let item): "added \(item.path)\(item.kind == .directory ? "/" : "")\(item.isWriting ? " writing" : "")"
+        case .modified(let item): "modified \(item.path)\(item.isWriting ? " writing" : "")"
+        case .finished(let path, _, let size): "finished \(path) \(size)"
+        case .removed(let path, _, _): "removed \(path)"
+        case .renamed(let from, let to, _, _): "renamed \(from) \(to)"
+        case .moved(let from, let to, _, _): "moved \(from) \(to)"
+        case .duplicated(let item, let source): "duplicated \(item.path) \(source)"
+        case .rescanned(let path, let reason): "rescanned \(path) \(reason)"
+        case .degraded(let path, let reason, _): "degraded \(path) \(reason)"
+        case .error(let message, _): "error \(message)"
+        case .rootRemoved: "root-removed"
+        case .scanStarted: "scan-started"
+        case .scanCompleted(_, let items, _): "scan-completed \(items)"
+        }
+    }
+}

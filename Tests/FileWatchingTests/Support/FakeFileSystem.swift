@@ -1,0 +1,317 @@
+@testable import FileWatching
+
+/// An in-memory file system that queues inotify-like events for its watched
+/// directories, so the observer's logic runs without touching disk.
+final class FakeFileSystem: FileSystemAccess {
+    struct Inode {
+        var kind: ItemKind
+        var birth: Int64
+        var size: Int64 = 0
+        var modified: Int64
+        var children: [[UInt8]: UInt64] = [:]
+        var links = 1
+    }
+
+    private(set) var inodes: [UInt64: Inode] = [:]
+    private var nextInode: UInt64 = 2
+    private var watchByInode: [UInt64: Int32] = [:]
+    private var inodeByWatch: [Int32: UInt64] = [:]
+    private var nextWatch: Int32 = 1
+    private var nextCookie: UInt32 = 1
+    /// Events queued since the last `takeEvents()`.
+    private(set) var queue: [SourceEvent] = []
+    /// Open-for-writing counts.
+    var writers: [UInt64: Int] = [:]
+    /// Whether `hasNoWriters` answers (read leases work).
+    var leasesWork = true
+    /// Directories (by path) whose watch fails with this error.
+    var watchFailures: [ItemPath: Errno] = [:]
+    /// Directories (by path) that cannot be listed.
+    var unreadable: Set<ItemPath> = []
+    /// The number of watches the kernel allows (nil: no limit).
+    var watchLimit: Int?
+    /// Wall clock, nanoseconds.
+    var wall: Int64 = 1_700_000_000_000_000_000
+
+    static let device: UInt64 = 42
+
+    init() {
+        inodes[1] = Inode(kind: .directory, birth: 1, modified: wall)
+    }
+
+    // MARK: FileSystemAccess
+
+    func metadata(at path: ItemPath) -> Result<FileMetadata, Errno> {
+        guard let inode = resolve(path) else { return .failure(.notFound) }
+        return .success(metadata(of: inode))
+    }
+
+    func metadata(of inode: UInt64) -> FileMetadata {
+        let node = inodes[inode]!
+        return FileMetadata(kind: node.kind, identity: FileIdentity(device: Self.device, inode: inode, birth: node.birth),
+                            size: node.size, modified: node.modified, created: node.birth)
+    }
+
+    func listDirectory(at path: ItemPath, watch: Bool) -> DirectoryListing {
+        guard let inode = resolve(path), inodes[inode]!.kind == .directory else {
+            return DirectoryListing(watch: .notRequested, entries: .failure(.notFound))
+        }
+        if unreadable.contains(path) {
+            return DirectoryListing(watch: .failed(.accessDenied), entries: .failure(.accessDenied))
+        }
+        var outcome = WatchOutcome.notRequested
+        if watch {
+            if let failure = watchFailures[path] {
+                outcome = .failed(failure)
+            } else if let existing = watchByInode[inode] {
+                outcome = .watching(existing)
+            } else if let limit = watchLimit, watchByInode.count >= limit {
+                outcome = .failed(.noSpace)
+            } else {
+                let wd = nextWatch
+                nextWatch += 1
+                watchByInode[inode] = wd
+                inodeByWatch[wd] = inode
+                outcome = .watching(wd)
+            }
+        }
+        let entries = inodes[inode]!.children.map { name, child in
+            DirectoryEntry(name: name, metadata: .success(metadata(of: child)))
+        }
+        return DirectoryListing(watch: outcome, entries: .success(entries))
+    }
+
+    func removeWatch(_ descriptor: Int32) {
+        guard let inode = inodeByWatch.removeValue(forKey: descriptor) else { return }
+        watchByInode[inode] = nil
+        queue.append(SourceEvent(watch: descriptor, kind: .watchRemoved))
+    }
+
+    func hasNoWriters(at path: ItemPath) -> Bool? {
+        guard leasesWork, let inode = resolve(path) else { return nil }
+        return (writers[inode] ?? 0) == 0
+    }
+
+    var watchCount: Int { watchByInode.count }
+
+    // MARK: Queue
+
+    func takeEvents() -> [SourceEvent] {
+        defer { queue.removeAll() }
+        return queue
+    }
+
+    /// Replaces the queue by an overflow marker, as the kernel does when it drops events.
+    func overflow() {
+        queue = [SourceEvent(watch: -1, kind: .overflow)]
+    }
+
+    private func notify(_ directory: UInt64, _ kind: SourceEvent.Kind, _ name: [UInt8], isDirectory: Bool) {
+        guard let wd = watchByInode[directory] else { return }
+        queue.append(SourceEvent(watch: wd, kind: kind, name: name, isDirectory: isDirectory))
+    }
+
+    private func notifySelf(_ inode: UInt64, _ kind: SourceEvent.Kind) {
+        guard let wd = watchByInode[inode] else { return }
+        queue.append(SourceEvent(watch: wd, kind: kind, isDirectory: true))
+    }
+
+    // MARK: Paths
+
+    func resolve(_ path: ItemPath) -> UInt64? {
+        var current: UInt64 = 1
+        for component in path.components {
+            guard let node = inodes[current], node.kind == .directory, let next = node.children[component] else {
+                return nil
+            }
+            current = next
+        }
+        return current
+    }
+
+    private func split(_ path: ItemPath) -> (parent: UInt64, name: [UInt8]) {
+        guard let parent = resolve(path.parent) else { fatalError("no parent for \(path)") }
+        return (parent, path.name)
+    }
+
+    func exists(_ path: ItemPath) -> Bool { resolve(path) != nil }
+
+    // MARK: Operations, as a process would do them
+
+    @discardableResult
+    func mkdir(_ path: ItemPath) -> UInt64 {
+        let (parent, name) = split(path)
+        precondition(inodes[parent]!.children[name] == nil, "\(path) exists")
+        let inode = allocate(.directory)
+        inodes[parent]!.children[name] = inode
+        notify(parent, .created, name, isDirectory: true)
+        return inode
+    }
+
+    /// open(O_CREAT|O_WRONLY), leaving it open: `created` (and the writer counted).
+    @discardableResult
+    func create(_ path: ItemPath, kind: ItemKind = .file) -> UInt64 {
+        let (parent, name) = split(path)
+        precondition(inodes[parent]!.children[name] == nil, "\(path) exists")
+        let inode = allocate(kind)
+        inodes[parent]!.children[name] = inode
+        notify(parent, .created, name, isDirectory: false)
+        if kind == .file { writers[inode, default: 0] += 1 }
+        return inode
+    }
+
+    /// open for writing an existing file.
+    func open(_ path: ItemPath) {
+        writers[resolve(path)!, default: 0] += 1
+    }
+
+    /// write(2) of `bytes` at the end.
+    func append(_ path: ItemPath, bytes: Int64) {
+        let inode = resolve(path)!
+        inodes[inode]!.size += bytes
+        inodes[inode]!.modified = wall
+        let (parent, name) = split(path)
+        notify(parent, .modified, name, isDirectory: false)
+    }
+
+    /// close(2) of a descriptor opened for writing.
+    func close(_ path: ItemPath) {
+        let inode = resolve(path)!
+        writers[inode, default: 1] -= 1
+        let (parent, name) = split(path)
+        notify(parent, .closedWrite, name, isDirectory: false)
+    }
+
+    /// Creates, writes and closes a file.
+    @discardableResult
+    func write(_ path: ItemPath, bytes: Int64) -> UInt64 {
+        let inode = create(path)
+        if bytes > 0 { append(path, bytes: bytes) }
+        close(path)
+        return inode
+    }
+
+    /// Sets the modification time (touch, utimensat): `attributes`.
+    func touch(_ path: ItemPath, modified: Int64) {
+        let inode = resolve(path)!
+        inodes[inode]!.modified = modified
+        let (parent, name) = split(path)
+        notify(parent, .attributes, name, isDirectory: inodes[inode]!.kind == .directory)
+    }
+
+    /// rename(2), replacing a file at the destination.
+    func rename(_ from: ItemPath, _ to: ItemPath) {
+        let (oldParent, oldName) = split(from)
+        let (newParent, newName) = split(to)
+        let inode = inodes[oldParent]!.children[oldName]!
+        let isDirectory = inodes[inode]!.kind == .directory
+        if let replaced = inodes[newParent]!.children[newName] {
+            precondition(inodes[replaced]!.kind != .directory || inodes[replaced]!.children.isEmpty)
+            free(replaced)
+        }
+        inodes[oldParent]!.children[oldName] = nil
+        inodes[newParent]!.children[newName] = inode
+        let cookie = nextCookie
+        nextCookie += 1
+        notify(oldParent, .movedFrom(cookie: cookie), oldName, isDirectory: isDirectory)
+        notify(newParent, .movedTo(cookie: cookie), newName, isDirectory: isDirectory)
+        notifySelf(inode, .selfMoved)
+    }
+
+    /// Moves an item out of the watched tree (to another file system, or a folder outside).
+    func moveOut(_ path: ItemPath) {
+        let (parent, name) = split(path)
+        let inode = inodes[parent]!.children[name]!
+        inodes[parent]!.children[name] = nil
+        let cookie = nextCookie
+        nextCookie += 1
+        notify(parent, .movedFrom(cookie: cookie), name, isDirectory: inodes[inode]!.kind == .directory)
+        // Its watches stay: the kernel keeps reporting for it until removed.
+        detached.append(inode)
+    }
+
+    /// Moves a tree from outside in, with files `names` under a new directory.
+    func moveIn(directory path: ItemPath, files: [String]) {
+        let (parent, name) = split(path)
+        let inode = allocate(.directory)
+        for file in files {
+            let child = allocate(.file)
+            inodes[child]!.size = 10
+            inodes[inode]!.children[Array(file.utf8)] = child
+        }
+        inodes[parent]!.children[name] = inode
+        let cookie = nextCookie
+        nextCookie += 1
+        notify(parent, .movedTo(cookie: cookie), name, isDirectory: true)
+    }
+
+    private var detached: [UInt64] = []
+
+    /// unlink(2) or rmdir(2).
+    func remove(_ path: ItemPath) {
+        let (parent, name) = split(path)
+        let inode = inodes[parent]!.children[name]!
+        let isDirectory = inodes[inode]!.kind == .directory
+        precondition(!isDirectory || inodes[inode]!.children.isEmpty, "rmdir of a non-empty folder")
+        inodes[parent]!.children[name] = nil
+        notify(parent, .deleted, name, isDirectory: isDirectory)
+        if isDirectory {
+            notifySelf(inode, .selfDeleted)
+            if let wd = watchByInode.removeValue(forKey: inode) {
+                inodeByWatch[wd] = nil
+                queue.append(SourceEvent(watch: wd, kind: .watchRemoved))
+            }
+        }
+        free(inode)
+    }
+
+    /// rm -rf: children first.
+    func removeTree(_ path: ItemPath) {
+        let inode = resolve(path)!
+        if inodes[inode]!.kind == .directory {
+            for name in inodes[inode]!.children.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                removeTree(path.appending(name))
+            }
+        }
+        remove(path)
+    }
+
+    /// link(2).
+    func link(_ existing: ItemPath, _ new: ItemPath) {
+        let inode = resolve(existing)!
+        let (parent, name) = split(new)
+        inodes[parent]!.children[name] = inode
+        inodes[inode]!.links += 1
+        notify(parent, .created, name, isDirectory: false)
+    }
+
+    private func allocate(_ kind: ItemKind) -> UInt64 {
+        let inode = nextInode
+        nextInode += 1
+        wall += 1_000
+        inodes[inode] = Inode(kind: kind, birth: wall, modified: wall)
+        return inode
+    }
+
+    private func free(_ inode: UInt64) {
+        inodes[inode]!.links -= 1
+        if inodes[inode]!.links == 0 { inodes[inode] = nil }
+    }
+
+    // MARK: What is on disk
+
+    /// Every path under the root, with its kind (hidden names included).
+    func snapshot(includeHidden: Bool = true) -> [ItemPath: ItemKind] {
+        var result: [ItemPath: ItemKind] = [:]
+        func visit(_ inode: UInt64, _ path: ItemPath) {
+            for (name, child) in inodes[inode]!.children {
+                if !includeHidden && name.first == UInt8(ascii: ".") { continue }
+                let childPath = path.appending(name)
+                result[childPath] = inodes[child]!.kind
+                if inodes[child]!.kind == .directory { visit(child, childPath) }
+            }
+        }
+        visit(1, .root)
+        return result
+    }
+}
