@@ -26,7 +26,7 @@ public final class FileObserver: Sendable {
     public let root: String
     /// The options the observer was made with.
     public let options: ObserverOptions
-    private let state: ObserverState
+    let state: ObserverState
 
     /// Opens the root. Nothing is watched until ``start()``.
     ///
@@ -143,7 +143,7 @@ public final class FileObserver: Sendable {
 
 /// Keeps a callback subscription alive; cancelling or releasing it ends it.
 public final class ObservationToken: Sendable {
-    private let state: ObserverState
+    let state: ObserverState
     private let key: UInt64
 
     init(state: ObserverState, key: UInt64) {

@@ -85,9 +85,11 @@ struct Watch: AsyncParsableCommand {
         let printer = ChangePrinter(observer: observer, json: json)
         let group = ServiceGroup(
             configuration: .init(
+                // Shut down in reverse order: the observer stops first, which
+                // ends the printer's stream after its last batch.
                 services: [
-                    .init(service: observer, successTerminationBehavior: .gracefullyShutdownGroup),
                     .init(service: printer),
+                    .init(service: observer, successTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger

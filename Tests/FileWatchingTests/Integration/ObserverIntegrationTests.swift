@@ -1,0 +1,287 @@
+@testable import FileWatching
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real observer on real temporary folders, driven by real programs.
+@Suite("Observer on a real folder")
+struct ObserverIntegrationTests {
+    @Test("files created, written and closed are added, then finished")
+    func createAndFinish() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            let probe = try ObserverProbe(dir.path)
+            #expect(await probe.scanned())
+            Disk.write(dir("report.pdf"), String(repeating: "p", count: 5000))
+            #expect(await probe.wait { $0.contains { if case .finished(let path, _, 5000) = $0 { path == "report.pdf" } else { false } } })
+            let summaries = probe.liveChanges.map(\.summary)
+            #expect(summaries.first == "added report.pdf writing")
+        }
+    }
+
+    @Test("a slow writer that pauses longer than the settle time gets no early finished")
+    func slowWriter() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(200), latency: .milliseconds(10)))
+            #expect(await probe.scanned())
+            let handle = try #require(FileHandle(forWritingAtPath: { Disk.write(dir("movie.mkv"), ""); return dir("movie.mkv") }()))
+            try handle.write(contentsOf: Data(repeating: 1, count: 4096))
+            // A pause of five settle times with the file still open.
+            try await Task.sleep(for: .seconds(1))
+            #expect(!probe.liveChanges.contains { if case .finished = $0 { true } else { false } })
+            try handle.write(contentsOf: Data(repeating: 2, count: 4096))
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(!probe.liveChanges.contains { if case .finished = $0 { true } else { false } })
+            try handle.close()
+            #expect(await probe.wait { $0.contains { if case .finished(_, _, 8192) = $0 { true } else { false } } })
+        }
+    }
+
+    @Test("mv of a folder with 1,000 files is one moved event")
+    func moveLargeFolder() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            Disk.mkdir(dir("a/photos"))
+            Disk.mkdir(dir("b"))
+            for i in 0..<1000 { Disk.write(dir("a/photos/img\(i).jpg")) }
+            let probe = try ObserverProbe(dir.path)
+            #expect(await probe.scanned())
+            try run("/bin/mv", [dir("a/photos"), dir("b/pictures")])
+            await probe.observer.sync()
+            #expect(probe.liveChanges.map(\.summary) == ["moved a/photos b/pictures"])
+            #expect(probe.observer.children(of: "b/pictures")?.count == 1000)
+            #expect(probe.observer.item(at: "b/pictures/img999.jpg") != nil)
+        }
+    }
+
+    @Test("cp -r and tar x: every file inside new folders is reported", arguments: ["cp", "tar"])
+    func newFolders(tool: String) async throws {
+        try await MachineSettings.shared {
+            let source = TemporaryDirectory()
+            for d in 0..<10 {
+                Disk.mkdir(source("tree/d\(d)/e"))
+                for f in 0..<20 { Disk.write(source("tree/d\(d)/e/f\(f).txt"), "\(d)-\(f)") }
+            }
+            let dir = TemporaryDirectory()
+            let probe = try ObserverProbe(dir.path)
+            #expect(await probe.scanned())
+            if tool == "cp" {
+                try run("/bin/cp", ["-r", source("tree"), dir("tree")])
+            } else {
+                try run("/bin/tar", ["-cf", source("tree.tar"), "-C", source.path, "tree"])
+                try run("/bin/tar", ["-xf", source("tree.tar"), "-C", dir.path])
+            }
+            await probe.observer.sync()
+            let replay = probe.replay()
+            #expect(replay.violations.isEmpty, "\(replay.violations.prefix(3))")
+            #expect(replay.contractItems == Disk.snapshot(dir.path))
+            #expect(replay.contractItems.count == 1 + 20 + 200)
+        }
+    }
+
+    @Test("an atomic save is modified of the target, which keeps its id")
+    func atomicSave() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            Disk.write(dir("notes.md"), "one")
+            let probe = try ObserverProbe(dir.path)
+            #expect(await probe.scanned())
+            let id = try #require(probe.observer.item(at: "notes.md")).id
+            Disk.write(dir(".notes.md.swp"), "two, longer")
+            Disk.rename(dir(".notes.md.swp"), dir("notes.md"))
+            Disk.write(dir("notes.md~tmp"), "three")
+            Disk.rename(dir("notes.md~tmp"), dir("notes.md"))
+            await probe.observer.sync()
+            let live = probe.liveChanges
+            #expect(live.allSatisfy { $0.id == id }, "\(live.map(\.summary))")
+            #expect(live.contains { if case .modified = $0 { true } else { false } })
+            #expect(probe.observer.item(at: "notes.md")?.id == id)
+            #expect(probe.observer.item(at: "notes.md")?.size == 5)
+        }
+    }
+
+    @Test("renames, moves in and out of the root, rm -rf")
+    func renamesAndMoves() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            let outside = TemporaryDirectory()
+            Disk.mkdir(dir("inbox"))
+            Disk.mkdir(dir("library/old"))
+            Disk.write(dir("inbox/issue1.cbz"))
+            Disk.write(dir("library/old/a"))
+            Disk.mkdir(outside("arrivals/sub"))
+            Disk.write(outside("arrivals/sub/x"))
+            let probe = try ObserverProbe(dir.path)
+            #expect(await probe.scanned())
+            let id = try #require(probe.observer.item(at: "inbox/issue1.cbz")).id
+            Disk.rename(dir("inbox/issue1.cbz"), dir("inbox/Issue 1.cbz"))
+            Disk.rename(dir("inbox/Issue 1.cbz"), dir("library/Issue 1.cbz"))
+            Disk.rename(dir("library/old"), outside("old"))
+            Disk.rename(outside("arrivals"), dir("arrivals"))
+            try run("/bin/rm", ["-rf", dir("inbox")])
+            await probe.observer.sync()
+            let live = probe.liveChanges
+            #expect(Array(live.map(\.summary).prefix(7)) == [
+                "renamed inbox/issue1.cbz inbox/Issue 1.cbz", "moved inbox/Issue 1.cbz library/Issue 1.cbz",
+                "removed library/old", "added arrivals/", "added arrivals/sub/", "added arrivals/sub/x", "removed inbox",
+            ])
+            #expect(live[0].id == id && live[1].id == id)
+            #expect(probe.replay(initial: ["inbox": "directory", "inbox/issue1.cbz": "file", "library": "directory",
+                                           "library/old": "directory", "library/old/a": "file"]).contractItems == Disk.snapshot(dir.path))
+        }
+    }
+
+    @Test("hard links are two items; symlinks, fifos and sockets are reported, never followed")
+    func specialFiles() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero))
+            #expect(await probe.scanned())
+            Disk.write(dir("one"))
+            #expect(link(dir("one"), dir("two")) == 0)
+            #expect(symlink(".", dir("loop")) == 0)
+            #expect(symlink("/etc", dir("out")) == 0)
+            #expect(mkfifo(dir("pipe"), 0o600) == 0)
+            await probe.observer.sync()
+            let added = probe.liveChanges.compactMap { change -> ChangedItem? in if case .added(let item) = change { item } else { nil } }
+            let kinds = Dictionary(uniqueKeysWithValues: added.map { ($0.path.description, $0.kind) })
+            #expect(kinds == ["one": .file, "two": .file, "loop": .symlink, "out": .symlink, "pipe": .other])
+            #expect(Set(added.map(\.id)).count == 5)
+            #expect(probe.observer.children(of: "loop") == nil, "a symlink is not followed")
+        }
+    }
+
+    @Test("names that are not UTF-8 keep their bytes")
+    func nonUTF8Names() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero))
+            #expect(await probe.scanned())
+            var name = Array(dir.path.utf8) + Array("/caf".utf8) + [0xE9, 0]
+            let fd = name.withUnsafeMutableBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { creat($0, 0o644) }
+            }
+            #expect(fd >= 0)
+            close(fd)
+            #expect(await probe.wait { $0.contains { if case .added = $0 { true } else { false } } })
+            let line = try #require(probe.liveChanges.first { if case .added = $0 { true } else { false } }).jsonLine
+            #expect(line.contains(#""path":"caf\#u{FFFD}""#))
+            #expect(line.contains(#""path_b64":"Y2Fm6Q==""#))
+            name.removeLast()
+        }
+    }
+
+    @Test("sync() is a barrier: changes made before it are delivered when it returns")
+    func syncBarrier() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .seconds(5)))
+            await probe.observer.sync()
+            #expect(probe.changes.contains { if case .scanCompleted = $0 { true } else { false } })
+            for i in 0..<50 { Disk.write(dir("f\(i)")) }
+            await probe.observer.sync()
+            #expect(probe.liveChanges.count == 50, "a five-second latency window is cut short by sync()")
+        }
+    }
+
+    @Test("the root removed ends the stream with root-removed", arguments: ["delete", "move", "move-parent"])
+    func rootRemoved(how: String) async throws {
+        try await MachineSettings.shared {
+            let parent = TemporaryDirectory()
+            Disk.mkdir(parent("root/sub"))
+            let probe = try ObserverProbe(parent("root"))
+            #expect(await probe.scanned())
+            let stream = probe.observer.changes()
+            switch how {
+            case "delete": try run("/bin/rm", ["-rf", parent("root")])
+            case "move": Disk.rename(parent("root"), parent("elsewhere"))
+            default: Disk.rename(parent.path, parent.path + "-moved")
+            }
+            #expect(await probe.wait { $0.contains { if case .rootRemoved = $0 { true } else { false } } })
+            await #expect(throws: FileWatchingError.self) { try await probe.observer.waitUntilStopped() }
+            for await _ in stream {}
+            if how == "move-parent" { Disk.rename(parent.path + "-moved", parent.path) }
+        }
+    }
+
+    @Test("bad roots throw clear errors")
+    func badRoots() throws {
+        let dir = TemporaryDirectory()
+        Disk.write(dir("file"))
+        #expect { _ = try ObserverProbe(dir("missing")) } throws: { ($0 as? FileWatchingError)?.code == .notFound }
+        #expect { _ = try ObserverProbe(dir("file")) } throws: { ($0 as? FileWatchingError)?.code == .notADirectory }
+    }
+
+    @Test("polling mode sees additions, renames and removals")
+    func polling() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            Disk.write(dir("old"))
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, pollingInterval: .milliseconds(100)))
+            #expect(await probe.scanned())
+            Disk.rename(dir("old"), dir("new"))
+            Disk.mkdir(dir("d"))
+            Disk.write(dir("d/x"))
+            await probe.observer.sync()
+            #expect(Set(probe.liveChanges.map(\.summary)).isSuperset(of: ["renamed old new", "added d/", "added d/x writing"]))
+            #expect(probe.replay(initial: ["old": "file"]).contractItems == Disk.snapshot(dir.path))
+        }
+    }
+
+    @Test("a queue overflow is repaired by a rescan and reported", .enabled(if: MachineSettings.canChangeInotifySettings))
+    func overflow() async throws {
+        let dir = TemporaryDirectory()
+        Disk.write(dir("keep"))
+        Disk.write(dir("before"))
+        // The queue size is read when the inotify instance is made: 64 events.
+        let probe = try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: 64) {
+            try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .milliseconds(500)))
+        }
+        try await MachineSettings.shared {
+            #expect(await probe.scanned())
+            // Hold the observer's logic while the kernel queue fills up: the
+            // monitor thread reads what it can, then waits for the lock.
+            probe.observer.state.core.withLock { _ in
+                Disk.rename(dir("before"), dir("after"))
+                for i in 0..<300 { Disk.write(dir("f\(i)")) }
+                for i in 0..<100 { Disk.remove(dir("f\(i)")) }
+            }
+            await probe.observer.sync()
+            #expect(probe.liveChanges.contains { if case .rescanned(_, "overflow") = $0 { true } else { false } })
+            let replay = probe.replay(initial: ["keep": "file", "before": "file"])
+            #expect(replay.violations.isEmpty, "\(replay.violations.prefix(3))")
+            #expect(replay.contractItems == Disk.snapshot(dir.path))
+        }
+    }
+
+    @Test("the watch limit degrades a subtree to polling, with the sysctl as hint", .enabled(if: MachineSettings.canChangeInotifySettings))
+    func watchLimit() async throws {
+        let dir = TemporaryDirectory()
+        for i in 0..<5 { Disk.mkdir(dir("d\(i)")) }
+        try await MachineSettings.with("/proc/sys/fs/inotify/max_user_watches", setTo: try inotifyWatchesInUse() + 3) {
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
+            #expect(await probe.scanned())
+            let degraded = probe.changes.filter { if case .degraded(_, "watch-limit", let hint) = $0 { hint.contains("max_user_watches") } else { false } }
+            #expect(degraded.count >= 1, "changes: \(probe.changes.map(\.summary))")
+            Disk.write(dir("d4/late"))
+            #expect(await probe.wait { $0.map(\.summary).contains("added d4/late writing") })
+        }
+    }
+}
+
+/// The inotify watches this user's processes hold now (from /proc/*/fdinfo).
+func inotifyWatchesInUse() throws -> Int {
+    var count = 0
+    for pid in try FileManager.default.contentsOfDirectory(atPath: "/proc") where pid.allSatisfy(\.isNumber) {
+        guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fdinfo") else { continue }
+        for fd in fds {
+            guard let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8) else { continue }
+            count += info.components(separatedBy: "inotify wd:").count - 1
+        }
+    }
+    return count
+}

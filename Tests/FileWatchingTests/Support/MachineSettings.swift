@@ -1,0 +1,62 @@
+import Foundation
+
+/// Tests that change a machine-wide setting (an inotify sysctl) hold this
+/// exclusively; every other test that creates an observer holds it shared.
+/// So a lowered limit never reaches a test that did not ask for it.
+actor MachineSettings {
+    static let lock = MachineSettings()
+
+    private var readers = 0
+    private var writer = false
+    private var waiting: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+    private func acquire(exclusive: Bool) async {
+        if exclusive ? (!writer && readers == 0 && waiting.isEmpty) : (!writer && !waiting.contains { $0.exclusive }) {
+            if exclusive { writer = true } else { readers += 1 }
+            return
+        }
+        await withCheckedContinuation { waiting.append((exclusive, $0)) }
+    }
+
+    private func release(exclusive: Bool) {
+        if exclusive { writer = false } else { readers -= 1 }
+        while let next = waiting.first {
+            if next.exclusive {
+                guard readers == 0 && !writer else { break }
+                writer = true
+            } else {
+                guard !writer else { break }
+                readers += 1
+            }
+            waiting.removeFirst()
+            next.continuation.resume()
+        }
+    }
+
+    /// Runs `body` alongside other shared holders.
+    static func shared<T>(_ body: () async throws -> T) async rethrows -> T {
+        await lock.acquire(exclusive: false)
+        defer { Task { await lock.release(exclusive: false) } }
+        return try await body()
+    }
+
+    /// Runs `body` alone, with `setting` (a /proc/sys path) set to `value`
+    /// (worked out once every other test has let go) for as long as `body`
+    /// runs, and put back on every path out.
+    static func with<T>(_ setting: String, setTo value: @autoclosure () throws -> Int, _ body: () async throws -> T)
+        async throws -> T
+    {
+        await lock.acquire(exclusive: true)
+        defer { Task { await lock.release(exclusive: true) } }
+        let value = try value()
+        let old = try String(contentsOfFile: setting, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        try "\(value)\n".write(toFile: setting, atomically: false, encoding: .utf8)
+        defer { try? "\(old)\n".write(toFile: setting, atomically: false, encoding: .utf8) }
+        return try await body()
+    }
+
+    /// Whether this process may change inotify settings (root, writable /proc/sys).
+    static var canChangeInotifySettings: Bool {
+        FileManager.default.isWritableFile(atPath: "/proc/sys/fs/inotify/max_queued_events")
+    }
+}
