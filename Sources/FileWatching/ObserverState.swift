@@ -187,7 +187,7 @@ final class ObserverState: Sendable {
             deliver(batch)
             for waiter in syncs { waiter.resume() }
             if rootRemoved {
-                logger.error("the watched root was removed", metadata: ["root": "\(rootPath)"])
+                logger.notice("the watched root was removed", metadata: ["root": "\(rootPath)"])
                 finish(rootRemoved: true, resuming: [])
                 return
             }

@@ -82,40 +82,34 @@ struct Watch: AsyncParsableCommand {
         } catch {
             CommandOutput.fail(error.message, code: 2)
         }
-        let printer = ChangePrinter(observer: observer, json: json)
+        let changes = observer.changes()
         let group = ServiceGroup(
             configuration: .init(
-                // Shut down in reverse order: the observer stops first, which
-                // ends the printer's stream after its last batch.
-                services: [
-                    .init(service: printer),
-                    .init(service: observer, successTerminationBehavior: .gracefullyShutdownGroup),
-                ],
+                services: [.init(service: observer, successTerminationBehavior: .gracefullyShutdownGroup)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
         )
+        let json = self.json
+        // The printer drains the stream, which ends (after its last batch)
+        // when the observer stops.
+        async let printed: Void = ChangePrinter.print(changes, json: json)
         do {
             try await group.run()
+            await printed
         } catch let error as FileWatchingError where error.code == .rootRemoved {
+            await printed
             CommandOutput.fail(error.message, code: 1)
         } catch {
+            await printed
             CommandOutput.fail("\(error)", code: 1)
         }
     }
 }
 
-/// Prints each change as it arrives, flushing every line.
-struct ChangePrinter: Service {
-    let changes: AsyncStream<[Change]>
-    let json: Bool
-
-    init(observer: FileObserver, json: Bool) {
-        self.changes = observer.changes()
-        self.json = json
-    }
-
-    func run() async throws {
+/// Prints each change as it arrives, one write per batch.
+enum ChangePrinter {
+    static func print(_ changes: AsyncStream<[Change]>, json: Bool) async {
         for await batch in changes {
             var text = ""
             for change in batch {

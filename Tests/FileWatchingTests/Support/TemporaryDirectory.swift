@@ -10,7 +10,7 @@ final class TemporaryDirectory: @unchecked Sendable {
 
     init(function: String = #function) {
         let safe = function.filter { $0.isLetter || $0.isNumber }.prefix(24)
-        var template = Array("\(NSTemporaryDirectory())/fileshare-\(safe)-XXXXXX".utf8CString)
+        var template = Array("\(temporaryFolder())/fileshare-\(safe)-XXXXXX".utf8CString)
         let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(result != nil, "mkdtemp failed")
         path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
@@ -97,4 +97,12 @@ enum Disk {
         visit("")
         return result
     }
+}
+
+/// The system's temporary folder, without a trailing slash or symbolic links.
+func temporaryFolder() -> String {
+    let base = NSTemporaryDirectory()
+    guard let resolved = realpath(base, nil) else { return "/tmp" }
+    defer { free(resolved) }
+    return String(cString: resolved)
 }

@@ -1,0 +1,206 @@
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fileshare watch` end to end: the real binary, real folders, real signals.
+@Suite("fileshare watch")
+struct WatchCommandTests {
+    @Test("--json prints scan-started, scan-completed and changes, a flushed line each; SIGINT and SIGTERM exit 0",
+          arguments: [SIGINT, SIGTERM])
+    func jsonStream(signal: Int32) async throws {
+        let dir = try TemporaryFolder()
+        try "one".write(toFile: dir.path + "/existing.txt", atomically: false, encoding: .utf8)
+        let watch = try CommandProcess(["watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "0.2"])
+        #expect(await watch.waitForLine { $0.contains(#""type":"scan-completed""#) })
+        try "two".write(toFile: dir.path + "/new.txt", atomically: false, encoding: .utf8)
+        #expect(await watch.waitForLine { $0.contains(#""type":"finished""#) && $0.contains("new.txt") })
+        let lines = watch.lines
+        #expect(lines.first == #"{"type":"scan-started","root":"\#(dir.path)"}"#)
+        #expect(lines.contains { $0.hasPrefix(#"{"type":"added","path":"existing.txt","id":""#) })
+        #expect(lines.contains { $0.contains(#""type":"added","path":"new.txt""#) && $0.contains(#""writing":true"#) })
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["type"] is String, "every line is a JSON object with a type: \(line)")
+        }
+        watch.send(signal)
+        #expect(await watch.exitStatus() == 0)
+    }
+
+    @Test("human-readable lines without --json")
+    func humanLines() async throws {
+        let dir = try TemporaryFolder()
+        let watch = try CommandProcess(["watch", dir.path, "--latency", "0"])
+        #expect(await watch.waitForLine { $0.hasPrefix("watching 0 items") })
+        try FileManager.default.createDirectory(atPath: dir.path + "/Comics", withIntermediateDirectories: false)
+        #expect(await watch.waitForLine { $0 == "added     Comics/" })
+        watch.send(SIGINT)
+        #expect(await watch.exitStatus() == 0)
+    }
+
+    @Test("DIR defaults to ./Documents")
+    func defaultDirectory() async throws {
+        let dir = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: dir.path + "/Documents", withIntermediateDirectories: false)
+        let watch = try CommandProcess(["watch", "--json"], in: dir.path)
+        #expect(await watch.waitForLine { $0 == #"{"type":"scan-started","root":"\#(dir.path)/Documents"}"# })
+        watch.send(SIGTERM)
+        #expect(await watch.exitStatus() == 0)
+    }
+
+    @Test("the root removed: a root-removed line, exit 1")
+    func rootRemoved() async throws {
+        let dir = try TemporaryFolder()
+        let root = dir.path + "/root"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
+        let watch = try CommandProcess(["watch", root, "--json"])
+        #expect(await watch.waitForLine { $0.contains("scan-completed") })
+        try FileManager.default.removeItem(atPath: root)
+        #expect(await watch.exitStatus() == 1)
+        #expect(watch.lines.last == #"{"type":"root-removed","root":"\#(root)"}"#)
+        #expect(watch.errorOutput.contains("removed"))
+    }
+
+    @Test("bad input: exit 2, one line on stderr, nothing created",
+          arguments: [
+            (["watch", "MISSING"], "no such directory"),
+            (["watch", "FILE"], "not a directory"),
+            (["watch", "DIR", "--state", "s.json", "--initial"], "--state cannot be combined with --initial"),
+            (["watch", "DIR", "--bogus"], "--bogus"),
+            (["watch", "DIR", "--latency", "soon"], "--latency"),
+            (["watch", "DIR", "--exclude", ""], "--exclude"),
+          ])
+    func badInput(arguments: [String], message: String) async throws {
+        let dir = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: dir.path + "/d", withIntermediateDirectories: false)
+        try "x".write(toFile: dir.path + "/f", atomically: false, encoding: .utf8)
+        let resolved = arguments.map { argument in
+            switch argument {
+            case "MISSING": dir.path + "/missing"
+            case "FILE": dir.path + "/f"
+            case "DIR": dir.path + "/d"
+            default: argument
+            }
+        }
+        let before = try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted()
+        let watch = try CommandProcess(resolved, in: dir.path)
+        #expect(await watch.exitStatus() == 2)
+        let stderr = watch.errorOutput.split(separator: "\n")
+        #expect(stderr.count == 1, "one line: \(stderr)")
+        #expect(stderr.first?.contains(message) == true, "\(stderr)")
+        #expect(watch.lines.isEmpty, "nothing on stdout")
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted() == before)
+    }
+}
+
+/// A temporary folder, removed on release.
+final class TemporaryFolder {
+    let path: String
+    init() throws {
+        var template = Array("\(temporaryFolder())/fileshare-cli-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        path = String(cString: made)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// The built `fileshare` binary, run with its output collected line by line.
+final class CommandProcess: Sendable {
+    private let process: Process
+    private final class Output: Sendable {
+        let stdout = Mutex<(lines: [String], partial: String)>(([], ""))
+        let stderr = Mutex<String>("")
+    }
+    private let output = Output()
+
+    static var binary: String {
+        // The test bundle sits beside the products of the build.
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        while !directory.path.isEmpty && directory.path != "/" {
+            let candidate = directory.appendingPathComponent("fileshare").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory.deleteLastPathComponent()
+        }
+        return ".build/debug/fileshare"
+    }
+
+    init(_ arguments: [String], in directory: String? = nil) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandProcess.binary)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        let output = self.output
+        stdout.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            output.stdout.withLock { state in
+                state.partial += String(decoding: data, as: UTF8.self)
+                while let newline = state.partial.firstIndex(of: "\n") {
+                    state.lines.append(String(state.partial[..<newline]))
+                    state.partial.removeSubrange(...newline)
+                }
+            }
+            if data.isEmpty { handle.readabilityHandler = nil }
+        }
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            output.stderr.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            if data.isEmpty { handle.readabilityHandler = nil }
+        }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    var lines: [String] { output.stdout.withLock { $0.lines } }
+    var errorOutput: String { output.stderr.withLock { $0 } }
+
+    /// Waits (up to a generous timeout) for a line that matches.
+    func waitForLine(timeout: Duration = .seconds(20), _ matches: (String) -> Bool) async -> Bool {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: timeout)
+        while clock.now < end {
+            if lines.contains(where: matches) { return true }
+            if !process.isRunning && lines.contains(where: matches) == false {
+                try? await Task.sleep(for: .milliseconds(50))
+                return lines.contains(where: matches)
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for the process to exit (killing it after a generous timeout).
+    func exitStatus(timeout: Duration = .seconds(20)) async -> Int32 {
+        let clock = ContinuousClock()
+        let end = clock.now.advanced(by: timeout)
+        while process.isRunning && clock.now < end { try? await Task.sleep(for: .milliseconds(10)) }
+        if process.isRunning {
+            process.terminate()
+            return -1
+        }
+        // Let the readers take the last output.
+        try? await Task.sleep(for: .milliseconds(50))
+        return process.terminationStatus
+    }
+}
+
+/// The system's temporary folder, without a trailing slash or symbolic links.
+func temporaryFolder() -> String {
+    let base = NSTemporaryDirectory()
+    guard let resolved = realpath(base, nil) else { return "/tmp" }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
