@@ -51,6 +51,8 @@ class BenchError(Exception):
 # Processes: every one is registered and stopped on every way out.
 
 PROCS = []
+KILLED = collections.Counter()   # name -> processes that ignored SIGTERM and were killed
+STOP_GRACE = 2.0
 
 
 def spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL):
@@ -60,7 +62,7 @@ def spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL):
     return proc
 
 
-def stop(proc, timeout=10, before_close=()):
+def stop(proc, grace=None, before_close=(), name="?"):
     """SIGTERM the process group we started, SIGKILL it if it does not go; then close its pipes."""
     try:
         if proc.poll() is None:
@@ -69,13 +71,14 @@ def stop(proc, timeout=10, before_close=()):
             except ProcessLookupError:
                 pass
             try:
-                proc.wait(timeout)
+                proc.wait(STOP_GRACE if grace is None else grace)
             except subprocess.TimeoutExpired:
+                KILLED[name] += 1
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-                proc.wait(timeout)
+                proc.wait(30)
     finally:
         for collector in before_close:  # threads still reading its pipes: let them see the end
             collector.finish()
@@ -92,7 +95,7 @@ def stop(proc, timeout=10, before_close=()):
 def stop_all():
     for proc in list(PROCS):
         try:
-            stop(proc, timeout=5)
+            stop(proc, grace=2)
         except Exception as error:  # keep going: stop the others
             print(f"warning: could not stop pid {proc.pid}: {error}", file=sys.stderr)
 
@@ -236,7 +239,7 @@ class Watcher:
 
     def stop(self):
         if self.proc is not None:
-            stop(self.proc, before_close=self.collectors)
+            stop(self.proc, before_close=self.collectors, name=self.name)
             self.proc = None
         self.collectors = []
 
@@ -594,9 +597,10 @@ def bench_latency(args, tmp, watchers, results):
     work = os.path.join(root, "w")
     os.makedirs(work)
     modify_files = 50
+    old = time.time() - 3600  # old files: nobody is writing them when the watcher starts
     for j in range(modify_files):
         write_file(os.path.join(work, f"m{j:03d}"), b"start\n")
-    time.sleep(0.1)
+        os.utime(os.path.join(work, f"m{j:03d}"), (old, old))
     ops = [op for op in OPS if op in args.latency_ops]
     per_tool = {}
     serial = 0
@@ -607,6 +611,7 @@ def bench_latency(args, tmp, watchers, results):
         missed = {op: 0 for op in ops}
         streak = {op: 0 for op in ops}
         disabled = set()
+        missed_examples = []
         w.start(root, "latency", args.timeout)
         try:
             time.sleep(0.2)
@@ -657,6 +662,8 @@ def bench_latency(args, tmp, watchers, results):
                 if found is None:
                     if counted:
                         missed[op] += 1
+                        if len(missed_examples) < 10:
+                            missed_examples.append(f"{op} {rel}")
                     streak[op] += 1
                     if streak[op] >= args.max_missed:
                         log(f"latency: {w.name} reported no event for {streak[op]} '{op}' "
@@ -671,7 +678,8 @@ def bench_latency(args, tmp, watchers, results):
         finally:
             w.stop()
         serial += args.ops + args.warmup + 4
-        per_tool[w.name] = {"lat": lat, "missed": missed, "disabled": disabled}
+        per_tool[w.name] = {"lat": lat, "missed": missed, "disabled": disabled,
+                            "missed_examples": missed_examples}
         # remove what a skipped step may have left behind, so the next tool starts alike
         for name in os.listdir(work):
             if not name.startswith("m"):
@@ -718,6 +726,12 @@ def report_latency(r, args):
                            + (f" ({t['missed'][op]} missed)" if t["missed"][op] else ""))
         rows.append(row)
     out.append(table(["tool"] + list(ops), rows))
+    out.append("(time from the end of the operation's last syscall to the read of the matching line; "
+               "a few microseconds means the line was already in the pipe when the script looked)")
+    for name, t in per_tool.items():
+        if t["missed_examples"]:
+            out.append(f"{name}: no matching event within {args.op_timeout:g} s for: "
+                       + ", ".join(t["missed_examples"]))
     if base and "fileshare" in summary:
         diff = summary["fileshare"][1] - base[1]
         out.append("")
@@ -862,8 +876,12 @@ def replay(name, lines, root):
 def bench_storm(args, tmp, watchers, results):
     per_folder = 100
     folders = max(1, args.storm_files // per_folder)
-    renames = max(0, min(per_folder // 2, args.storm_renames // folders))
-    deletes = max(0, min(per_folder - renames, args.storm_deletes // folders))
+    renames = max(0, min(per_folder // 4, args.storm_renames // folders))
+    deletes = max(0, min(per_folder // 4, args.storm_deletes // folders))
+    # In every folder, file 4i+1 is renamed and 4i+2 deleted (for the first ones), so the files
+    # created right after their folder (when a watcher may not watch it yet) are kept as they are.
+    rename_idx = [4 * i + 1 for i in range(renames)]
+    delete_idx = [4 * i + 2 for i in range(deletes)]
     out = {}
     for w in watchers:
         root = os.path.join(tmp, f"storm-{w.name}")
@@ -889,13 +907,13 @@ def bench_storm(args, tmp, watchers, results):
                     write_file(os.path.join(folder, f"f{f:03d}.txt"), b"storm\n")
             t_created = now()
             for d in range(folders):
-                for f in range(renames):
+                for f in rename_idx:
                     src, dst = f"d{d:03d}/f{f:03d}.txt", f"d{d:03d}/r{f:03d}.txt"
                     os.rename(os.path.join(root, src), os.path.join(root, dst))
                     rename_map[src] = dst
             t_renamed = now()
             for d in range(folders):
-                for f in range(renames, renames + deletes):
+                for f in delete_idx:
                     os.unlink(os.path.join(root, f"d{d:03d}/f{f:03d}.txt"))
             t_done = now()
             deadline = t_done + args.storm_timeout
@@ -944,8 +962,8 @@ def bench_storm(args, tmp, watchers, results):
 
 
 def report_storm(r, args):
-    out = [f"## 3. Storm: {r['folders']} new folders with {r['files']} files, then "
-           f"{r['renames']} renames (same folder), then {r['deletes']} deletes; "
+    out = [f"## 3. Storm: {r['folders']} new folders with {r['files']} files (each folder then its "
+           f"files), then {r['renames']} renames (same folder), then {r['deletes']} deletes; "
            f"replayed events vs disk once quiet for {args.quiet:g} s"]
     rows = []
     for name, e in r["per_tool"].items():
@@ -1041,6 +1059,8 @@ def parse_args(argv):
     p.add_argument("--quiet", type=float, default=2.0, help="storm: seconds without output = quiet")
     p.add_argument("--storm-timeout", type=float, default=300.0, help="storm: longest wait for quiet")
     p.add_argument("--timeout", type=float, default=300.0, help="longest wait for a watcher to be ready")
+    p.add_argument("--stop-grace", type=float, default=2.0,
+                   help="seconds a watcher gets to exit after SIGTERM before SIGKILL")
     p.add_argument("--tmp", default="/tmp", help="where the temporary trees go")
     p.add_argument("--quick", action="store_true",
                    help="small sizes: --files 20000 --runs 3 --ops 400 --storm-files 4000")
@@ -1074,7 +1094,9 @@ def parse_args(argv):
 
 
 def main(argv):
+    global STOP_GRACE
     args = parse_args(argv)
+    STOP_GRACE = args.stop_grace
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt
@@ -1098,13 +1120,14 @@ def main(argv):
             else:
                 skipped.append(f"{name}: {why}")
         started = now()
-        if "scan" in args.only:
-            bench_scan(args, tmp, watchers, results)
-            shutil.rmtree(os.path.join(tmp, "scan"), ignore_errors=True)
-        if "latency" in args.only:
-            bench_latency(args, tmp, watchers, results)
-        if "storm" in args.only:
-            bench_storm(args, tmp, watchers, results)
+        phases = []
+        for name, fn in (("scan", bench_scan), ("latency", bench_latency), ("storm", bench_storm)):
+            if name in args.only:
+                t = now()
+                fn(args, tmp, watchers, results)
+                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+                phases.append(f"{name} {now() - t:.0f} s")
+                log(f"{name}: done in {now() - t:.0f} s")
         elapsed = now() - started
 
         print()
@@ -1112,6 +1135,9 @@ def main(argv):
         print(f"machine: {os.cpu_count()} cores, Linux {platform.release()}; {versions(args, watchers)}")
         if skipped:
             print("peers skipped: " + "; ".join(skipped))
+        for name, count in KILLED.items():
+            print(f"warning: {name} did not exit within {STOP_GRACE:g} s of SIGTERM {count} time(s); "
+                  f"it was killed with SIGKILL")
         print("Every figure of a table was measured in this run, one tool at a time; ratios are the "
               "figures to compare across machines.")
         print()
@@ -1136,7 +1162,7 @@ def main(argv):
                 continue
             cleaned.append(a)
         print(f"Reproduce: Benchmarks/run {shlex.join(cleaned)}".rstrip())
-        print(f"(took {elapsed:.0f} s)")
+        print(f"(took {elapsed:.0f} s: {', '.join(phases)})")
         return 0
     except BenchError as error:
         print(f"bench: {error}", file=sys.stderr)

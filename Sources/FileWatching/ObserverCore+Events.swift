@@ -237,21 +237,24 @@ extension ObserverCore {
         return metadata.identity == tree.identity(of: directory)
     }
 
-    /// Rescans the folders whose events could not be settled by path.
+    /// Rescans the folders whose events could not be settled by path, once
+    /// the tree has them where the disk has them. A folder whose rename is
+    /// not read yet stays for the next round; one that is gone is dropped.
     mutating func rescanDisplaced() {
         guard !displaced.isEmpty else { return }
-        let folders = displaced
+        let folders = displaced.filter { tree.isLive($0) }
         displaced.removeAll()
         // Outermost first; a folder inside one already rescanned needs nothing more.
         var done: [Tree.Index] = []
-        let live = folders.filter { tree.isLive($0) }.map { (tree.path(of: $0).bytes.count, $0) }
-        for (_, folder) in live.sorted(by: { $0 < $1 }) {
+        let ordered = folders.map { (tree.path(of: $0).bytes.count, $0) }.sorted(by: { $0 < $1 })
+        for (_, folder) in ordered where tree.isLive(folder) {
             if done.contains(where: { tree.isSame(folder, asOrUnder: $0) }) { continue }
             if isInPlace(folder, at: tree.path(of: folder)) {
                 rescan(from: folder, reason: nil)
                 done.append(folder)
+            } else {
+                displaced.insert(folder)
             }
         }
-        displaced.removeAll()
     }
 }

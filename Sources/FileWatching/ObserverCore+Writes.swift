@@ -4,6 +4,7 @@ extension ObserverCore {
     mutating func tick(at time: Timestamp) {
         now = time
         guard !isRootRemoved else { return }
+        rescanDisplaced()
         if !polledRoots.isEmpty && time.monotonic >= nextPoll {
             poll()
         }

@@ -6,12 +6,18 @@ import Foundation
 actor MachineSettings {
     static let lock = MachineSettings()
 
+    /// At most this many tests hold observers at once (each is an inotify
+    /// instance, and a user may have only 128).
+    static let maximumSharedHolders = 16
     private var readers = 0
     private var writer = false
     private var waiting: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
     private func acquire(exclusive: Bool) async {
-        if exclusive ? (!writer && readers == 0 && waiting.isEmpty) : (!writer && !waiting.contains { $0.exclusive }) {
+        let free = exclusive
+            ? (!writer && readers == 0 && waiting.isEmpty)
+            : (!writer && readers < MachineSettings.maximumSharedHolders && !waiting.contains { $0.exclusive })
+        if free {
             if exclusive { writer = true } else { readers += 1 }
             return
         }
@@ -25,7 +31,7 @@ actor MachineSettings {
                 guard readers == 0 && !writer else { break }
                 writer = true
             } else {
-                guard !writer else { break }
+                guard !writer && readers < MachineSettings.maximumSharedHolders else { break }
                 readers += 1
             }
             waiting.removeFirst()

@@ -1,0 +1,151 @@
+@testable import FileWatching
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Random sequences of create, write, append, rename, move, mkdir, rmdir,
+/// delete and folder moves against the real observer on a real folder. After
+/// `sync()`, the observer's tree equals a fresh scan of the disk, and the
+/// replay of its changes equals the disk. The seed is in every failure.
+@Suite("Observer on a real folder, random sequences")
+struct ObserverRandomTests {
+    static let seeds: [UInt64] = {
+        if let fixed = getenv("FILESHARE_SEED").flatMap({ UInt64(String(cString: $0)) }) { return [fixed] }
+        let count = getenv("FILESHARE_REAL_SEEDS").flatMap { Int(String(cString: $0)) } ?? 12
+        return (0..<UInt64(count)).map { $0 &* 7919 &+ 17 }
+    }()
+
+    @Test("replay equals the disk after sync()", arguments: seeds)
+    func randomSequence(seed: UInt64) async throws {
+        try await MachineSettings.shared {
+            var random = SeededRandom(seed: seed)
+            let dir = TemporaryDirectory()
+            let outside = TemporaryDirectory()
+            Disk.mkdir(dir("start/inner"))
+            Disk.write(dir("start/inner/file"), "seed")
+            let latency: Duration = [.zero, .milliseconds(20), .milliseconds(100)].randomElement(using: &random)!
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(50), latency: latency))
+            #expect(await probe.scanned())
+            var counter = 0
+            func fresh() -> String {
+                counter += 1
+                return "n\(counter)"
+            }
+            var log: [String] = []
+            for step in 0..<Int.random(in: 50...250, using: &random) {
+                let disk = Disk.snapshot(dir.path)
+                let folders = [""] + disk.filter { $0.value == "directory" }.keys.sorted()
+                let files = disk.filter { $0.value == "file" }.keys.sorted()
+                let folder = folders.randomElement(using: &random)!
+                let inFolder = { (name: String) in folder.isEmpty ? name : folder + "/" + name }
+                let operation = Int.random(in: 0..<12, using: &random)
+                switch operation {
+                case 0:
+                    let path = inFolder(fresh())
+                    Disk.mkdir(dir(path))
+                    log.append("mkdir \(path)")
+                case 1:
+                    let path = inFolder(fresh())
+                    Disk.write(dir(path), String(repeating: "w", count: Int.random(in: 0...2000, using: &random)))
+                    log.append("write \(path)")
+                case 2:
+                    if let file = files.randomElement(using: &random) {
+                        let handle = FileHandle(forWritingAtPath: dir(file))
+                        _ = try? handle?.seekToEnd()
+                        try? handle?.write(contentsOf: Data("appended".utf8))
+                        try? handle?.close()
+                        log.append("append \(file)")
+                    }
+                case 3:
+                    if let file = files.randomElement(using: &random) {
+                        let target = inFolder(fresh())
+                        Disk.rename(dir(file), dir(target))
+                        log.append("mv \(file) \(target)")
+                    }
+                case 4:
+                    if let file = files.randomElement(using: &random) {
+                        Disk.remove(dir(file))
+                        log.append("rm \(file)")
+                    }
+                case 5:
+                    if let moving = folders.dropFirst().randomElement(using: &random),
+                        folder != moving && !folder.hasPrefix(moving + "/")
+                    {
+                        let target = inFolder(fresh())
+                        Disk.rename(dir(moving), dir(target))
+                        log.append("mv \(moving)/ \(target)")
+                    }
+                case 6:
+                    if let gone = folders.dropFirst().randomElement(using: &random) {
+                        if Bool.random(using: &random) {
+                            try run("/bin/rm", ["-rf", dir(gone)])
+                            log.append("rm -rf \(gone)")
+                        } else if rmdir(dir(gone)) == 0 {
+                            log.append("rmdir \(gone)")
+                        }
+                    }
+                case 7:
+                    if let leaving = (Array(folders.dropFirst()) + files).randomElement(using: &random) {
+                        Disk.rename(dir(leaving), outside(fresh()))
+                        log.append("mv out \(leaving)")
+                    }
+                case 8:
+                    let arriving = fresh()
+                    Disk.mkdir(outside(arriving + "/sub"))
+                    Disk.write(outside(arriving + "/sub/a"))
+                    Disk.write(outside(arriving + "/b"))
+                    Disk.rename(outside(arriving), dir(inFolder(arriving)))
+                    log.append("mv in \(inFolder(arriving))")
+                case 9:
+                    if let file = files.randomElement(using: &random) {
+                        let temporary = (file.contains("/") ? String(file[...file.lastIndex(of: "/")!]) : "")
+                            + (Bool.random(using: &random) ? "." : "~") + fresh()
+                        Disk.write(dir(temporary), "saved atomically")
+                        Disk.rename(dir(temporary), dir(file))
+                        log.append("save \(file) via \(temporary)")
+                    }
+                case 10:
+                    let path = inFolder(fresh())
+                    Disk.mkdir(dir(path + "/x/y"))
+                    Disk.write(dir(path + "/x/y/z"))
+                    log.append("mkdir -p \(path)/x/y + file")
+                default:
+                    if Bool.random(using: &random) { await probe.observer.sync() }
+                    log.append("sync")
+                }
+                _ = step
+            }
+            await probe.observer.sync()
+            let disk = Disk.snapshot(dir.path)
+            let replay = probe.replay(initial: ["start": "directory", "start/inner": "directory", "start/inner/file": "file"])
+            let context = "seed \(seed), latency \(latency); last operations: \(log.suffix(12))"
+            #expect(replay.violations.isEmpty, "\(context): \(replay.violations.prefix(3))")
+            #expect(replay.contractItems == disk, "\(context): replay \(differences(disk, replay.contractItems))")
+            let tree = treeSnapshot(probe.observer)
+            #expect(tree == disk, "\(context): tree \(differences(disk, tree))")
+            // Ids are unique.
+            let ids = tree.keys.compactMap { probe.observer.item(at: ItemPath($0))?.id }
+            #expect(Set(ids).count == tree.count, "\(context)")
+        }
+    }
+
+    func treeSnapshot(_ observer: FileObserver) -> [String: String] {
+        var result: [String: String] = [:]
+        func visit(_ path: ItemPath) {
+            for item in observer.children(of: path) ?? [] {
+                result[item.path.description] = item.kind.description
+                if item.kind == .directory { visit(item.path) }
+            }
+        }
+        visit(.root)
+        return result
+    }
+
+    func differences(_ expected: [String: String], _ actual: [String: String]) -> String {
+        let missing = expected.filter { actual[$0.key] != $0.value }.keys.sorted().prefix(8)
+        let extra = actual.filter { expected[$0.key] != $0.value }.keys.sorted().prefix(8)
+        return "missing \(Array(missing)), extra \(Array(extra))"
+    }
+}
