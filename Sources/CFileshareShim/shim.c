@@ -178,3 +178,6 @@ int64_t cfs_read_proc_number(const char *path) {
     fclose(f);
     return ok == 1 ? value : -EINVAL;
 }
+
+#include <malloc.h>
+void cfs_release_free_memory(void) { malloc_trim(0); }

@@ -139,6 +139,8 @@ final class ObserverState: Sendable {
             core.scan(at: .now())
             return core.takeBatch(force: true)
         }
+        // The scan's listings are freed; give their pages back.
+        cfs_release_free_memory()
         if case .scanCompleted(_, let items, let elapsed)? = scanBatch.last {
             logger.debug("scan completed", metadata: ["items": "\(items)", "elapsed_ms": "\(elapsed)"])
         }

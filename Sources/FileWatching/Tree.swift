@@ -44,7 +44,7 @@ struct Tree {
     private var garbageNameBytes = 0
     private var freeList: [Index] = []
     private var devices: [UInt64] = []
-    private(set) var idIndex: [UInt64: Index] = [:]
+    private var ids = IDTable()
     /// Live items, the root excluded.
     private(set) var count = 0
 
@@ -54,14 +54,15 @@ struct Tree {
         children.append([])
         set(Tree.rootIndex, metadata: root)
         nodes[0].id = id.rawValue
-        idIndex[id.rawValue] = 0
+        addID(Tree.rootIndex)
     }
 
     /// Reserves room for about `items` items.
     mutating func reserveCapacity(_ items: Int) {
         nodes.reserveCapacity(items + 1)
         children.reserveCapacity(items + 1)
-        idIndex.reserveCapacity(items + 1)
+        ids = IDTable(capacity: items + 1)
+        for index in nodes.indices where nodes[index].flags & Flag.free == 0 { addID(Index(index)) }
         names.reserveCapacity(items * 16)
     }
 
@@ -79,7 +80,22 @@ struct Tree {
 
     func id(of index: Index) -> ItemID { ItemID(rawValue: nodes[Int(index)].id) }
 
-    func index(of id: ItemID) -> Index? { idIndex[id.rawValue] }
+    func index(of id: ItemID) -> Index? {
+        nodes.withUnsafeBufferPointer { nodes in ids.find(id.rawValue) { nodes[Int($0)].id } }
+    }
+
+    /// The number of ids indexed (the root's included).
+    var idCount: Int { ids.count }
+
+    private mutating func addID(_ index: Index) {
+        let id = nodes[Int(index)].id
+        nodes.withUnsafeBufferPointer { nodes in ids.insert(id, record: index) { nodes[Int($0)].id } }
+    }
+
+    private mutating func removeID(_ index: Index) {
+        let id = nodes[Int(index)].id
+        nodes.withUnsafeBufferPointer { nodes in ids.remove(id) { nodes[Int($0)].id } }
+    }
 
     func childIndices(of index: Index) -> [Index] { children[Int(index)] }
 
@@ -258,7 +274,7 @@ struct Tree {
         }
         set(index, metadata: metadata)
         children[Int(parent)].insert(index, at: position)
-        idIndex[id.rawValue] = index
+        addID(index)
         count += 1
         return index
     }
@@ -278,7 +294,7 @@ struct Tree {
         children.append([])
         set(index, metadata: metadata)
         children[Int(parent)].append(index)
-        idIndex[id.rawValue] = index
+        addID(index)
         count += 1
         return index
     }
@@ -309,9 +325,9 @@ struct Tree {
 
     /// Changes the id of an item.
     mutating func setID(_ index: Index, to id: ItemID) {
-        idIndex[nodes[Int(index)].id] = nil
+        removeID(index)
         nodes[Int(index)].id = id.rawValue
-        idIndex[id.rawValue] = index
+        addID(index)
     }
 
     /// Removes an item and everything under it; `body` sees each removed
@@ -324,7 +340,7 @@ struct Tree {
         for node in order.reversed() {
             body(node)
             let i = Int(node)
-            if idIndex[nodes[i].id] == node { idIndex[nodes[i].id] = nil }
+            if self.index(of: ItemID(rawValue: nodes[i].id)) == node { removeID(node) }
             garbageNameBytes += Int(nodes[i].nameLength)
             nodes[i].flags = Flag.free
             nodes[i].parent = -1

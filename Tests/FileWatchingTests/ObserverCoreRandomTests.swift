@@ -98,7 +98,7 @@ struct ObserverCoreRandomTests {
         #expect(replay.items == disk, "seed \(seed): replay differs from disk: \(difference(disk, replay.items))")
         #expect(h.treeSnapshot == disk, "seed \(seed): tree differs from disk: \(difference(disk, h.treeSnapshot))")
         // Ids are unique among live items.
-        #expect(h.core.tree.idIndex.count == h.core.tree.count + 1, "seed \(seed)")
+        #expect(h.core.tree.idCount == h.core.tree.count + 1, "seed \(seed)")
     }
 }
 

@@ -83,6 +83,9 @@ int64_t cfs_filesystem_type(const char *path);
 /// The inode generation (FS_IOC_GETVERSION), for file systems without birth time.
 int64_t cfs_generation_at(int dirfd, const char *path);
 
+/// Gives memory freed after a large scan back to the system (malloc_trim).
+void cfs_release_free_memory(void);
+
 /// Reads an inotify sysctl value from /proc/sys/fs/inotify, or -errno.
 int64_t cfs_read_proc_number(const char *path);
 
