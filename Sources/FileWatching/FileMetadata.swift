@@ -65,6 +65,14 @@ protocol FileSystemAccess {
     /// Whether no process has the file open for writing: `true` or `false`
     /// when the platform can tell for sure, `nil` when it cannot.
     func hasNoWriters(at path: ItemPath) -> Bool?
+    /// Why kernel events cannot be trusted for the file system holding this
+    /// directory (a network or FUSE file system: changes made on other
+    /// machines raise no events), or `nil` when they can.
+    func eventsUnsupported(at path: ItemPath) -> String?
+    /// The id kept in the item's identity attribute, if it has one.
+    func identityAttribute(at path: ItemPath) -> ItemID?
+    /// Stores an id in the item's identity attribute.
+    func setIdentityAttribute(_ id: ItemID, at path: ItemPath)
 }
 
 /// A kernel-like event: what inotify reports, and what other sources are

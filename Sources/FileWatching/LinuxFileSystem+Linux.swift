@@ -163,6 +163,37 @@ final class LinuxFileSystem: FileSystemAccess {
         if let inotifyFD { _ = cfs_inotify_rm_watch(inotifyFD, descriptor) }
     }
 
+    /// `statfs` magic numbers of file systems whose changes on other machines
+    /// raise no inotify events.
+    static let remoteFileSystems: [Int64: String] = [
+        0x6969: "nfs", 0x517B: "smb", 0xFF53_4D42: "cifs", 0xFE53_4D42: "smb2", 0x6573_5546: "fuse",
+        0x0102_1997: "9p", 0x00C3_6400: "ceph", 0x5346_414F: "afs", 0x0BD0_0BD0: "lustre", 0x0BAD_1DEA: "gpfs",
+        0x7461_636F: "ocfs2", 0x0116_1970: "gfs2",
+    ]
+
+    func eventsUnsupported(at path: ItemPath) -> String? {
+        let absolute = path.isRoot ? rootPath : rootPath + "/" + path.description
+        let type = cfs_filesystem_type(absolute)
+        guard type >= 0, let name = LinuxFileSystem.remoteFileSystems[type] else { return nil }
+        return name
+    }
+
+    static let identityAttributeName = "user.fileshare.id"
+
+    func identityAttribute(at path: ItemPath) -> ItemID? {
+        let absolute = path.isRoot ? rootPath : rootPath + "/" + path.description
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = cfs_get_xattr(absolute, LinuxFileSystem.identityAttributeName, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        return ItemID(String(decoding: buffer[..<Int(count)], as: UTF8.self))
+    }
+
+    func setIdentityAttribute(_ id: ItemID, at path: ItemPath) {
+        let absolute = path.isRoot ? rootPath : rootPath + "/" + path.description
+        let value = Array(id.description.utf8)
+        _ = cfs_set_xattr(absolute, LinuxFileSystem.identityAttributeName, value, value.count)
+    }
+
     func hasNoWriters(at path: ItemPath) -> Bool? {
         guard leasesWork, !path.isRoot else { return nil }
         let result = withCPath(path) { cfs_has_no_writers_at(rootFD, $0) }

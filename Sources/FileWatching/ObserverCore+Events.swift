@@ -192,6 +192,7 @@ extension ObserverCore {
 
     /// A known item that may have changed.
     mutating func update(_ index: Tree.Index, with metadata: FileMetadata, cause: Cause) {
+        if cause == .attributes || cause == .closedWrite { keepIdentityAttribute(of: index) }
         guard metadata.kind == .file else {
             tree.set(index, metadata: metadata)
             return
@@ -217,6 +218,15 @@ extension ObserverCore {
         case .deleted, .movedOut:
             break
         }
+    }
+
+    /// Puts the item's id back in its identity attribute when a copy tool
+    /// wrote another item's there (`cp -a` copies attributes last).
+    mutating func keepIdentityAttribute(of index: Tree.Index) {
+        guard options.storesIdentityAttribute else { return }
+        let path = tree.path(of: index)
+        let id = tree.id(of: index)
+        if fileSystem.identityAttribute(at: path) != id { fileSystem.setIdentityAttribute(id, at: path) }
     }
 
     /// Marks a file as being written; reports `modified` with `"writing": true`

@@ -29,6 +29,12 @@ extension ObserverCore {
         let recent = complete ? Int64.max : now.wall - options.settleTime.nanoseconds
         while let directory = stack.popLast() {
             let path = tree.path(of: directory)
+            if usesWatches && !isPolled(directory) && isFileSystemBoundary(directory),
+                let kind = fileSystem.eventsUnsupported(at: path)
+            {
+                degrade(directory, path: path, reason: "unsupported-filesystem",
+                        hint: "\(path.isRoot ? "the root" : "'\(path)'") is on \(kind), where changes made by other machines raise no events; it is polled (use --poll to choose the interval)")
+            }
             let watch = usesWatches && !isPolled(directory)
             let listing = fileSystem.listDirectory(at: path, watch: watch)
             record(listing.watch, for: directory, path: path)
@@ -58,17 +64,21 @@ extension ObserverCore {
                 }
                 let index: Tree.Index
                 if isFresh {
-                    index = tree.append(name: entry.name, in: directory, metadata: metadata, id: newID(for: metadata))
+                    index = tree.append(name: entry.name, in: directory, metadata: metadata,
+                                        id: newID(for: metadata, at: path.appending(entry.name)))
                 } else if let existing = tree.child(of: directory, named: entry.name) {
                     // Already reported (by an event that came first): same item or not,
                     // the event handlers settle it.
                     _ = existing
                     continue
                 } else {
-                    index = tree.insert(name: entry.name, in: directory, metadata: metadata, id: newID(for: metadata))
+                    index = tree.insert(name: entry.name, in: directory, metadata: metadata,
+                                        id: newID(for: metadata, at: path.appending(entry.name)))
                 }
-                if metadata.kind == .file && metadata.modified > recent {
+                if report && metadata.kind == .file && metadata.modified > recent {
                     // Changed within the settle time: perhaps still being written.
+                    // (Only for reported items: `finished` follows a report of
+                    // `"writing": true`, never an item the consumer was not told of.)
                     tree.set(index, flag: Tree.Flag.writing, true)
                     writes.activity(on: index, at: now.monotonic, closed: true, size: metadata.size,
                                     modified: metadata.modified)
@@ -79,6 +89,12 @@ extension ObserverCore {
             // In name order: the first subdirectory is listed (and watched) first.
             stack.append(contentsOf: subdirectories.reversed())
         }
+    }
+
+    /// Whether a directory is the root or a mount point (another device than its parent).
+    func isFileSystemBoundary(_ directory: Tree.Index) -> Bool {
+        let parent = tree[directory].parent
+        return parent < 0 || tree[directory].device != tree[parent].device
     }
 
     /// A directory that could not be listed: gone (its parent's events will

@@ -79,9 +79,22 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
 
     // MARK: Identity
 
-    /// A fresh id for a new item: derived from its identity, with a
-    /// discriminator that keeps hard links (one inode, several paths) apart.
-    func newID(for metadata: FileMetadata) -> ItemID {
+    /// The id of a new item at `path`: the one in its identity attribute
+    /// when that option is on and no other item has it, or else one derived
+    /// from its identity, with a discriminator that keeps hard links (one
+    /// inode, several paths) apart.
+    func newID(for metadata: FileMetadata, at path: ItemPath) -> ItemID {
+        guard options.storesIdentityAttribute else { return derivedID(for: metadata) }
+        if let stored = fileSystem.identityAttribute(at: path), tree.index(of: stored) == nil {
+            return stored
+        }
+        // None yet, or a copy of a live item's (`cp -a`): a new id, kept on the item.
+        let id = derivedID(for: metadata)
+        fileSystem.setIdentityAttribute(id, at: path)
+        return id
+    }
+
+    private func derivedID(for metadata: FileMetadata) -> ItemID {
         var discriminator: UInt64 = 0
         while true {
             let id = ItemID.derived(from: metadata.identity, discriminator: discriminator)
@@ -117,7 +130,8 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     mutating func add(name: [UInt8], in parent: Tree.Index, metadata: FileMetadata, writing: Bool, report: Bool = true)
         -> Tree.Index
     {
-        let index = tree.insert(name: name, in: parent, metadata: metadata, id: newID(for: metadata))
+        let id = newID(for: metadata, at: tree.path(of: parent).appending(name))
+        let index = tree.insert(name: name, in: parent, metadata: metadata, id: id)
         if metadata.kind == .file && writing {
             tree.set(index, flag: Tree.Flag.writing, true)
             writes.activity(on: index, at: now.monotonic, closed: false, size: metadata.size, modified: metadata.modified)

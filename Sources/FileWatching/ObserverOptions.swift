@@ -18,6 +18,10 @@ public struct ObserverOptions: Sendable, Hashable {
     public var degradedPollingInterval: Duration
     /// Whether every existing item is reported as `added` before `scan-completed`.
     public var reportsInitialItems: Bool
+    /// Whether ids are kept in a `user.fileshare.id` extended attribute on each
+    /// item (opt-in: it writes to the user's files). Such an id survives
+    /// copies between file systems (`cp -a`, `rsync -X`, the Files app).
+    public var storesIdentityAttribute: Bool
 
     /// Creates options; the defaults are those of `fileshare watch`.
     public init(
@@ -27,7 +31,8 @@ public struct ObserverOptions: Sendable, Hashable {
         latency: Duration = .milliseconds(50),
         pollingInterval: Duration? = nil,
         degradedPollingInterval: Duration = .seconds(2),
-        reportsInitialItems: Bool = false
+        reportsInitialItems: Bool = false,
+        storesIdentityAttribute: Bool = false
     ) {
         self.includesHidden = includesHidden
         self.excludedNames = excludedNames
@@ -36,6 +41,7 @@ public struct ObserverOptions: Sendable, Hashable {
         self.pollingInterval = pollingInterval
         self.degradedPollingInterval = degradedPollingInterval
         self.reportsInitialItems = reportsInitialItems
+        self.storesIdentityAttribute = storesIdentityAttribute
     }
 }
 

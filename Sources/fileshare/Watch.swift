@@ -44,6 +44,9 @@ struct Watch: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Keep the observer's state in FILE (not available yet).", valueName: "FILE"))
     var state: String?
 
+    @Flag(name: .customLong("id-attribute"), help: "Keep each item's id in a user.fileshare.id extended attribute, so it survives copies between file systems (writes to your files).")
+    var idAttribute = false
+
     @Flag(name: .shortAndLong, help: "Log what the observer does to stderr.")
     var verbose = false
 
@@ -74,7 +77,8 @@ struct Watch: AsyncParsableCommand {
             settleTime: .seconds(settle),
             latency: .seconds(latency),
             pollingInterval: poll.map { .seconds($0) },
-            reportsInitialItems: initial
+            reportsInitialItems: initial,
+            storesIdentityAttribute: idAttribute
         )
         let observer: FileObserver
         do {

@@ -363,4 +363,44 @@ struct ObserverCoreTests {
         #expect(Set(h.newChanges().map(\.summary)) == ["renamed old new", "added added writing"])
         #expect(h.treeSnapshot == h.fs.snapshot())
     }
+
+    @Test("a root on a network file system is polled, and says so")
+    func remoteRoot() {
+        var h = CoreHarness(options: ObserverOptions(latency: .zero, degradedPollingInterval: .seconds(1)))
+        h.fs.remote = [.root: "nfs"]
+        h.start()
+        #expect(h.delivered.map(\.summary).contains("degraded  unsupported-filesystem"))
+        #expect(h.fs.watchCount == 0)
+        h.fs.write("from-another-machine", bytes: 1)
+        h.advance(by: .milliseconds(1100))
+        #expect(h.newChanges().map(\.summary).first == "added from-another-machine writing")
+    }
+
+    @Test("opt-in identity attributes: kept on items, reused when an item comes back, never shared")
+    func identityAttribute() throws {
+        var h = CoreHarness(options: ObserverOptions(latency: .zero, storesIdentityAttribute: true)) { fs in
+            fs.write("original", bytes: 1)
+        }
+        h.start()
+        let original = try #require(h.core.tree.index(at: "original"))
+        let id = h.core.tree.id(of: original)
+        #expect(h.fs.attributes[h.fs.resolve("original")!] == id, "written on first sight")
+        // A copy that carries the attribute while the original exists gets its own id.
+        let copy = h.fs.write("copy", bytes: 1)
+        h.fs.attributes[copy] = id
+        h.process()
+        let copyID = try #require(h.newChanges().first?.id)
+        #expect(copyID != id)
+        #expect(h.fs.attributes[copy] == copyID)
+        // The original leaves and comes back from another file system (a new
+        // inode, the attribute copied along): it gets its id back.
+        h.fs.moveOut("original")
+        h.process()
+        let back = h.fs.write("restored", bytes: 1)
+        h.fs.attributes[back] = id
+        h.process()
+        let changes = h.newChanges()
+        #expect(changes.map(\.summary) == ["removed original", "added restored writing"])
+        #expect(changes.last?.id == id)
+    }
 }

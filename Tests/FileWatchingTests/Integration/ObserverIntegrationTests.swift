@@ -1,3 +1,4 @@
+import CFileshareShim
 @testable import FileWatching
 import Foundation
 import Synchronization
@@ -208,6 +209,24 @@ struct ObserverIntegrationTests {
         }
     }
 
+    @Test("opt-in identity attribute: written as user.fileshare.id, a cp -a copy gets its own id")
+    func identityAttribute() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero, storesIdentityAttribute: true))
+            #expect(await probe.scanned())
+            Disk.write(dir("book.epub"), "epub")
+            await probe.observer.sync()
+            let id = try #require(probe.observer.item(at: "book.epub")?.id)
+            #expect(storedIdentity(dir("book.epub")) == id.description)
+            try run("/bin/cp", ["-a", dir("book.epub"), dir("copy.epub")])
+            await probe.observer.sync()
+            let copy = try #require(probe.observer.item(at: "copy.epub")?.id)
+            #expect(copy != id)
+            #expect(storedIdentity(dir("copy.epub")) == copy.description)
+        }
+    }
+
     @Test("bad roots throw clear errors")
     func badRoots() throws {
         let dir = TemporaryDirectory()
@@ -284,4 +303,11 @@ func inotifyWatchesInUse() throws -> Int {
         }
     }
     return count
+}
+
+/// The `user.fileshare.id` attribute of a file, read as `getfattr` would.
+func storedIdentity(_ path: String) -> String? {
+    var buffer = [UInt8](repeating: 0, count: 64)
+    let count = cfs_get_xattr(path, "user.fileshare.id", &buffer, buffer.count)
+    return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
 }

@@ -94,6 +94,17 @@ final class FakeFileSystem: FileSystemAccess {
 
     var watchCount: Int { watchByInode.count }
 
+    /// Directories (by path) on a file system without events.
+    var remote: [ItemPath: String] = [:]
+    func eventsUnsupported(at path: ItemPath) -> String? { remote[path] }
+
+    /// Identity attributes, by inode (copied with the file, as `cp -a` does).
+    var attributes: [UInt64: ItemID] = [:]
+    func identityAttribute(at path: ItemPath) -> ItemID? { resolve(path).flatMap { attributes[$0] } }
+    func setIdentityAttribute(_ id: ItemID, at path: ItemPath) {
+        if let inode = resolve(path) { attributes[inode] = id }
+    }
+
     // MARK: Queue
 
     func takeEvents() -> [SourceEvent] {
