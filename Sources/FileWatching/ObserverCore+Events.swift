@@ -229,13 +229,13 @@ extension ObserverCore {
         if fileSystem.identityAttribute(at: path) != id { fileSystem.setIdentityAttribute(id, at: path) }
     }
 
-    /// Marks a file as being written; reports `modified` with `"writing": true`
-    /// the first time, and `finished` later.
+    /// Marks a file as being written and reports `modified` with
+    /// `"writing": true` (the coalescer folds the writes of one latency
+    /// window into one); `finished` follows once the writer is done.
     mutating func beginWriting(_ index: Tree.Index, metadata: FileMetadata, closed: Bool, report: Bool = true) {
-        let alreadyWriting = tree.has(index, flag: Tree.Flag.writing)
         tree.set(index, flag: Tree.Flag.writing, true)
         writes.activity(on: index, at: now.monotonic, closed: closed, size: metadata.size, modified: metadata.modified)
-        if !alreadyWriting && report { emit(.modified(changedItem(index))) }
+        if report { emit(.modified(changedItem(index))) }
     }
 }
 

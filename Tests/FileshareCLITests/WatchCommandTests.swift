@@ -63,6 +63,37 @@ struct WatchCommandTests {
         #expect(watch.errorOutput.contains("removed"))
     }
 
+    @Test("as another user: an unreadable folder is degraded with the chmod to run; finished without leases",
+          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func unreadableFolderAsAnotherUser() async throws {
+        let dir = try TemporaryFolder()
+        let root = dir.path + "/shared"
+        try FileManager.default.createDirectory(atPath: root + "/private/inner", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/public", withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root + "/public")
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: root + "/private")
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root + "/private") }
+        let watch = try CommandProcess(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", CommandProcess.binary, "watch", root, "--json",
+             "--initial", "--latency", "0", "--settle", "0.2"],
+            executable: "/usr/bin/setpriv")
+        #expect(await watch.waitForLine { $0.contains("scan-completed") })
+        let degraded = watch.lines.first { $0.contains(#""type":"degraded""#) }
+        #expect(degraded?.contains(#""path":"private","reason":"permission""#) == true, "\(watch.lines)")
+        #expect(degraded?.contains("chmod") == true)
+        // A file of root's, which the observer (not its owner) cannot lease:
+        // finished comes from the kernel's close and the stability window.
+        let fd = open(root + "/public/report.txt", O_WRONLY | O_CREAT, 0o644)
+        #expect(fd >= 0)
+        _ = write(fd, "data", 4)
+        close(fd)
+        #expect(await watch.waitForLine { $0.contains(#""type":"finished","path":"public/report.txt""#) })
+        watch.send(SIGTERM)
+        #expect(await watch.exitStatus() == 0)
+    }
+
     @Test("bad input: exit 2, one line on stderr, nothing created",
           arguments: [
             (["watch", "MISSING"], "no such directory"),
@@ -129,9 +160,9 @@ final class CommandProcess: Sendable {
         return ".build/debug/fileshare"
     }
 
-    init(_ arguments: [String], in directory: String? = nil) throws {
+    init(_ arguments: [String], in directory: String? = nil, executable: String = CommandProcess.binary) throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandProcess.binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let stdout = Pipe()
