@@ -59,7 +59,7 @@ public final class FileObserver: Sendable {
         let core = ObserverCore(
             fileSystem: fileSystem, root: rootMetadata, rootDescription: resolved, options: options,
             usesWatches: reader != nil)
-        self.state = try ObserverState(core: core, reader: reader, rootIdentity: rootMetadata.identity, logger: logger)
+        self.state = try ObserverState(core: core, source: reader, rootIdentity: rootMetadata.identity, logger: logger)
     }
 
     deinit { state.requestStop() }

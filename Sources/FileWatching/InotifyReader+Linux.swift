@@ -2,8 +2,9 @@
 import CFileshareShim
 
 /// Reads raw inotify records and turns them into ``SourceEvent`` values.
-final class InotifyReader {
+final class InotifyReader: EventSource {
     let fd: Int32
+    var descriptor: Int32 { fd }
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// Creates an inotify instance.

@@ -24,15 +24,15 @@ final class ObserverState: Sendable {
 
     let core: Mutex<ObserverCore<LinuxFileSystem>>
     private let control = Mutex(Control())
-    /// The monitor's inotify reader, handed to the thread at start.
-    private let reader: Mutex<InotifyReader?>
+    /// The monitor's event source, handed to the thread at start.
+    private let source: Mutex<(any EventSource)?>
     private let wakeFD: Int32
     private let rootIdentity: FileIdentity
     private let rootPath: String
     private let logger: Logger
     private let usesWatches: Bool
 
-    init(core: sending ObserverCore<LinuxFileSystem>, reader: sending InotifyReader?, rootIdentity: FileIdentity,
+    init(core: sending ObserverCore<LinuxFileSystem>, source: sending (any EventSource)?, rootIdentity: FileIdentity,
          logger: Logger) throws(FileWatchingError)
     {
         let fd = cfs_eventfd()
@@ -41,9 +41,9 @@ final class ObserverState: Sendable {
         }
         self.wakeFD = fd
         self.rootPath = core.rootDescription
-        self.usesWatches = reader != nil
+        self.usesWatches = source != nil
         self.core = Mutex(core)
-        self.reader = Mutex(reader)
+        self.source = Mutex(source)
         self.rootIdentity = rootIdentity
         self.logger = logger
     }
@@ -60,12 +60,12 @@ final class ObserverState: Sendable {
         if alreadyStarted {
             throw FileWatchingError(code: .invalidArgument, message: "the observer was already started")
         }
-        let reader = self.reader.withLock { reader in
-            defer { reader = nil }
-            return reader
+        let source = self.source.withLock { source in
+            defer { source = nil }
+            return source
         }
-        let box = ReaderBox(reader)
-        try startDetachedThread { [self] in self.run(reader: box.reader) }
+        let box = SourceBox(source)
+        try startDetachedThread { [self] in self.run(source: box.source) }
     }
 
     func requestStop() {
@@ -134,7 +134,7 @@ final class ObserverState: Sendable {
 
     // MARK: The monitor loop
 
-    private func run(reader: InotifyReader?) {
+    private func run(source: (any EventSource)?) {
         let scanBatch = core.withLock { core in
             core.scan(at: .now())
             return core.takeBatch(force: true)
@@ -153,7 +153,7 @@ final class ObserverState: Sendable {
             var deadline = core.withLock { $0.nextDeadline } ?? .max
             deadline = min(deadline, nextRootCheck)
             let timeout = deadline <= now ? 0 : Int32(min((deadline - now + 999_999) / 1_000_000, 60_000))
-            let ready = cfs_poll2(wakeFD, reader?.fd ?? -1, timeout)
+            let ready = cfs_poll2(wakeFD, source?.descriptor ?? -1, timeout)
             if ready & 1 != 0 { _ = cfs_eventfd_drain(wakeFD) }
             let (stop, syncs) = control.withLock { control in
                 defer { control.syncWaiters.removeAll() }
@@ -164,8 +164,8 @@ final class ObserverState: Sendable {
                 return
             }
             events.removeAll(keepingCapacity: true)
-            if let reader, ready & 2 != 0 || !syncs.isEmpty {
-                readAll(reader, into: &events)
+            if let source, ready & 2 != 0 || !syncs.isEmpty {
+                readAll(source, into: &events)
             }
             let time = Timestamp.now()
             let checkRoot = time.monotonic >= nextRootCheck
@@ -199,13 +199,13 @@ final class ObserverState: Sendable {
     /// Reads every queued event. A rename's two halves are queued by one
     /// system call, but a read can split them: when a `movedFrom` has no
     /// partner yet, wait a moment for it.
-    private func readAll(_ reader: InotifyReader, into events: inout [SourceEvent]) {
-        while reader.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
+    private func readAll(_ source: any EventSource, into events: inout [SourceEvent]) {
+        while source.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
         var attempts = 0
         while attempts < 3 && ObserverState.hasUnpairedMoveFrom(events) {
             attempts += 1
-            if cfs_poll2(reader.fd, -1, 2) & 1 != 0 {
-                while reader.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
+            if cfs_poll2(source.descriptor, -1, 2) & 1 != 0 {
+                while source.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
             }
         }
     }
@@ -248,8 +248,8 @@ final class ObserverState: Sendable {
     }
 }
 
-/// Carries the non-`Sendable` inotify reader into the monitor thread, its only user.
-private final class ReaderBox: @unchecked Sendable {
-    let reader: InotifyReader?
-    init(_ reader: consuming InotifyReader?) { self.reader = reader }
+/// Carries the non-`Sendable` event source into the monitor thread, its only user.
+private final class SourceBox: @unchecked Sendable {
+    let source: (any EventSource)?
+    init(_ source: (any EventSource)?) { self.source = source }
 }

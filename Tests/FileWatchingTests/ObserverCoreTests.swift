@@ -403,4 +403,23 @@ struct ObserverCoreTests {
         #expect(changes.map(\.summary) == ["removed original", "added restored writing"])
         #expect(changes.last?.id == id)
     }
+
+    @Test("a folder deleted during the scan: no error, and the stream repairs itself")
+    func folderDeletedDuringScan() {
+        var h = CoreHarness(options: ObserverOptions(latency: .zero, reportsInitialItems: true)) { fs in
+            fs.mkdir("a")
+            fs.mkdir("a/gone")
+            fs.write("a/gone/file", bytes: 1)
+            fs.mkdir("b")
+        }
+        h.fs.vanishing = ["a/gone"]
+        h.start()
+        h.process()
+        var replay = Replay()
+        replay.apply(h.delivered)
+        #expect(!h.delivered.contains { if case .error = $0 { true } else { false } })
+        #expect(replay.violations.isEmpty)
+        #expect(replay.items == h.fs.snapshot())
+        #expect(h.treeSnapshot == h.fs.snapshot())
+    }
 }

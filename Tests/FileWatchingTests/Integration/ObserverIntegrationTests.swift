@@ -147,11 +147,12 @@ struct ObserverIntegrationTests {
             #expect(symlink(".", dir("loop")) == 0)
             #expect(symlink("/etc", dir("out")) == 0)
             #expect(mkfifo(dir("pipe"), 0o600) == 0)
+            #expect(makeUnixSocket(dir("sock")))
             await probe.observer.sync()
             let added = probe.liveChanges.compactMap { change -> ChangedItem? in if case .added(let item) = change { item } else { nil } }
             let kinds = Dictionary(uniqueKeysWithValues: added.map { ($0.path.description, $0.kind) })
-            #expect(kinds == ["one": .file, "two": .file, "loop": .symlink, "out": .symlink, "pipe": .other])
-            #expect(Set(added.map(\.id)).count == 5)
+            #expect(kinds == ["one": .file, "two": .file, "loop": .symlink, "out": .symlink, "pipe": .other, "sock": .other])
+            #expect(Set(added.map(\.id)).count == 6)
             #expect(probe.observer.children(of: "loop") == nil, "a symlink is not followed")
         }
     }
@@ -310,4 +311,24 @@ func storedIdentity(_ path: String) -> String? {
     var buffer = [UInt8](repeating: 0, count: 64)
     let count = cfs_get_xattr(path, "user.fileshare.id", &buffer, buffer.count)
     return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+}
+
+/// Binds a Unix domain socket at `path` (and closes it: the socket file stays).
+func makeUnixSocket(_ path: String) -> Bool {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        buffer.copyBytes(from: bytes)
+        buffer[bytes.count] = 0
+    }
+    return withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+        }
+    }
 }

@@ -52,7 +52,11 @@ final class FakeFileSystem: FileSystemAccess {
                             size: node.size, modified: node.modified, created: node.birth)
     }
 
+    /// Directories (by path) deleted by another process just before they are listed.
+    var vanishing: Set<ItemPath> = []
+
     func listDirectory(at path: ItemPath, watch: Bool) -> DirectoryListing {
+        if vanishing.remove(path) != nil { removeTree(path) }
         guard let inode = resolve(path), inodes[inode]!.kind == .directory else {
             return DirectoryListing(watch: .notRequested, entries: .failure(.notFound))
         }
