@@ -131,6 +131,12 @@ public final class FileObserver: Sendable {
         }
     }
 
+    /// How far the initial scan has come: the items found so far, and whether
+    /// it is complete (for a progress display on long scans).
+    public var scanProgress: (items: Int, isComplete: Bool) {
+        (state.scan.items.load(ordering: .relaxed), state.scan.completed.load(ordering: .acquiring))
+    }
+
     /// The number of items under the root.
     public var itemCount: Int { state.core.withLock { $0.itemCount } }
 

@@ -5,10 +5,11 @@
 extension ObserverCore {
     mutating func rescan(from start: Tree.Index, reason: String?) {
         guard tree.isLive(start) else { return }
-        // Everything under `start`, by identity, to find where items went.
-        var byIdentity: [FileIdentity: [Tree.Index]] = [:]
+        // Everything under `start`, by identity, to find where items went
+        // (hard links, several items of one identity, are rare: kept aside).
+        var byIdentity = IdentityIndex()
         tree.walk(from: start) { index in
-            if index != start { byIdentity[tree.identity(of: index), default: []].append(index) }
+            if index != start { byIdentity.add(tree.identity(of: index), index) }
         }
         clearVisited(from: start)
         tree.set(start, flag: Tree.Flag.visited, true)
@@ -88,9 +89,8 @@ extension ObserverCore {
 
     /// An item elsewhere in the rescanned subtree with this identity that is
     /// no longer at its own path (so it moved; not a second hard link).
-    private func movedSource(_ metadata: FileMetadata, byIdentity: [FileIdentity: [Tree.Index]]) -> Tree.Index? {
-        guard let candidates = byIdentity[metadata.identity] else { return nil }
-        for candidate in candidates
+    private func movedSource(_ metadata: FileMetadata, byIdentity: IdentityIndex) -> Tree.Index? {
+        for candidate in byIdentity.items(with: metadata.identity)
         where tree.isLive(candidate) && !tree.has(candidate, flag: Tree.Flag.visited)
             && tree.identity(of: candidate) == metadata.identity
         {
@@ -114,5 +114,21 @@ extension ObserverCore {
         var all: [Tree.Index] = []
         tree.walk(from: start) { all.append($0) }
         for index in all { tree.set(index, flag: Tree.Flag.visited, true) }
+    }
+}
+
+/// Items by identity for one rescan: one slot per identity, and a list only
+/// for the identities that several items share (hard links).
+struct IdentityIndex {
+    private var first: [FileIdentity: Tree.Index] = [:]
+    private var more: [FileIdentity: [Tree.Index]] = [:]
+
+    mutating func add(_ identity: FileIdentity, _ index: Tree.Index) {
+        if first[identity] == nil { first[identity] = index } else { more[identity, default: []].append(index) }
+    }
+
+    func items(with identity: FileIdentity) -> [Tree.Index] {
+        guard let index = first[identity] else { return [] }
+        return [index] + (more[identity] ?? [])
     }
 }

@@ -86,6 +86,7 @@ extension ObserverCore {
                 if report { emit(.added(changedItem(index))) }
                 if metadata.kind == .directory { subdirectories.append(index) }
             }
+            if !isScanned, let scanProgress { scanProgress(tree.count) }
             // In name order: the first subdirectory is listed (and watched) first.
             stack.append(contentsOf: subdirectories.reversed())
         }

@@ -38,6 +38,8 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     var isScanned = false
     var now = Timestamp(monotonic: 0, wall: 0)
     let rootDescription: String
+    /// Told the number of items found so far, now and then during the initial scan.
+    var scanProgress: (@Sendable (Int) -> Void)?
 
     init(fileSystem: FileSystem, root: FileMetadata, rootDescription: String, options: ObserverOptions, usesWatches: Bool) {
         self.fileSystem = fileSystem

@@ -23,6 +23,8 @@ final class ObserverState: Sendable {
     }
 
     let core: Mutex<ObserverCore<LinuxFileSystem>>
+    /// Items found so far by the initial scan, and whether it is done.
+    let scan = ScanCounter()
     private let control = Mutex(Control())
     /// The monitor's event source, handed to the thread at start.
     private let source: Mutex<(any EventSource)?>
@@ -32,8 +34,8 @@ final class ObserverState: Sendable {
     private let logger: Logger
     private let usesWatches: Bool
 
-    init(core: sending ObserverCore<LinuxFileSystem>, source: sending (any EventSource)?, rootIdentity: FileIdentity,
-         logger: Logger) throws(FileWatchingError)
+    init(core: consuming sending ObserverCore<LinuxFileSystem>, source: sending (any EventSource)?,
+         rootIdentity: FileIdentity, logger: Logger) throws(FileWatchingError)
     {
         let fd = cfs_eventfd()
         if fd < 0 {
@@ -42,6 +44,8 @@ final class ObserverState: Sendable {
         self.wakeFD = fd
         self.rootPath = core.rootDescription
         self.usesWatches = source != nil
+        let scan = self.scan
+        core.scanProgress = { count in scan.items.store(count, ordering: .relaxed) }
         self.core = Mutex(core)
         self.source = Mutex(source)
         self.rootIdentity = rootIdentity
@@ -139,6 +143,7 @@ final class ObserverState: Sendable {
             core.scan(at: .now())
             return core.takeBatch(force: true)
         }
+        self.scan.completed.store(true, ordering: .releasing)
         // The scan's listings are freed; give their pages back.
         cfs_release_free_memory()
         if case .scanCompleted(_, let items, let elapsed)? = scanBatch.last {
@@ -252,4 +257,10 @@ final class ObserverState: Sendable {
 private final class SourceBox: @unchecked Sendable {
     let source: (any EventSource)?
     init(_ source: (any EventSource)?) { self.source = source }
+}
+
+/// The initial scan's progress, readable from any thread.
+final class ScanCounter: Sendable {
+    let items = Atomic<Int>(0)
+    let completed = Atomic<Bool>(false)
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import FileWatching
 import Logging
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 #if canImport(Glibc)
 import Glibc
@@ -95,9 +96,13 @@ struct Watch: AsyncParsableCommand {
             )
         )
         let json = self.json
+        // Long scans on a terminal show progress on stderr; on a pipe it stays quiet.
+        let progressLine = ScanProgressLine()
+        let progress = isatty(2) == 1 ? Task { await progressLine.show(for: observer) } : nil
+        defer { progress?.cancel() }
         // The printer drains the stream, which ends (after its last batch)
         // when the observer stops.
-        async let printed: Void = ChangePrinter.print(changes, json: json)
+        async let printed: Void = ChangePrinter.print(changes, json: json, before: { progressLine.finish() })
         do {
             try await group.run()
             await printed
@@ -113,8 +118,9 @@ struct Watch: AsyncParsableCommand {
 
 /// Prints each change as it arrives, one write per batch.
 enum ChangePrinter {
-    static func print(_ changes: AsyncStream<[Change]>, json: Bool) async {
+    static func print(_ changes: AsyncStream<[Change]>, json: Bool, before: () -> Void) async {
         for await batch in changes {
+            before()
             var text = ""
             for change in batch {
                 text += json ? change.jsonLine : change.humanLine
@@ -125,11 +131,43 @@ enum ChangePrinter {
     }
 }
 
+/// "scanning DIR: 48000 items" on stderr, updated in place while the initial
+/// scan runs, and cleared before the first change is printed.
+final class ScanProgressLine: Sendable {
+    private let state = Mutex((shown: false, finished: false))
+
+    func show(for observer: FileObserver) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            let (items, complete) = observer.scanProgress
+            if complete { break }
+            state.withLock { state in
+                guard !state.finished else { return }
+                CommandOutput.writeError("\rscanning \(observer.root): \(items) items\u{1B}[K")
+                state.shown = true
+            }
+        }
+        finish()
+    }
+
+    /// Clears the line, once; nothing is shown after.
+    func finish() {
+        state.withLock { state in
+            if state.shown && !state.finished { CommandOutput.writeError("\r\u{1B}[K") }
+            state.finished = true
+        }
+    }
+}
+
 enum CommandOutput {
     /// Writes all of `text` to standard output at once (unbuffered, so
     /// every line is out before the call returns, also on a pipe).
     static func write(_ text: String) {
         writeAll(text, to: 1)
+    }
+
+    static func writeError(_ text: String) {
+        writeAll(text, to: 2)
     }
 
     static func fail(_ message: String, code: Int32) -> Never {
