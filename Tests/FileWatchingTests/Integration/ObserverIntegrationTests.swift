@@ -261,7 +261,7 @@ struct ObserverIntegrationTests {
         let probe = try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: 64) {
             try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .milliseconds(500)))
         }
-        try await MachineSettings.shared {
+        await MachineSettings.shared {
             #expect(await probe.scanned())
             // Hold the observer's logic while the kernel queue fills up: the
             // monitor thread reads what it can, then waits for the lock.
