@@ -46,7 +46,17 @@ public final class FileObserver: Sendable {
         for pattern in options.excludedNames where pattern.isEmpty {
             throw FileWatchingError(code: .invalidArgument, message: "an empty exclusion glob matches nothing; remove it")
         }
-        let reader: InotifyReader? = options.pollingInterval == nil ? try InotifyReader() : nil
+        // Without an inotify instance to be had (the per-user limit), the whole
+        // tree is polled, and the first events say so.
+        var reader: InotifyReader? = nil
+        var fallback: (reason: String, hint: String)? = nil
+        if options.pollingInterval == nil {
+            do {
+                reader = try InotifyReader()
+            } catch where error.code == .watchLimit {
+                fallback = ("watch-limit", error.message + "; the tree is polled until then")
+            }
+        }
         let fileSystem = try LinuxFileSystem(rootPath: resolved, inotifyFD: reader?.fd)
         let rootMetadata: FileMetadata
         switch fileSystem.rootMetadata() {
@@ -56,9 +66,10 @@ public final class FileObserver: Sendable {
         guard rootMetadata.kind == .directory else {
             throw LinuxFileSystem.rootError(.notDirectory, path: root)
         }
-        let core = ObserverCore(
+        var core = ObserverCore(
             fileSystem: fileSystem, root: rootMetadata, rootDescription: resolved, options: options,
             usesWatches: reader != nil)
+        core.rootDegradation = fallback
         self.state = try ObserverState(core: core, source: reader, rootIdentity: rootMetadata.identity, logger: logger)
     }
 

@@ -15,8 +15,8 @@ final class InotifyReader: EventSource {
             if errno == .tooManyFiles {
                 throw FileWatchingError(
                     code: .watchLimit,
-                    message: "too many inotify instances for this user; raise the limit with "
-                        + "`sysctl fs.inotify.max_user_instances=1024`, or use --poll",
+                    message: "no inotify instance is left for this user; raise the limit with "
+                        + "`sysctl fs.inotify.max_user_instances=1024`",
                     systemError: errno)
             }
             throw FileWatchingError(code: .io, message: "inotify_init1 failed: \(errno)", systemError: errno)

@@ -13,6 +13,9 @@ extension ObserverCore {
             polledRoots.insert(Tree.rootIndex)
             nextPoll = time.monotonic + options.pollingInterval!.nanoseconds
         }
+        if let (reason, hint) = rootDegradation {
+            degrade(Tree.rootIndex, path: .root, reason: reason, hint: hint)
+        }
         populate(Tree.rootIndex, report: options.reportsInitialItems, fresh: true)
         isScanned = true
         let elapsed = Int((monotonicNanoseconds() - started) / 1_000_000)

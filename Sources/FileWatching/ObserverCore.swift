@@ -38,6 +38,9 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     var isScanned = false
     var now = Timestamp(monotonic: 0, wall: 0)
     let rootDescription: String
+    /// Why the whole tree is polled although kernel events were asked for
+    /// (no inotify instance to be had), reported when the scan starts.
+    var rootDegradation: (reason: String, hint: String)?
     /// Told the number of items found so far, now and then during the initial scan.
     var scanProgress: (@Sendable (Int) -> Void)?
 

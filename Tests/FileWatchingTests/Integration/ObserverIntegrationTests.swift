@@ -293,6 +293,33 @@ struct ObserverIntegrationTests {
     }
 }
 
+extension ObserverIntegrationTests {
+    @Test("no inotify instance left: the whole tree is polled, and the first events say so",
+          .enabled(if: MachineSettings.canChangeInotifySettings))
+    func instanceLimit() async throws {
+        let dir = TemporaryDirectory()
+        try await MachineSettings.with("/proc/sys/fs/inotify/max_user_instances", setTo: try inotifyInstancesInUse()) {
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
+            #expect(await probe.scanned())
+            #expect(probe.changes.contains { if case .degraded(.root, "watch-limit", let hint) = $0 { hint.contains("max_user_instances") } else { false } })
+            Disk.write(dir("polled"))
+            #expect(await probe.wait { $0.map(\.summary).contains("added polled writing") })
+        }
+    }
+}
+
+/// The inotify instances open now, in every process (from /proc/*/fd).
+func inotifyInstancesInUse() throws -> Int {
+    var count = 0
+    for pid in try FileManager.default.contentsOfDirectory(atPath: "/proc") where pid.allSatisfy(\.isNumber) {
+        guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { continue }
+        for fd in fds where (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == "anon_inode:inotify" {
+            count += 1
+        }
+    }
+    return count
+}
+
 /// The inotify watches this user's processes hold now (from /proc/*/fdinfo).
 func inotifyWatchesInUse() throws -> Int {
     var count = 0
