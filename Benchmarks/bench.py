@@ -252,21 +252,14 @@ class Watcher:
             return ""
 
 
-class Fileshare(Watcher):
-    name = "fileshare"
-
-    def command(self, root, mode):
-        argv = [self.args.binary, "watch", root, "--json"]
-        if mode == "latency":
-            argv += ["--latency", "0"]
-        return argv
+class JSONLinesWatcher(Watcher):
+    """A watcher that prints one JSON object per line; ready at the line whose
+    ready_key is ready_value."""
+    ready_key, ready_value = None, None
 
     def is_ready(self, line):
-        try:
-            event = json.loads(line)
-        except ValueError:
-            return False
-        if event.get("type") == "scan-completed":
+        event = self.parse(line)
+        if event and event.get(self.ready_key) == self.ready_value:
             self.ready_info = event
             return True
         return False
@@ -276,6 +269,18 @@ class Fileshare(Watcher):
             return json.loads(line)
         except ValueError:
             return None
+
+
+class Fileshare(JSONLinesWatcher):
+    name = "fileshare"
+
+    def command(self, root, mode):
+        argv = [self.args.binary, "watch", root, "--json"]
+        if mode == "latency":
+            argv += ["--latency", "0"]
+        return argv
+
+    ready_key, ready_value = "type", "scan-completed"
 
     def matches(self, event, op, path):
         if not event:
@@ -343,7 +348,7 @@ class Inotifywait(Watcher):
         return wanted in events
 
 
-class Watchdog(Watcher):
+class Watchdog(JSONLinesWatcher):
     name = "watchdog"
 
     def available(self):
@@ -356,21 +361,7 @@ class Watchdog(Watcher):
     def command(self, root, mode):
         return [sys.executable, HELPER, "watchdog", root]
 
-    def is_ready(self, line):
-        try:
-            event = json.loads(line)
-        except ValueError:
-            return False
-        if event.get("e") == "ready":
-            self.ready_info = event
-            return True
-        return False
-
-    def parse(self, line):
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
+    ready_key, ready_value = "e", "ready"
 
     def matches(self, event, op, path):
         if not event:

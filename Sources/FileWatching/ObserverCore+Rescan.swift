@@ -18,19 +18,12 @@ extension ObserverCore {
         while let directory = stack.popLast() {
             guard tree.isLive(directory) else { continue }
             let path = tree.path(of: directory)
-            let listing = fileSystem.listDirectory(at: path, watch: usesWatches && !isPolled(directory))
-            record(listing.watch, for: directory, path: path)
-            let entries: [DirectoryEntry]
-            switch listing.entries {
-            case .success(let list):
-                entries = list
-            case .failure(let errno):
+            guard let entries = listAndWatch(directory, at: path) else {
                 // Keep what is known under it; its parent's events or the next poll settle it.
                 markVisited(subtree: directory)
-                unreadable(directory, path: path, errno: errno)
                 continue
             }
-            for entry in entries.sorted(by: { $0.name.lexicographicallyPrecedes($1.name) }) {
+            for entry in entries {
                 guard filter.includes(entry.name, in: path), case .success(let metadata) = entry.metadata else {
                     continue
                 }

@@ -38,21 +38,10 @@ extension ObserverCore {
                 degrade(directory, path: path, reason: "unsupported-filesystem",
                         hint: "\(path.isRoot ? "the root" : "'\(path)'") is on \(kind), where changes made by other machines raise no events; it is polled (use --poll to choose the interval)")
             }
-            let watch = usesWatches && !isPolled(directory)
-            let listing = fileSystem.listDirectory(at: path, watch: watch)
-            record(listing.watch, for: directory, path: path)
-            let entries: [DirectoryEntry]
-            switch listing.entries {
-            case .success(let list):
-                entries = list
-            case .failure(let errno):
-                if errno == .notFound && directory != Tree.rootIndex { displaced.insert(directory) }
-                unreadable(directory, path: path, errno: errno)
-                continue
-            }
+            guard let entries = listAndWatch(directory, at: path) else { continue }
             let isFresh = fresh || tree.childIndices(of: directory).isEmpty
             var subdirectories: [Tree.Index] = []
-            for entry in entries.sorted(by: { $0.name.lexicographicallyPrecedes($1.name) }) {
+            for entry in entries {
                 guard filter.includes(entry.name, in: path) else { continue }
                 let metadata: FileMetadata
                 switch entry.metadata {
@@ -99,6 +88,22 @@ extension ObserverCore {
     func isFileSystemBoundary(_ directory: Tree.Index) -> Bool {
         let parent = tree[directory].parent
         return parent < 0 || tree[directory].device != tree[parent].device
+    }
+
+    /// Lists a directory, sorted by name, after adding its watch (unless it
+    /// is polled); `nil` when it cannot be listed, which is reported or, for a
+    /// folder moved by a rename not read yet, settled later.
+    mutating func listAndWatch(_ directory: Tree.Index, at path: ItemPath) -> [DirectoryEntry]? {
+        let listing = fileSystem.listDirectory(at: path, watch: usesWatches && !isPolled(directory))
+        record(listing.watch, for: directory, path: path)
+        switch listing.entries {
+        case .success(let entries):
+            return entries.sorted { $0.name.lexicographicallyPrecedes($1.name) }
+        case .failure(let errno):
+            if errno == .notFound && directory != Tree.rootIndex { displaced.insert(directory) }
+            unreadable(directory, path: path, errno: errno)
+            return nil
+        }
     }
 
     /// A directory that could not be listed: gone (its parent's events will
