@@ -37,15 +37,6 @@ public final class FileObserver: Sendable {
     /// - Throws: ``FileWatchingError`` when the root is missing, not a
     ///   folder, or unreadable, or when the kernel refuses an inotify instance.
     public init(root: String, options: ObserverOptions = ObserverOptions(), logger: Logger) throws(FileWatchingError) {
-        guard let resolved = FileObserver.resolve(root) else {
-            let errno = Errno(rawValue: Glibc.errno)
-            throw LinuxFileSystem.rootError(errno, path: root)
-        }
-        self.root = resolved
-        self.options = options
-        for pattern in options.excludedNames where pattern.isEmpty {
-            throw FileWatchingError(code: .invalidArgument, message: "an empty exclusion glob matches nothing; remove it")
-        }
         // Without an inotify instance to be had (the per-user limit), the whole
         // tree is polled, and the first events say so.
         var reader: InotifyReader? = nil
@@ -57,7 +48,37 @@ public final class FileObserver: Sendable {
                 fallback = ("watch-limit", error.message + "; the tree is polled until then")
             }
         }
-        let fileSystem = try LinuxFileSystem(rootPath: resolved, inotifyFD: reader?.fd)
+        var (core, rootIdentity) = try FileObserver.makeCore(
+            root: root, options: options, inotifyFD: reader?.fd, usesWatches: reader != nil, logger: logger)
+        core.rootDegradation = fallback
+        self.root = core.rootDescription
+        self.options = options
+        self.state = try ObserverState(core: core, source: reader, rootIdentity: rootIdentity, logger: logger)
+    }
+
+    /// Opens the root, checks the options, and restores the saved state if
+    /// there is one (an unusable one is said in the first events, never used).
+    static func makeCore(root: String, options: ObserverOptions, inotifyFD: Int32?, usesWatches: Bool, logger: Logger)
+        throws(FileWatchingError) -> (ObserverCore<LinuxFileSystem>, FileIdentity)
+    {
+        guard let resolved = FileObserver.resolve(root) else {
+            let errno = Errno(rawValue: Glibc.errno)
+            throw LinuxFileSystem.rootError(errno, path: root)
+        }
+        for pattern in options.excludedNames where pattern.isEmpty {
+            throw FileWatchingError(code: .invalidArgument, message: "an empty exclusion glob matches nothing; remove it")
+        }
+        if options.stateFile != nil && options.reportsInitialItems {
+            throw FileWatchingError(
+                code: .invalidArgument,
+                message: "a saved state and reporting every item cannot be combined; drop one of them")
+        }
+        var options = options
+        if let stateFile = options.stateFile, let inside = statePathInside(root: resolved, stateFile: stateFile) {
+            // The state file itself is not the user's: leave it out.
+            options.excludedNames += ["/" + inside, "/" + inside + ".tmp-*"]
+        }
+        let fileSystem = try LinuxFileSystem(rootPath: resolved, inotifyFD: inotifyFD)
         let rootMetadata: FileMetadata
         switch fileSystem.rootMetadata() {
         case .success(let metadata): rootMetadata = metadata
@@ -68,9 +89,21 @@ public final class FileObserver: Sendable {
         }
         var core = ObserverCore(
             fileSystem: fileSystem, root: rootMetadata, rootDescription: resolved, options: options,
-            usesWatches: reader != nil)
-        core.rootDegradation = fallback
-        self.state = try ObserverState(core: core, source: reader, rootIdentity: rootMetadata.identity, logger: logger)
+            usesWatches: usesWatches)
+        if let stateFile = options.stateFile {
+            if let bytes = try AtomicFile.read(stateFile) {
+                do {
+                    core.restore(try StateFile.decode(bytes, root: resolved, rootIdentity: rootMetadata.identity))
+                } catch {
+                    let message = "\(stateFile): \(error); starting afresh, with every item reported as added"
+                    logger.warning("unusable state file", metadata: ["state": "\(stateFile)", "reason": "\(error)"])
+                    core.start = .empty(message: message)
+                }
+            } else {
+                core.start = .empty(message: nil)
+            }
+        }
+        return (core, rootMetadata.identity)
     }
 
     deinit { state.requestStop() }

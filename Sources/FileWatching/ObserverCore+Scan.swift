@@ -16,7 +16,15 @@ extension ObserverCore {
         if let (reason, hint) = rootDegradation {
             degrade(Tree.rootIndex, path: .root, reason: reason, hint: hint)
         }
-        populate(Tree.rootIndex, report: options.reportsInitialItems, fresh: true)
+        switch start {
+        case .fresh:
+            populate(Tree.rootIndex, report: options.reportsInitialItems, fresh: true)
+        case .restored:
+            scanFromRestoredTree()
+        case .empty(let message):
+            if let message { emit(.error(message: message, path: nil)) }
+            populate(Tree.rootIndex, report: true, fresh: true)
+        }
         isScanned = true
         let elapsed = Int((monotonicNanoseconds() - started) / 1_000_000)
         emit(.scanCompleted(root: rootDescription, items: tree.count, elapsedMilliseconds: max(0, elapsed)))
@@ -32,12 +40,6 @@ extension ObserverCore {
         let recent = complete ? Int64.max : now.wall - options.settleTime.nanoseconds
         while let directory = stack.popLast() {
             let path = tree.path(of: directory)
-            if usesWatches && !isPolled(directory) && isFileSystemBoundary(directory),
-                let kind = fileSystem.eventsUnsupported(at: path)
-            {
-                degrade(directory, path: path, reason: "unsupported-filesystem",
-                        hint: "\(path.isRoot ? "the root" : "'\(path)'") is on \(kind), where changes made by other machines raise no events; it is polled (use --poll to choose the interval)")
-            }
             guard let entries = listAndWatch(directory, at: path) else { continue }
             let isFresh = fresh || tree.childIndices(of: directory).isEmpty
             var subdirectories: [Tree.Index] = []
@@ -94,6 +96,12 @@ extension ObserverCore {
     /// is polled); `nil` when it cannot be listed, which is reported or, for a
     /// folder moved by a rename not read yet, settled later.
     mutating func listAndWatch(_ directory: Tree.Index, at path: ItemPath) -> [DirectoryEntry]? {
+        if usesWatches && !isPolled(directory) && isFileSystemBoundary(directory),
+            let kind = fileSystem.eventsUnsupported(at: path)
+        {
+            degrade(directory, path: path, reason: "unsupported-filesystem",
+                    hint: "\(path.isRoot ? "the root" : "'\(path)'") is on \(kind), where changes made by other machines raise no events; it is polled (use --poll to choose the interval)")
+        }
         let listing = fileSystem.listDirectory(at: path, watch: usesWatches && !isPolled(directory))
         record(listing.watch, for: directory, path: path)
         switch listing.entries {

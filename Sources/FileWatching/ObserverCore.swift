@@ -38,6 +38,10 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     var isScanned = false
     var now = Timestamp(monotonic: 0, wall: 0)
     let rootDescription: String
+    /// How the initial scan starts: fresh, from a saved state, or from an empty view.
+    var start = Start.fresh
+    /// Files being written when the state was saved, to watch again.
+    var restoredWriting: [Tree.Index] = []
     /// Why the whole tree is polled although kernel events were asked for
     /// (no inotify instance to be had), reported when the scan starts.
     var rootDegradation: (reason: String, hint: String)?

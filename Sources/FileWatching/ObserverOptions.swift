@@ -22,6 +22,10 @@ public struct ObserverOptions: Sendable, Hashable {
     /// item (opt-in: it writes to the user's files). Such an id survives
     /// copies between file systems (`cp -a`, `rsync -X`, the Files app).
     public var storesIdentityAttribute: Bool
+    /// Where the observer keeps its state between runs. On start, what
+    /// changed while it was not running is reported first, before
+    /// `scan-completed`; without a file yet, every item is reported as added.
+    public var stateFile: String?
 
     /// Creates options; the defaults are those of `fileshare watch`.
     public init(
@@ -32,7 +36,8 @@ public struct ObserverOptions: Sendable, Hashable {
         pollingInterval: Duration? = nil,
         degradedPollingInterval: Duration = .seconds(2),
         reportsInitialItems: Bool = false,
-        storesIdentityAttribute: Bool = false
+        storesIdentityAttribute: Bool = false,
+        stateFile: String? = nil
     ) {
         self.includesHidden = includesHidden
         self.excludedNames = excludedNames
@@ -42,6 +47,7 @@ public struct ObserverOptions: Sendable, Hashable {
         self.degradedPollingInterval = degradedPollingInterval
         self.reportsInitialItems = reportsInitialItems
         self.storesIdentityAttribute = storesIdentityAttribute
+        self.stateFile = stateFile
     }
 }
 

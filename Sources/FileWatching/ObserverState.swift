@@ -33,6 +33,9 @@ final class ObserverState: Sendable {
     private let rootPath: String
     private let logger: Logger
     private let usesWatches: Bool
+    /// Where the state is saved, if anywhere.
+    private let stateFile: String?
+    private let saveFailureReported = Atomic<Bool>(false)
 
     init(core: consuming sending ObserverCore<LinuxFileSystem>, source: sending (any EventSource)?,
          rootIdentity: FileIdentity, logger: Logger) throws(FileWatchingError)
@@ -44,6 +47,7 @@ final class ObserverState: Sendable {
         self.wakeFD = fd
         self.rootPath = core.rootDescription
         self.usesWatches = source != nil
+        self.stateFile = core.options.stateFile
         let scan = self.scan
         core.scanProgress = { count in scan.items.store(count, ordering: .relaxed) }
         self.core = Mutex(core)
@@ -153,10 +157,15 @@ final class ObserverState: Sendable {
 
         var nextRootCheck = monotonicNanoseconds() + 1_000_000_000
         var events: [SourceEvent] = []
+        // The state is saved after the scan, at most every two seconds while
+        // changes come, and when the observer stops.
+        var unsaved = stateFile != nil && !saveState()
+        var nextSave = monotonicNanoseconds() + ObserverState.saveInterval
         while true {
             let now = monotonicNanoseconds()
             var deadline = core.withLock { $0.nextDeadline } ?? .max
             deadline = min(deadline, nextRootCheck)
+            if unsaved { deadline = min(deadline, nextSave) }
             let timeout = deadline <= now ? 0 : Int32(min((deadline - now + 999_999) / 1_000_000, 60_000))
             let ready = cfs_poll2(wakeFD, source?.descriptor ?? -1, timeout)
             if ready & 1 != 0 { _ = cfs_eventfd_drain(wakeFD) }
@@ -165,6 +174,10 @@ final class ObserverState: Sendable {
                 return (control.stopRequested, control.syncWaiters)
             }
             if stop {
+                // What is held back is delivered, so the saved state is exactly
+                // what the consumers were told.
+                deliver(core.withLock { $0.takeBatch(force: true) })
+                if stateFile != nil { _ = saveState() }
                 finish(rootRemoved: false, resuming: syncs)
                 return
             }
@@ -192,12 +205,41 @@ final class ObserverState: Sendable {
                 }
             }
             deliver(batch)
+            if stateFile != nil && !rootRemoved {
+                if !batch.isEmpty { unsaved = true }
+                if unsaved && time.monotonic >= nextSave {
+                    unsaved = !saveState()
+                    nextSave = time.monotonic + ObserverState.saveInterval
+                }
+            }
             for waiter in syncs { waiter.resume() }
             if rootRemoved {
                 logger.notice("the watched root was removed", metadata: ["root": "\(rootPath)"])
                 finish(rootRemoved: true, resuming: [])
                 return
             }
+        }
+    }
+
+    static let saveInterval: Int64 = 2_000_000_000
+
+    /// Writes the state file when the tree matches what was delivered;
+    /// returns whether it was written. A failure is logged and said once
+    /// as an `error` change.
+    private func saveState() -> Bool {
+        guard let stateFile, let bytes = core.withLock({ $0.encodedState(rootIdentity: rootIdentity) }) else {
+            return false
+        }
+        do {
+            try AtomicFile.write(bytes, to: stateFile)
+            saveFailureReported.store(false, ordering: .relaxed)
+            return true
+        } catch {
+            logger.error("cannot save the state", metadata: ["state": "\(stateFile)", "error": "\(error.message)"])
+            if !saveFailureReported.exchange(true, ordering: .relaxed) {
+                deliver([.error(message: "cannot save the state: \(error.message)", path: nil)])
+            }
+            return false
         }
     }
 

@@ -39,11 +39,11 @@ struct Tree {
     static let rootIndex: Index = 0
 
     private(set) var nodes: ContiguousArray<Node> = []
-    private var children: ContiguousArray<[Index]> = []
-    private var names: [UInt8] = []
+    private(set) var children: ContiguousArray<[Index]> = []
+    private(set) var names: [UInt8] = []
     private var garbageNameBytes = 0
     private var freeList: [Index] = []
-    private var devices: [UInt64] = []
+    private(set) var devices: [UInt64] = []
     private var ids = IDTable()
     /// Live items, the root excluded.
     private(set) var count = 0

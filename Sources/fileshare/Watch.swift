@@ -42,7 +42,7 @@ struct Watch: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Watch by polling at this interval instead of kernel events.", valueName: "SECONDS"))
     var poll: Double?
 
-    @Option(help: ArgumentHelp("Keep the observer's state in FILE (not available yet).", valueName: "FILE"))
+    @Option(help: ArgumentHelp("Keep the observer's state in FILE; on start, what changed while it was not running is reported first.", valueName: "FILE"))
     var state: String?
 
     @Flag(name: .customLong("id-attribute"), help: "Keep each item's id in a user.fileshare.id extended attribute, so it survives copies between file systems (writes to your files).")
@@ -62,9 +62,7 @@ struct Watch: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if state != nil {
-            CommandOutput.fail("--state is not available yet in this version; run without it", code: 2)
-        }
+        if let state { StateFileOption.validate(state) }
         signal(SIGPIPE, SIG_IGN)
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -79,7 +77,8 @@ struct Watch: AsyncParsableCommand {
             latency: .seconds(latency),
             pollingInterval: poll.map { .seconds($0) },
             reportsInitialItems: initial,
-            storesIdentityAttribute: idAttribute
+            storesIdentityAttribute: idAttribute,
+            stateFile: state
         )
         let observer: FileObserver
         do {
@@ -127,6 +126,23 @@ enum ChangePrinter {
                 text += "\n"
             }
             CommandOutput.write(text)
+        }
+    }
+}
+
+/// Checks up front that a state file can be written where it is asked for.
+enum StateFileOption {
+    static func validate(_ path: String) {
+        let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        var info = stat()
+        if stat(folder.isEmpty ? "/" : folder, &info) != 0 || info.st_mode & S_IFMT != S_IFDIR {
+            CommandOutput.fail("cannot keep the state in \(path): the folder \(folder) does not exist; create it first", code: 2)
+        }
+        if access(folder.isEmpty ? "/" : folder, W_OK) != 0 {
+            CommandOutput.fail("cannot keep the state in \(path): the folder \(folder) is not writable", code: 2)
+        }
+        if stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+            CommandOutput.fail("cannot keep the state in \(path): it is a folder; give a file name", code: 2)
         }
     }
 }

@@ -25,52 +25,68 @@ struct ObserverCoreRandomTests {
             names += 1
             return Array("n\(names)".utf8)
         }
-        for _ in 0..<Int.random(in: 5...60, using: &random) {
-            let disk = h.fs.snapshot()
+        let fs = h.fs
+        /// One random operation on the disk; `false` when the dice asked for time to pass instead.
+        func operate(_ random: inout SeededRandom, offline: Bool) -> Bool {
+            let disk = fs.snapshot()
             let folders = [ItemPath.root] + disk.filter { $0.value == .directory }.keys.sorted()
             let files = disk.filter { $0.value == .file }.keys.sorted()
             let folder = folders.randomElement(using: &random)!
             let op = Int.random(in: 0..<13, using: &random)
-            trace.append("op \(op) in \(folder)")
+            trace.append("\(offline ? "offline " : "")op \(op) in \(folder)")
             switch op {
-            case 0: h.fs.mkdir(folder.appending(fresh()))
-            case 1: h.fs.write(folder.appending(fresh()), bytes: Int64.random(in: 0...100, using: &random))
+            case 0: fs.mkdir(folder.appending(fresh()))
+            case 1: fs.write(folder.appending(fresh()), bytes: Int64.random(in: 0...100, using: &random))
             case 2:
                 if let file = files.randomElement(using: &random) {
-                    h.fs.open(file)
-                    h.fs.append(file, bytes: 5)
-                    h.fs.close(file)
+                    fs.open(file)
+                    fs.append(file, bytes: 5)
+                    fs.close(file)
                 }
             case 3:
-                if let file = files.randomElement(using: &random) { h.fs.rename(file, folder.appending(fresh())) }
+                if let file = files.randomElement(using: &random) { fs.rename(file, folder.appending(fresh())) }
             case 4:
-                if let file = files.randomElement(using: &random) { h.fs.remove(file) }
+                if let file = files.randomElement(using: &random) { fs.remove(file) }
             case 5:
                 // Move a folder somewhere not under itself.
                 if let moving = folders.dropFirst().randomElement(using: &random), !folder.isSame(asOrUnder: moving) {
-                    h.fs.rename(moving, folder.appending(fresh()))
+                    fs.rename(moving, folder.appending(fresh()))
                 }
             case 6:
-                if let gone = folders.dropFirst().randomElement(using: &random) { h.fs.removeTree(gone) }
+                if let gone = folders.dropFirst().randomElement(using: &random) { fs.removeTree(gone) }
             case 7:
-                if let gone = (folders.dropFirst() + files).randomElement(using: &random) { h.fs.moveOut(gone) }
-            case 8: h.fs.moveIn(directory: folder.appending(fresh()), files: ["a", "b"])
+                if let gone = (folders.dropFirst() + files).randomElement(using: &random) { fs.moveOut(gone) }
+            case 8: fs.moveIn(directory: folder.appending(fresh()), files: ["a", "b"])
             case 9:
                 // An atomic save, through a hidden or a visible temporary name.
                 if let file = files.randomElement(using: &random) {
                     let temporary = file.parent.appending(Array((Bool.random(using: &random) ? ".tmp" : "tmp").utf8) + fresh())
-                    h.fs.write(temporary, bytes: 9)
-                    h.fs.rename(temporary, file)
+                    fs.write(temporary, bytes: 9)
+                    fs.rename(temporary, file)
                 }
             case 10:
-                if let file = files.randomElement(using: &random) { h.fs.link(file, folder.appending(fresh())) }
+                if let file = files.randomElement(using: &random) { fs.link(file, folder.appending(fresh())) }
             case 11:
+                return false
+            default:
+                // A file being created and written, still open.
+                fs.create(folder.appending(fresh()))
+            }
+            return true
+        }
+        for _ in 0..<Int.random(in: 5...60, using: &random) {
+            if Int.random(in: 0..<15, using: &random) == 0 {
+                // Stop with the state saved, change the disk, start from the state.
+                trace.append("restart")
+                let offline = Int.random(in: 0...6, using: &random)
+                h.restart { _ in for _ in 0..<offline { _ = operate(&random, offline: true) } }
+                trace.append(contentsOf: h.newChanges().map(\.summary))
+                continue
+            }
+            if !operate(&random, offline: false) {
                 // Let time pass, or the kernel drop everything queued.
                 if Int.random(in: 0..<4, using: &random) == 0 { h.fs.overflow() }
                 h.advance(by: .milliseconds(Int64.random(in: 0...300, using: &random)))
-            default:
-                // A file being created and written, still open.
-                h.fs.create(folder.appending(fresh()))
             }
             if Bool.random(using: &random) {
                 trace.append("process \(h.fs.queue.map { "\($0.kind) \(String(decoding: $0.name ?? [], as: UTF8.self))" })")
@@ -85,9 +101,11 @@ struct ObserverCoreRandomTests {
         var replay = Replay()
         var seenCompleted = false
         for change in h.delivered {
-            if case .scanCompleted = change {
+            // The first run's view starts at its scan-completed; later runs
+            // (restarts from the saved state) continue the same replay.
+            if case .scanCompleted = change, !seenCompleted {
                 seenCompleted = true
-                replay = Replay(initial: [ "start": .directory, "start/file": .file])
+                replay = Replay(initial: ["start": .directory, "start/file": .file])
                 continue
             }
             if seenCompleted { replay.apply(change) }

@@ -26,8 +26,14 @@ struct ObserverRandomTests {
             Disk.mkdir(dir("start/inner"))
             Disk.write(dir("start/inner/file"), "seed")
             let latency: Duration = [.zero, .milliseconds(20), .milliseconds(100)].randomElement(using: &random)!
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(50), latency: latency))
+            let state = outside("state.bin")
+            let options = ObserverOptions(settleTime: .milliseconds(50), latency: latency, stateFile: state)
+            var probe = try ObserverProbe(dir.path, options: options)
             #expect(await probe.scanned())
+            // Every change of every run; later runs start from the saved state,
+            // so what they report before scan-completed continues the replay.
+            var earlierRuns: [Change] = []
+            var restarts = 0
             var counter = 0
             func fresh() -> String {
                 counter += 1
@@ -111,6 +117,22 @@ struct ObserverRandomTests {
                     Disk.mkdir(dir(path + "/x/y"))
                     Disk.write(dir(path + "/x/y/z"))
                     log.append("mkdir -p \(path)/x/y + file")
+                case 11 where Int.random(in: 0..<4, using: &random) == 0:
+                    // Stop (the state is saved), change the disk, start again from the state.
+                    await probe.observer.sync()
+                    probe.observer.stop()
+                    try? await probe.observer.waitUntilStopped()
+                    earlierRuns += restarts == 0 ? probe.liveChanges : probe.changes
+                    restarts += 1
+                    let offlineName = fresh()
+                    Disk.mkdir(dir(offlineName + "/x"))
+                    Disk.write(dir(offlineName + "/x/offline"))
+                    if let file = files.randomElement(using: &random) {
+                        Disk.rename(dir(file), dir(offlineName + "/x/moved-offline"))
+                    }
+                    probe = try ObserverProbe(dir.path, options: options)
+                    #expect(await probe.scanned())
+                    log.append("restart")
                 default:
                     if Bool.random(using: &random) { await probe.observer.sync() }
                     log.append("sync")
@@ -119,8 +141,9 @@ struct ObserverRandomTests {
             }
             await probe.observer.sync()
             let disk = Disk.snapshot(dir.path)
-            let replay = probe.replay(initial: ["start": "directory", "start/inner": "directory", "start/inner/file": "file"])
-            let context = "seed \(seed), latency \(latency); last operations: \(log.suffix(12))"
+            var replay = Replay(initial: ["start": .directory, "start/inner": .directory, "start/inner/file": .file])
+            replay.apply(earlierRuns + (restarts == 0 ? probe.liveChanges : probe.changes))
+            let context = "seed \(seed), latency \(latency), \(restarts) restarts; last operations: \(log.suffix(12))"
             #expect(replay.violations.isEmpty, "\(context): \(replay.violations.prefix(3))")
             #expect(replay.contractItems == disk, "\(context): replay \(differences(disk, replay.contractItems))")
             let tree = treeSnapshot(probe.observer)

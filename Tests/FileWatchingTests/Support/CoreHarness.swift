@@ -31,6 +31,24 @@ struct CoreHarness {
         seen = delivered.count
     }
 
+    /// Stops the observer with its state saved, lets `offline` change the
+    /// disk, and starts a new observer from the saved state.
+    mutating func restart(offline: (FakeFileSystem) -> Void) {
+        process(force: true)
+        let identity = fs.metadata(of: 1).identity
+        let bytes = core.encodedState(rootIdentity: identity)!
+        fs.dropAllWatches()
+        offline(fs)
+        fs.wall += 5_000_000_000
+        clock += 5_000_000_000
+        core = ObserverCore(fileSystem: fs, root: fs.metadata(of: 1), rootDescription: "/fake", options: core.options,
+                            usesWatches: core.usesWatches)
+        core.restore(try! StateFile.decode(bytes, root: "/fake", rootIdentity: identity))
+        _ = fs.takeEvents()
+        core.scan(at: now)
+        delivered += core.takeBatch(force: true)
+    }
+
     /// Hands the queued events to the core, then ticks.
     mutating func process(force: Bool = false) {
         let events = fs.takeEvents()

@@ -98,6 +98,13 @@ final class FakeFileSystem: FileSystemAccess {
 
     var watchCount: Int { watchByInode.count }
 
+    /// The observer stopped: its watches and queued events are gone.
+    func dropAllWatches() {
+        watchByInode.removeAll()
+        inodeByWatch.removeAll()
+        queue.removeAll()
+    }
+
     /// Directories (by path) on a file system without events.
     var remote: [ItemPath: String] = [:]
     func eventsUnsupported(at path: ItemPath) -> String? { remote[path] }
