@@ -14,6 +14,10 @@
 3. storm    Create --storm-files files in folders of 100 as fast as possible,
             rename a quarter, delete another quarter; wait until the watcher is
             quiet; replay its events into a set of paths and compare with the disk.
+4. restart  fileshare alone: a plain start against a start with --state after
+            --restart-changes files were changed while it was stopped (appended
+            to, renamed, deleted): time to scan-completed, and whether exactly
+            those changes were reported before it.
 
 Peers: inotifywait (inotify-tools), watchdog, watchfiles (through peer_watch.py).
 A peer that is not installed is skipped and said so. Only the Python standard
@@ -1028,10 +1032,120 @@ def versions(args, watchers):
     return ", ".join(parts)
 
 
+# --------------------------------------------------------------------------
+# 4. Restart from a saved state
+
+class FileshareWithState(Fileshare):
+    """fileshare watch --state FILE; keeps the events reported before scan-completed."""
+
+    def __init__(self, args, tmp, state):
+        super().__init__(args, tmp)
+        self.state = state
+        self.before_ready = []
+
+    def command(self, root, mode):
+        return super().command(root, mode) + ["--state", self.state]
+
+    def is_ready(self, line):
+        if super().is_ready(line):
+            return True
+        event = self.parse(line)
+        if event and event.get("type") != "scan-started":
+            self.before_ready.append(event)
+        return False
+
+
+def make_offline_changes(root, files, first, count):
+    """Changes `count` files from index `first` on: 40% appended to, 30% renamed
+    in their folder, 30% deleted. Returns the events a watcher must report."""
+    expected = []
+    for k in range(count):
+        rel = files[(first + k) % len(files)]
+        path = os.path.join(root, rel)
+        share = k * 10 // count
+        if share < 4:
+            with open(path, "ab") as f:
+                f.write(b"changed while stopped\n")
+            expected.append(("modified", rel))
+        elif share < 7:
+            new = os.path.join(os.path.dirname(rel), f"renamed-{first + k}.txt")
+            os.rename(path, os.path.join(root, new))
+            expected.append(("renamed", rel, new))
+        else:
+            os.unlink(path)
+            expected.append(("removed", rel))
+    return expected
+
+
+def bench_restart(args, tmp, watchers, results):
+    root = os.path.join(tmp, "restart")
+    os.mkdir(root)
+    log(f"restart: generating {args.files} files ...")
+    nfiles, ndirs = generate_tree(root, args.files)
+    files = sorted(path for path, kind in disk_paths(root).items() if kind == "file")
+    subprocess.run(["find", root, "-printf", "%i %s %T@\\n"], stdout=subprocess.DEVNULL, check=True)
+    state = os.path.join(tmp, "restart.state")
+    plain = Fileshare(args, tmp)
+    stateful = FileshareWithState(args, tmp, state)
+    # The first run has no state yet: every item is reported; its stop saves the state.
+    try:
+        stateful.start(root, "scan", args.timeout)
+    finally:
+        stateful.stop()
+    plain_times, state_times, checks = [], [], []
+    for run in range(args.runs):
+        log(f"restart: run {run + 1}/{args.runs}")
+        try:
+            plain_times.append(plain.start(root, "scan", args.timeout))
+        finally:
+            plain.stop()
+        expected = make_offline_changes(root, files, run * args.restart_changes, args.restart_changes)
+        stateful.before_ready = []
+        try:
+            state_times.append(stateful.start(root, "scan", args.timeout))
+        finally:
+            stateful.stop()
+        got = []
+        for e in stateful.before_ready:
+            if e.get("type") in ("renamed", "moved"):
+                got.append((e["type"], e.get("from"), e.get("to")))
+            else:
+                got.append((e.get("type"), e.get("path")))
+        checks.append((sorted(expected), sorted(got)))
+    plain_median = statistics.median(plain_times)
+    state_median = statistics.median(state_times)
+    exact = sum(1 for want, have in checks if want == have)
+    sample = next(((want, have) for want, have in checks if want != have), None)
+    results["restart"] = {
+        "items": nfiles + ndirs, "plain": plain_median, "state": state_median,
+        "ratio": state_median / plain_median, "exact": exact, "runs": len(checks),
+        "reported": [len(have) for _, have in checks], "sample": sample,
+        "state_bytes": os.path.getsize(state) if os.path.exists(state) else 0,
+    }
+
+
+def report_restart(r, args):
+    out = [f"## 4. Restart from a saved state: {r['items']} items, {args.restart_changes} changed while stopped "
+           f"(40% appended to, 30% renamed, 30% deleted); median of {args.runs} runs"]
+    rows = [["fileshare watch", fmt(r["plain"]), "1.00", "-"],
+            ["fileshare watch --state", fmt(r["state"]), f"{r['ratio']:.2f}",
+             f"{r['exact']}/{r['runs']} runs reported exactly the changes ({r['reported']} events)"]]
+    out.append(table(["start", "median s", "x plain", "changes before scan-completed"], rows))
+    out.append("")
+    out.append(f"goal: start with state <= 1.2x a plain start: {'met' if r['ratio'] <= 1.2 else 'NOT met'}; "
+               f"exactly the {args.restart_changes}: {'met' if r['exact'] == r['runs'] else 'NOT met'}; "
+               f"state file {r['state_bytes'] / 2**20:.1f} MiB")
+    if r["sample"]:
+        want, have = r["sample"]
+        out.append(f"first mismatch: missing {[x for x in want if x not in have][:5]}, "
+                   f"extra {[x for x in have if x not in want][:5]}")
+    return "\n".join(out)
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the fileshare executable")
-    p.add_argument("--only", default="scan,latency,storm", help="benchmarks to run (comma-separated)")
+    p.add_argument("--only", default="scan,latency,storm,restart", help="benchmarks to run (comma-separated)")
     p.add_argument("--peers", default="inotifywait,watchdog,watchfiles",
                    help="peers to measure beside fileshare (comma-separated; '' for none)")
     p.add_argument("--files", type=int, default=100_000,
@@ -1049,6 +1163,7 @@ def parse_args(argv):
     p.add_argument("--storm-deletes", type=int, default=None, help="storm: deletes (default files/4)")
     p.add_argument("--quiet", type=float, default=2.0, help="storm: seconds without output = quiet")
     p.add_argument("--storm-timeout", type=float, default=300.0, help="storm: longest wait for quiet")
+    p.add_argument("--restart-changes", type=int, default=100, help="restart: files changed while stopped")
     p.add_argument("--timeout", type=float, default=300.0, help="longest wait for a watcher to be ready")
     p.add_argument("--stop-grace", type=float, default=2.0,
                    help="seconds a watcher gets to exit after SIGTERM before SIGKILL")
@@ -1112,7 +1227,8 @@ def main(argv):
                 skipped.append(f"{name}: {why}")
         started = now()
         phases = []
-        for name, fn in (("scan", bench_scan), ("latency", bench_latency), ("storm", bench_storm)):
+        for name, fn in (("scan", bench_scan), ("latency", bench_latency), ("storm", bench_storm),
+                         ("restart", bench_restart)):
             if name in args.only:
                 t = now()
                 fn(args, tmp, watchers, results)
@@ -1140,6 +1256,9 @@ def main(argv):
             print()
         if "storm" in results:
             print(report_storm(results["storm"], args))
+            print()
+        if "restart" in results:
+            print(report_restart(results["restart"], args))
             print()
         cleaned, skip = [], False
         for a in argv:
