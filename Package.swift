@@ -41,14 +41,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "FileshareTestSupport",
+            path: "Tests/FileshareTestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "FileWatchingTests",
-            dependencies: ["FileWatching", "CFileshareShim", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "FileWatching", "CFileshareShim", "FileshareTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FileshareCLITests",
-            dependencies: ["fileshare"],
+            dependencies: ["fileshare", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -47,6 +47,27 @@ public enum Change: Sendable, Hashable {
         }
     }
 
+    /// The change with its id replaced, when `replacements` has it.
+    func replacingIDs(_ replacements: [ItemID: ItemID]) -> Change {
+        guard let old = id, let new = replacements[old] else { return self }
+        switch self {
+        case .added(var item):
+            item.id = new
+            return .added(item)
+        case .modified(var item):
+            item.id = new
+            return .modified(item)
+        case .duplicated(var item, let source):
+            item.id = new
+            return .duplicated(item, source: source)
+        case .finished(let path, _, let size): return .finished(path: path, id: new, size: size)
+        case .removed(let path, _, let kind): return .removed(path: path, id: new, kind: kind)
+        case .renamed(let from, let to, _, let kind): return .renamed(from: from, to: to, id: new, kind: kind)
+        case .moved(let from, let to, _, let kind): return .moved(from: from, to: to, id: new, kind: kind)
+        default: return self
+        }
+    }
+
     /// The id of the item the change is about, if it is about one.
     public var id: ItemID? {
         switch self {

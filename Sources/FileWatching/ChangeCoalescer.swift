@@ -13,7 +13,7 @@ enum ChangeCoalescer {
         var addedAt: [ItemID: Int] = [:]
         for (position, change) in changes.enumerated() {
             switch change {
-            case .added(let item) where item.kind != .directory:
+            case .added(let item) where item.kind != .directory, .duplicated(let item, _) where item.kind != .directory:
                 addedAt[item.id] = position
             case .removed(_, let id, let kind) where kind != .directory:
                 if let start = addedAt.removeValue(forKey: id) {
@@ -44,13 +44,18 @@ enum ChangeCoalescer {
                         earlier.isWriting = item.isWriting
                         result[at] = .modified(earlier)
                         continue
+                    case .duplicated(var earlier, let source):
+                        earlier.size = item.size
+                        earlier.isWriting = item.isWriting
+                        result[at] = .duplicated(earlier, source: source)
+                        continue
                     default:
                         break
                     }
                 }
                 lastReport[item.id] = result.count
                 result.append(change)
-            case .added(let item):
+            case .added(let item), .duplicated(let item, _):
                 lastReport[item.id] = result.count
                 result.append(change)
             case .renamed(_, _, let id, _), .moved(_, _, let id, _), .removed(_, let id, _), .finished(_, let id, _):

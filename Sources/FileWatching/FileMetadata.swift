@@ -73,6 +73,8 @@ protocol FileSystemAccess {
     func identityAttribute(at path: ItemPath) -> ItemID?
     /// Stores an id in the item's identity attribute.
     func setIdentityAttribute(_ id: ItemID, at path: ItemPath)
+    /// Up to `count` bytes of a file from `offset`, `nil` when it cannot be read.
+    func readBytes(at path: ItemPath, offset: Int64, count: Int) -> [UInt8]?
 }
 
 /// A kernel-like event: what inotify reports, and what other sources are

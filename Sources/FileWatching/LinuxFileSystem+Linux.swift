@@ -194,6 +194,23 @@ final class LinuxFileSystem: FileSystemAccess {
         _ = cfs_set_xattr(absolute, LinuxFileSystem.identityAttributeName, value, value.count)
     }
 
+    func readBytes(at path: ItemPath, offset: Int64, count: Int) -> [UInt8]? {
+        let fd = withCPath(path) { openat(rootFD, $0, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + filled, count - filled, off_t(offset) + off_t(filled)) }
+            if read < 0 && errno == EINTR { continue }
+            guard read >= 0 else { return nil }
+            if read == 0 { break }
+            filled += read
+        }
+        bytes.removeSubrange(filled...)
+        return bytes
+    }
+
     func hasNoWriters(at path: ItemPath) -> Bool? {
         guard leasesWork, !path.isRoot else { return nil }
         let result = withCPath(path) { cfs_has_no_writers_at(rootFD, $0) }

@@ -129,8 +129,13 @@ extension ObserverCore {
     /// reported `removed`.
     mutating func replace(_ occupant: Tree.Index, with metadata: FileMetadata, replacedBy source: Tree.Index?) {
         if let source { remove(source) }
-        writes.forget(occupant)
         tree.set(occupant, metadata: metadata)
+        if tree.has(occupant, flag: Tree.Flag.unreported) {
+            // Not reported yet: it will be, once this content has settled.
+            writes.activity(on: occupant, at: now.monotonic, closed: true, size: metadata.size, modified: metadata.modified)
+            return
+        }
+        writes.forget(occupant)
         tree.set(occupant, flag: Tree.Flag.writing, false)
         emit(.modified(changedItem(occupant)))
     }
@@ -223,7 +228,9 @@ extension ObserverCore {
     /// Puts the item's id back in its identity attribute when a copy tool
     /// wrote another item's there (`cp -a` copies attributes last).
     mutating func keepIdentityAttribute(of index: Tree.Index) {
-        guard options.storesIdentityAttribute else { return }
+        // A file not reported yet keeps what a copy tool wrote until it is
+        // reported: that is how a copy is recognized.
+        guard options.storesIdentityAttribute, !tree.has(index, flag: Tree.Flag.unreported) else { return }
         let path = tree.path(of: index)
         let id = tree.id(of: index)
         if fileSystem.identityAttribute(at: path) != id { fileSystem.setIdentityAttribute(id, at: path) }
@@ -235,7 +242,7 @@ extension ObserverCore {
     mutating func beginWriting(_ index: Tree.Index, metadata: FileMetadata, closed: Bool, report: Bool = true) {
         tree.set(index, flag: Tree.Flag.writing, true)
         writes.activity(on: index, at: now.monotonic, closed: closed, size: metadata.size, modified: metadata.modified)
-        if report { emit(.modified(changedItem(index))) }
+        if report && !tree.has(index, flag: Tree.Flag.unreported) { emit(.modified(changedItem(index))) }
     }
 }
 

@@ -25,7 +25,9 @@ extension ObserverCore {
             if let message { emit(.error(message: message, path: nil)) }
             populate(Tree.rootIndex, report: true, fresh: true)
         }
+        settleIdentityConflicts()
         isScanned = true
+        if options.detectsDuplicateContent { indexAllFilesBySize() }
         let elapsed = Int((monotonicNanoseconds() - started) / 1_000_000)
         emit(.scanCompleted(root: rootDescription, items: tree.count, elapsedMilliseconds: max(0, elapsed)))
     }
@@ -77,7 +79,7 @@ extension ObserverCore {
                     writes.activity(on: index, at: now.monotonic, closed: true, size: metadata.size,
                                     modified: metadata.modified)
                 }
-                if report { emit(.added(changedItem(index))) }
+                if report { announce(index) }
                 if metadata.kind == .directory { subdirectories.append(index) }
             }
             if !isScanned, let scanProgress { scanProgress(tree.count) }

@@ -54,6 +54,12 @@ extension ObserverCore {
         writes.forget(index)
         tree.set(index, metadata: metadata)
         tree.set(index, flag: Tree.Flag.writing, false)
+        if tree.has(index, flag: Tree.Flag.unreported) {
+            // Complete at last: reported now, as added or as a duplicate.
+            reportComplete(index)
+            return
+        }
         emit(.finished(path: path, id: tree.id(of: index), size: metadata.size))
+        indexBySize(index)
     }
 }

@@ -29,6 +29,12 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// Roots of subtrees that are polled because they cannot be watched.
     var polledRoots: Set<Tree.Index> = []
     var nextPoll: Int64 = .max
+    /// Items of the scan whose identity attribute names an id another item holds.
+    var attributeConflicts: [(ItemPath, ItemID)] = []
+    /// Files by size, for finding copies (with `detectsDuplicateContent`);
+    /// entries can be stale and are checked on use.
+    var filesBySize: [Int64: [Tree.Index]] = [:]
+    var filesBySizeCount = 0
     /// Folders whose events found them elsewhere on disk than the tree says.
     var displaced: Set<Tree.Index> = []
     /// Changes waiting for the end of the latency window.
@@ -65,6 +71,11 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
         pending.append(change)
     }
 
+    /// Rewrites the ids of changes not delivered yet.
+    mutating func replaceIDsInPending(_ replacements: [ItemID: ItemID]) {
+        pending = pending.map { $0.replacingIDs(replacements) }
+    }
+
     /// The changes to deliver now: when the latency window has passed, or
     /// when `force` asks for everything (a `sync()` barrier, the end of the scan).
     mutating func takeBatch(force: Bool = false) -> [Change] {
@@ -92,14 +103,20 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// when that option is on and no other item has it, or else one derived
     /// from its identity, with a discriminator that keeps hard links (one
     /// inode, several paths) apart.
-    func newID(for metadata: FileMetadata, at path: ItemPath) -> ItemID {
+    mutating func newID(for metadata: FileMetadata, at path: ItemPath) -> ItemID {
         guard options.storesIdentityAttribute else { return derivedID(for: metadata) }
-        if let stored = fileSystem.identityAttribute(at: path), tree.index(of: stored) == nil {
-            return stored
-        }
-        // None yet, or a copy of a live item's (`cp -a`): a new id, kept on the item.
+        let stored = fileSystem.identityAttribute(at: path)
+        if let stored, tree.index(of: stored) == nil { return stored }
         let id = derivedID(for: metadata)
-        fileSystem.setIdentityAttribute(id, at: path)
+        if stored == nil {
+            fileSystem.setIdentityAttribute(id, at: path)
+        } else if !isScanned {
+            // Two items found by the scan claim one id: the older keeps it,
+            // whatever the order of the scan (settled when the scan ends).
+            attributeConflicts.append((path, stored!))
+        }
+        // Otherwise a copy of a live item's (`cp -a`): reported as its
+        // duplicate once complete, and given its own id then.
         return id
     }
 
@@ -145,13 +162,16 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
             tree.set(index, flag: Tree.Flag.writing, true)
             writes.activity(on: index, at: now.monotonic, closed: false, size: metadata.size, modified: metadata.modified)
         }
-        if report { emit(.added(changedItem(index))) }
+        if report { announce(index) }
         return index
     }
 
-    /// Removes an item and everything under it, reporting one `removed`.
+    /// Removes an item and everything under it, reporting one `removed`
+    /// (nothing for a file that was never reported).
     mutating func remove(_ index: Tree.Index, report: Bool = true) {
-        if report { emit(.removed(path: tree.path(of: index), id: tree.id(of: index), kind: tree[index].kind)) }
+        if report && !tree.has(index, flag: Tree.Flag.unreported) {
+            emit(.removed(path: tree.path(of: index), id: tree.id(of: index), kind: tree[index].kind))
+        }
         forgetSubtree(index)
     }
 
@@ -174,6 +194,7 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
         let from = tree.path(of: index)
         let sameFolder = tree[index].parent == parent
         tree.move(index, to: parent, name: name)
+        guard !tree.has(index, flag: Tree.Flag.unreported) else { return }
         let to = tree.path(of: index)
         let id = tree.id(of: index)
         let kind = tree[index].kind

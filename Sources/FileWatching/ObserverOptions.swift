@@ -22,6 +22,12 @@ public struct ObserverOptions: Sendable, Hashable {
     /// item (opt-in: it writes to the user's files). Such an id survives
     /// copies between file systems (`cp -a`, `rsync -X`, the Files app).
     public var storesIdentityAttribute: Bool
+    /// Whether a new file with the same size and content as an existing one
+    /// is reported as `duplicated` (a sampled hash, then a byte-by-byte
+    /// comparison). With this or ``storesIdentityAttribute``, a new file is
+    /// reported once it is complete (as `added` or `duplicated`, with
+    /// `"writing": false`), not while it is written.
+    public var detectsDuplicateContent: Bool
     /// Where the observer keeps its state between runs. On start, what
     /// changed while it was not running is reported first, before
     /// `scan-completed`; without a file yet, every item is reported as added.
@@ -37,7 +43,8 @@ public struct ObserverOptions: Sendable, Hashable {
         degradedPollingInterval: Duration = .seconds(2),
         reportsInitialItems: Bool = false,
         storesIdentityAttribute: Bool = false,
-        stateFile: String? = nil
+        stateFile: String? = nil,
+        detectsDuplicateContent: Bool = false
     ) {
         self.includesHidden = includesHidden
         self.excludedNames = excludedNames
@@ -48,6 +55,7 @@ public struct ObserverOptions: Sendable, Hashable {
         self.reportsInitialItems = reportsInitialItems
         self.storesIdentityAttribute = storesIdentityAttribute
         self.stateFile = stateFile
+        self.detectsDuplicateContent = detectsDuplicateContent
     }
 }
 

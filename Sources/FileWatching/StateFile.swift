@@ -28,11 +28,16 @@ enum StateFile {
         out.append(rootIdentity.device)
         out.append(rootIdentity.inode)
         out.append(UInt64(bitPattern: rootIdentity.birth))
-        out.append(UInt64(tree.count + 1))
+        // Files not reported yet are not in the consumer's view: left out,
+        // they are reported by the next run.
+        var unreported = 0
+        tree.walk(from: Tree.rootIndex) { if tree.has($0, flag: Tree.Flag.unreported) { unreported += 1 } }
+        out.append(UInt64(tree.count + 1 - unreported))
         var record: [Tree.Index: UInt32] = [:]
         record.reserveCapacity(tree.count + 1)
         var next: UInt32 = 0
         tree.walk(from: Tree.rootIndex) { index in
+            guard !tree.has(index, flag: Tree.Flag.unreported) else { return }
             record[index] = next
             next += 1
             let node = tree[index]

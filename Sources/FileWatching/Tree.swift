@@ -34,6 +34,9 @@ struct Tree {
         static let visited: UInt8 = 1 << 2
         static let birthIsGeneration: UInt8 = 1 << 3
         static let free: UInt8 = 1 << 4
+        /// A new file not reported yet: it is reported once complete, as
+        /// added or as a duplicate of another item.
+        static let unreported: UInt8 = 1 << 5
     }
 
     static let rootIndex: Index = 0

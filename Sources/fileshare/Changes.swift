@@ -27,6 +27,9 @@ struct Changes: AsyncParsableCommand {
     @Option(name: .customLong("exclude"), help: ArgumentHelp("Leave matching names out, with their subtrees (repeatable).", valueName: "GLOB"))
     var excludes: [String] = []
 
+    @Flag(help: "Report a new file with the same content as an existing one as duplicated.")
+    var duplicates = false
+
     @Flag(name: .customLong("keep-state"), help: "Do not save the new state: the next run reports the same changes again.")
     var keepState = false
 
@@ -39,7 +42,7 @@ struct Changes: AsyncParsableCommand {
         var handler = StreamLogHandler.standardError(label: "fileshare.changes")
         handler.logLevel = .error
         let logger = Logger(label: "fileshare.changes") { _ in handler }
-        let options = ObserverOptions(includesHidden: hidden, excludedNames: excludes)
+        let options = ObserverOptions(includesHidden: hidden, excludedNames: excludes, detectsDuplicateContent: duplicates)
         let changes: [Change]
         do {
             changes = try FileObserver.changesSinceSavedState(

@@ -48,6 +48,9 @@ struct Watch: AsyncParsableCommand {
     @Flag(name: .customLong("id-attribute"), help: "Keep each item's id in a user.fileshare.id extended attribute, so it survives copies between file systems (writes to your files).")
     var idAttribute = false
 
+    @Flag(help: "Report a new file with the same content as an existing one as duplicated (new files are then reported once complete).")
+    var duplicates = false
+
     @Flag(name: .shortAndLong, help: "Log what the observer does to stderr.")
     var verbose = false
 
@@ -78,7 +81,8 @@ struct Watch: AsyncParsableCommand {
             pollingInterval: poll.map { .seconds($0) },
             reportsInitialItems: initial,
             storesIdentityAttribute: idAttribute,
-            stateFile: state
+            stateFile: state,
+            detectsDuplicateContent: duplicates
         )
         let observer: FileObserver
         do {

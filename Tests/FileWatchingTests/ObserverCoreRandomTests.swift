@@ -14,7 +14,11 @@ struct ObserverCoreRandomTests {
     func randomSequence(seed: UInt64) {
         var random = SeededRandom(seed: seed &* 0x1000_0001 &+ 7)
         let latency: Duration = [.zero, .milliseconds(50)].randomElement(using: &random)!
-        var h = CoreHarness(options: ObserverOptions(settleTime: .milliseconds(200), latency: latency)) { fs in
+        // Some sequences detect copies (new files are then reported once complete).
+        let duplicates = Int.random(in: 0..<3, using: &random)
+        var h = CoreHarness(options: ObserverOptions(settleTime: .milliseconds(200), latency: latency,
+                                                     storesIdentityAttribute: duplicates == 1,
+                                                     detectsDuplicateContent: duplicates == 2)) { fs in
             fs.mkdir("start")
             fs.write("start/file", bytes: 3)
         }
@@ -32,7 +36,7 @@ struct ObserverCoreRandomTests {
             let folders = [ItemPath.root] + disk.filter { $0.value == .directory }.keys.sorted()
             let files = disk.filter { $0.value == .file }.keys.sorted()
             let folder = folders.randomElement(using: &random)!
-            let op = Int.random(in: 0..<13, using: &random)
+            let op = Int.random(in: 0..<14, using: &random)
             trace.append("\(offline ? "offline " : "")op \(op) in \(folder)")
             switch op {
             case 0: fs.mkdir(folder.appending(fresh()))
@@ -68,6 +72,10 @@ struct ObserverCoreRandomTests {
                 if let file = files.randomElement(using: &random) { fs.link(file, folder.appending(fresh())) }
             case 11:
                 return false
+            case 13:
+                if let file = files.randomElement(using: &random) {
+                    fs.copy(file, folder.appending(fresh()), preservingAttributes: Bool.random(using: &random))
+                }
             default:
                 // A file being created and written, still open.
                 fs.create(folder.appending(fresh()))
@@ -94,6 +102,8 @@ struct ObserverCoreRandomTests {
                 trace.append(contentsOf: h.newChanges().map(\.summary))
             }
         }
+        // The writers finish; the observer catches up.
+        h.fs.closeAllWriters()
         h.process(force: true)
         h.advance(by: .seconds(1))
         h.process(force: true)

@@ -385,11 +385,15 @@ struct ObserverCoreTests {
         let original = try #require(h.core.tree.index(at: "original"))
         let id = h.core.tree.id(of: original)
         #expect(h.fs.attributes[h.fs.resolve("original")!] == id, "written on first sight")
-        // A copy that carries the attribute while the original exists gets its own id.
-        let copy = h.fs.write("copy", bytes: 1)
-        h.fs.attributes[copy] = id
+        // A copy that carries the attribute (cp -a writes it last) is reported
+        // once complete, as a duplicate of the original, with its own id.
+        let copy = h.fs.copy("original", "copy", preservingAttributes: true)
         h.process()
-        let copyID = try #require(h.newChanges().first?.id)
+        #expect(h.newChanges().isEmpty, "not reported while being written")
+        h.advance(by: .seconds(2))
+        let reported = h.newChanges()
+        #expect(reported.map(\.summary) == ["duplicated copy original"])
+        let copyID = try #require(reported.first?.id)
         #expect(copyID != id)
         #expect(h.fs.attributes[copy] == copyID)
         // The original leaves and comes back from another file system (a new
@@ -398,9 +402,9 @@ struct ObserverCoreTests {
         h.process()
         let back = h.fs.write("restored", bytes: 1)
         h.fs.attributes[back] = id
-        h.process()
+        h.advance(by: .seconds(2))
         let changes = h.newChanges()
-        #expect(changes.map(\.summary) == ["removed original", "added restored writing"])
+        #expect(changes.map(\.summary) == ["removed original", "added restored"])
         #expect(changes.last?.id == id)
     }
 

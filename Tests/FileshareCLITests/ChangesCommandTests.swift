@@ -1,3 +1,4 @@
+import FileshareTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -16,95 +17,105 @@ struct ChangesCommandTests {
 
     @Test("first run: every item added; then exactly what changed, with ids kept; --keep-state keeps the state")
     func changesCommand() async throws {
-        let dir = try TemporaryFolder()
-        let root = dir.path + "/docs"
-        try FileManager.default.createDirectory(atPath: root + "/a", withIntermediateDirectories: true)
-        try "1".write(toFile: root + "/a/one.txt", atomically: false, encoding: .utf8)
-        try "2".write(toFile: root + "/two.txt", atomically: false, encoding: .utf8)
-        let state = dir.path + "/state.bin"
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let root = dir.path + "/docs"
+            try FileManager.default.createDirectory(atPath: root + "/a", withIntermediateDirectories: true)
+            try "1".write(toFile: root + "/a/one.txt", atomically: false, encoding: .utf8)
+            try "2".write(toFile: root + "/two.txt", atomically: false, encoding: .utf8)
+            let state = dir.path + "/state.bin"
 
-        let first = try CommandProcess(["changes", root, "--state", state, "--json"])
-        #expect(await first.exitStatus() == 0)
-        let added = try json(first.lines)
-        #expect(Set(added.compactMap { $0["path"] }) == ["a", "a/one.txt", "two.txt"])
-        #expect(added.allSatisfy { $0["type"] == "added" })
-        let id = added.first { $0["path"] == "a/one.txt" }?["id"]
+            let first = try CommandProcess(["changes", root, "--state", state, "--json"])
+            #expect(await first.exitStatus() == 0)
+            let added = try json(first.lines)
+            #expect(Set(added.compactMap { $0["path"] }) == ["a", "a/one.txt", "two.txt"])
+            #expect(added.allSatisfy { $0["type"] == "added" })
+            let id = added.first { $0["path"] == "a/one.txt" }?["id"]
 
-        try FileManager.default.moveItem(atPath: root + "/a/one.txt", toPath: root + "/uno.txt")
-        try FileManager.default.removeItem(atPath: root + "/two.txt")
-        let second = try CommandProcess(["changes", root, "--state", state, "--json", "--keep-state"])
-        #expect(await second.exitStatus() == 0)
-        let changes = try json(second.lines)
-        #expect(changes.map { $0["type"] ?? "" }.sorted() == ["moved", "removed"])
-        #expect(changes.first { $0["type"] == "moved" }?["id"] == id)
-        #expect(changes.first { $0["type"] == "moved" }?["to"] == "uno.txt")
+            try FileManager.default.moveItem(atPath: root + "/a/one.txt", toPath: root + "/uno.txt")
+            try FileManager.default.removeItem(atPath: root + "/two.txt")
+            let second = try CommandProcess(["changes", root, "--state", state, "--json", "--keep-state"])
+            #expect(await second.exitStatus() == 0)
+            let changes = try json(second.lines)
+            #expect(changes.map { $0["type"] ?? "" }.sorted() == ["moved", "removed"])
+            #expect(changes.first { $0["type"] == "moved" }?["id"] == id)
+            #expect(changes.first { $0["type"] == "moved" }?["to"] == "uno.txt")
 
-        // --keep-state: the same changes again; then saved, and nothing.
-        let again = try CommandProcess(["changes", root, "--state", state, "--json"])
-        #expect(await again.exitStatus() == 0)
-        #expect(again.lines.count == 2)
-        let quiet = try CommandProcess(["changes", root, "--state", state, "--json"])
-        #expect(await quiet.exitStatus() == 0)
-        #expect(quiet.lines.isEmpty)
+            // --keep-state: the same changes again; then saved, and nothing.
+            let again = try CommandProcess(["changes", root, "--state", state, "--json"])
+            #expect(await again.exitStatus() == 0)
+            #expect(again.lines.count == 2)
+            let quiet = try CommandProcess(["changes", root, "--state", state, "--json"])
+            #expect(await quiet.exitStatus() == 0)
+            #expect(quiet.lines.isEmpty)
+        }
     }
 
     @Test("a damaged state: an error line on stderr and an error event, then every item as added")
     func damagedState() async throws {
-        let dir = try TemporaryFolder()
-        try "x".write(toFile: dir.path + "/file", atomically: false, encoding: .utf8)
-        let state = dir.path + "/../" + URL(fileURLWithPath: dir.path).lastPathComponent + ".state"
-        defer { try? FileManager.default.removeItem(atPath: state) }
-        try "not a state".write(toFile: state, atomically: false, encoding: .utf8)
-        let run = try CommandProcess(["changes", dir.path, "--state", state, "--json"])
-        #expect(await run.exitStatus() == 0)
-        #expect(run.errorOutput.contains("not a fileshare state file"))
-        #expect(run.lines.first?.contains(#""type":"error""#) == true)
-        #expect(run.lines.contains { $0.contains(#""type":"added","path":"file""#) })
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            try "x".write(toFile: dir.path + "/file", atomically: false, encoding: .utf8)
+            let state = dir.path + "/../" + URL(fileURLWithPath: dir.path).lastPathComponent + ".state"
+            defer { try? FileManager.default.removeItem(atPath: state) }
+            try "not a state".write(toFile: state, atomically: false, encoding: .utf8)
+            let run = try CommandProcess(["changes", dir.path, "--state", state, "--json"])
+            #expect(await run.exitStatus() == 0)
+            #expect(run.errorOutput.contains("not a fileshare state file"))
+            #expect(run.lines.first?.contains(#""type":"error""#) == true)
+            #expect(run.lines.contains { $0.contains(#""type":"added","path":"file""#) })
+        }
     }
 
     @Test("a state file inside the watched folder is left out of the events")
     func stateInsideRoot() async throws {
-        let dir = try TemporaryFolder()
-        let run = try CommandProcess(["changes", dir.path, "--state", dir.path + "/fileshare.state", "--json"])
-        #expect(await run.exitStatus() == 0)
-        let next = try CommandProcess(["changes", dir.path, "--state", dir.path + "/fileshare.state", "--json"])
-        #expect(await next.exitStatus() == 0)
-        #expect(next.lines.isEmpty, "\(next.lines)")
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let run = try CommandProcess(["changes", dir.path, "--state", dir.path + "/fileshare.state", "--json"])
+            #expect(await run.exitStatus() == 0)
+            let next = try CommandProcess(["changes", dir.path, "--state", dir.path + "/fileshare.state", "--json"])
+            #expect(await next.exitStatus() == 0)
+            #expect(next.lines.isEmpty, "\(next.lines)")
+        }
     }
 
     @Test("watch --state: what changed while stopped comes before scan-completed")
     func watchWithState() async throws {
-        let dir = try TemporaryFolder()
-        let root = dir.path + "/docs"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        try "x".write(toFile: root + "/report.pdf", atomically: false, encoding: .utf8)
-        let state = dir.path + "/watch.state"
-        let first = try CommandProcess(["watch", root, "--json", "--state", state])
-        #expect(await first.waitForLine { $0.contains("scan-completed") })
-        #expect(first.lines.contains { $0.contains(#""type":"added","path":"report.pdf""#) }, "no state yet: an empty view")
-        first.send(SIGINT)
-        #expect(await first.exitStatus() == 0)
-        let id = try json(first.lines).first { $0["path"] == "report.pdf" }?["id"]
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let root = dir.path + "/docs"
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try "x".write(toFile: root + "/report.pdf", atomically: false, encoding: .utf8)
+            let state = dir.path + "/watch.state"
+            let first = try CommandProcess(["watch", root, "--json", "--state", state])
+            #expect(await first.waitForLine { $0.contains("scan-completed") })
+            #expect(first.lines.contains { $0.contains(#""type":"added","path":"report.pdf""#) }, "no state yet: an empty view")
+            first.send(SIGINT)
+            #expect(await first.exitStatus() == 0)
+            let id = try json(first.lines).first { $0["path"] == "report.pdf" }?["id"]
 
-        try FileManager.default.moveItem(atPath: root + "/report.pdf", toPath: root + "/Report 2026.pdf")
-        let second = try CommandProcess(["watch", root, "--json", "--state", state])
-        #expect(await second.waitForLine { $0.contains("scan-completed") })
-        let lines = try json(second.lines)
-        #expect(lines.map { $0["type"] ?? "" } == ["scan-started", "renamed", "scan-completed"])
-        #expect(lines[1]["id"] == id && lines[1]["to"] == "Report 2026.pdf")
-        second.send(SIGTERM)
-        #expect(await second.exitStatus() == 0)
+            try FileManager.default.moveItem(atPath: root + "/report.pdf", toPath: root + "/Report 2026.pdf")
+            let second = try CommandProcess(["watch", root, "--json", "--state", state])
+            #expect(await second.waitForLine { $0.contains("scan-completed") })
+            let lines = try json(second.lines)
+            #expect(lines.map { $0["type"] ?? "" } == ["scan-started", "renamed", "scan-completed"])
+            #expect(lines[1]["id"] == id && lines[1]["to"] == "Report 2026.pdf")
+            second.send(SIGTERM)
+            #expect(await second.exitStatus() == 0)
+        }
     }
 
     @Test("bad state locations: exit 2 with one line", arguments: ["missing-folder", "is-folder"])
     func badStateLocation(kind: String) async throws {
-        let dir = try TemporaryFolder()
-        let state = kind == "missing-folder" ? dir.path + "/nope/state" : dir.path
-        for command in [["changes", dir.path, "--state", state], ["watch", dir.path, "--state", state]] {
-            let run = try CommandProcess(command)
-            #expect(await run.exitStatus() == 2)
-            #expect(run.errorOutput.split(separator: "\n").count == 1)
-            #expect(run.errorOutput.contains("cannot keep the state"))
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let state = kind == "missing-folder" ? dir.path + "/nope/state" : dir.path
+            for command in [["changes", dir.path, "--state", state], ["watch", dir.path, "--state", state]] {
+                let run = try CommandProcess(command)
+                #expect(await run.exitStatus() == 2)
+                #expect(run.errorOutput.split(separator: "\n").count == 1)
+                #expect(run.errorOutput.contains("cannot keep the state"))
+            }
         }
     }
 }

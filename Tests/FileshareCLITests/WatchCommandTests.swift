@@ -1,3 +1,4 @@
+import FileshareTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -11,61 +12,74 @@ struct WatchCommandTests {
     @Test("--json prints scan-started, scan-completed and changes, a flushed line each; SIGINT and SIGTERM exit 0",
           arguments: [SIGINT, SIGTERM])
     func jsonStream(signal: Int32) async throws {
-        let dir = try TemporaryFolder()
-        try "one".write(toFile: dir.path + "/existing.txt", atomically: false, encoding: .utf8)
-        let watch = try CommandProcess(["watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "0.2"])
-        #expect(await watch.waitForLine { $0.contains(#""type":"scan-completed""#) })
-        try "two".write(toFile: dir.path + "/new.txt", atomically: false, encoding: .utf8)
-        #expect(await watch.waitForLine { $0.contains(#""type":"finished""#) && $0.contains("new.txt") })
-        let lines = watch.lines
-        #expect(lines.first == #"{"type":"scan-started","root":"\#(dir.path)"}"#)
-        #expect(lines.contains { $0.hasPrefix(#"{"type":"added","path":"existing.txt","id":""#) })
-        #expect(lines.contains { $0.contains(#""type":"added","path":"new.txt""#) && $0.contains(#""writing":true"#) })
-        for line in lines {
-            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            #expect(object?["type"] is String, "every line is a JSON object with a type: \(line)")
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            try "one".write(toFile: dir.path + "/existing.txt", atomically: false, encoding: .utf8)
+            let watch = try CommandProcess(["watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "0.2"])
+            #expect(await watch.waitForLine { $0.contains(#""type":"scan-completed""#) })
+            try "two".write(toFile: dir.path + "/new.txt", atomically: false, encoding: .utf8)
+            #expect(await watch.waitForLine { $0.contains(#""type":"finished""#) && $0.contains("new.txt") })
+            let lines = watch.lines
+            #expect(lines.first == #"{"type":"scan-started","root":"\#(dir.path)"}"#)
+            #expect(lines.contains { $0.hasPrefix(#"{"type":"added","path":"existing.txt","id":""#) })
+            #expect(lines.contains { $0.contains(#""type":"added","path":"new.txt""#) && $0.contains(#""writing":true"#) })
+            for line in lines {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(object?["type"] is String, "every line is a JSON object with a type: \(line)")
+            }
+            watch.send(signal)
+            #expect(await watch.exitStatus() == 0)
         }
-        watch.send(signal)
-        #expect(await watch.exitStatus() == 0)
     }
 
     @Test("human-readable lines without --json")
     func humanLines() async throws {
-        let dir = try TemporaryFolder()
-        let watch = try CommandProcess(["watch", dir.path, "--latency", "0"])
-        #expect(await watch.waitForLine { $0.hasPrefix("watching 0 items") })
-        try FileManager.default.createDirectory(atPath: dir.path + "/Comics", withIntermediateDirectories: false)
-        #expect(await watch.waitForLine { $0 == "added     Comics/" })
-        watch.send(SIGINT)
-        #expect(await watch.exitStatus() == 0)
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let watch = try CommandProcess(["watch", dir.path, "--latency", "0"])
+            #expect(await watch.waitForLine { $0.hasPrefix("watching 0 items") })
+            try FileManager.default.createDirectory(atPath: dir.path + "/Comics", withIntermediateDirectories: false)
+            #expect(await watch.waitForLine { $0 == "added     Comics/" })
+            watch.send(SIGINT)
+            #expect(await watch.exitStatus() == 0)
+        }
     }
 
     @Test("DIR defaults to ./Documents")
     func defaultDirectory() async throws {
-        let dir = try TemporaryFolder()
-        try FileManager.default.createDirectory(atPath: dir.path + "/Documents", withIntermediateDirectories: false)
-        let watch = try CommandProcess(["watch", "--json"], in: dir.path)
-        #expect(await watch.waitForLine { $0 == #"{"type":"scan-started","root":"\#(dir.path)/Documents"}"# })
-        watch.send(SIGTERM)
-        #expect(await watch.exitStatus() == 0)
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            try FileManager.default.createDirectory(atPath: dir.path + "/Documents", withIntermediateDirectories: false)
+            let watch = try CommandProcess(["watch", "--json"], in: dir.path)
+            #expect(await watch.waitForLine { $0 == #"{"type":"scan-started","root":"\#(dir.path)/Documents"}"# })
+            watch.send(SIGTERM)
+            #expect(await watch.exitStatus() == 0)
+        }
     }
 
     @Test("the root removed: a root-removed line, exit 1")
     func rootRemoved() async throws {
-        let dir = try TemporaryFolder()
-        let root = dir.path + "/root"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
-        let watch = try CommandProcess(["watch", root, "--json"])
-        #expect(await watch.waitForLine { $0.contains("scan-completed") })
-        try FileManager.default.removeItem(atPath: root)
-        #expect(await watch.exitStatus() == 1)
-        #expect(watch.lines.last == #"{"type":"root-removed","root":"\#(root)"}"#)
-        #expect(watch.errorOutput.contains("removed"))
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let root = dir.path + "/root"
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
+            let watch = try CommandProcess(["watch", root, "--json"])
+            #expect(await watch.waitForLine { $0.contains("scan-completed") })
+            try FileManager.default.removeItem(atPath: root)
+            #expect(await watch.exitStatus() == 1)
+            #expect(watch.lines.last == #"{"type":"root-removed","root":"\#(root)"}"#)
+            #expect(watch.errorOutput.contains("removed"))
+        }
     }
 
     @Test("as another user: an unreadable folder is degraded with the chmod to run; finished without leases",
           .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
     func unreadableFolderAsAnotherUser() async throws {
+        // A separate function: the 6.3 compiler crashes on this body inside the closure.
+        try await MachineSettings.shared { try await unreadableFolderBody() }
+    }
+
+    func unreadableFolderBody() async throws {
         let dir = try TemporaryFolder()
         let root = dir.path + "/shared"
         try FileManager.default.createDirectory(atPath: root + "/private/inner", withIntermediateDirectories: true)
@@ -104,25 +118,27 @@ struct WatchCommandTests {
             (["watch", "DIR", "--exclude", ""], "--exclude"),
           ])
     func badInput(arguments: [String], message: String) async throws {
-        let dir = try TemporaryFolder()
-        try FileManager.default.createDirectory(atPath: dir.path + "/d", withIntermediateDirectories: false)
-        try "x".write(toFile: dir.path + "/f", atomically: false, encoding: .utf8)
-        let resolved = arguments.map { argument in
-            switch argument {
-            case "MISSING": dir.path + "/missing"
-            case "FILE": dir.path + "/f"
-            case "DIR": dir.path + "/d"
-            default: argument
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            try FileManager.default.createDirectory(atPath: dir.path + "/d", withIntermediateDirectories: false)
+            try "x".write(toFile: dir.path + "/f", atomically: false, encoding: .utf8)
+            let resolved = arguments.map { argument in
+                switch argument {
+                case "MISSING": dir.path + "/missing"
+                case "FILE": dir.path + "/f"
+                case "DIR": dir.path + "/d"
+                default: argument
+                }
             }
+            let before = try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted()
+            let watch = try CommandProcess(resolved, in: dir.path)
+            #expect(await watch.exitStatus() == 2)
+            let stderr = watch.errorOutput.split(separator: "\n")
+            #expect(stderr.count == 1, "one line: \(stderr)")
+            #expect(stderr.first?.contains(message) == true, "\(stderr)")
+            #expect(watch.lines.isEmpty, "nothing on stdout")
+            #expect(try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted() == before)
         }
-        let before = try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted()
-        let watch = try CommandProcess(resolved, in: dir.path)
-        #expect(await watch.exitStatus() == 2)
-        let stderr = watch.errorOutput.split(separator: "\n")
-        #expect(stderr.count == 1, "one line: \(stderr)")
-        #expect(stderr.first?.contains(message) == true, "\(stderr)")
-        #expect(watch.lines.isEmpty, "nothing on stdout")
-        #expect(try FileManager.default.subpathsOfDirectory(atPath: dir.path).sorted() == before)
     }
 }
 

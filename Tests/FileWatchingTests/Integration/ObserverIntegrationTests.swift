@@ -1,3 +1,4 @@
+import FileshareTestSupport
 import CFileshareShim
 @testable import FileWatching
 import Foundation
@@ -210,7 +211,7 @@ struct ObserverIntegrationTests {
         }
     }
 
-    @Test("opt-in identity attribute: written as user.fileshare.id, a cp -a copy gets its own id")
+    @Test("opt-in identity attribute: written as user.fileshare.id; a cp -a copy is duplicated, with its own id")
     func identityAttribute() async throws {
         try await MachineSettings.shared {
             let dir = TemporaryDirectory()
@@ -221,10 +222,25 @@ struct ObserverIntegrationTests {
             let id = try #require(probe.observer.item(at: "book.epub")?.id)
             #expect(storedIdentity(dir("book.epub")) == id.description)
             try run("/bin/cp", ["-a", dir("book.epub"), dir("copy.epub")])
-            await probe.observer.sync()
+            #expect(await probe.wait { $0.contains { if case .duplicated(let item, "book.epub") = $0 { item.path == "copy.epub" } else { false } } })
             let copy = try #require(probe.observer.item(at: "copy.epub")?.id)
             #expect(copy != id)
             #expect(storedIdentity(dir("copy.epub")) == copy.description)
+        }
+    }
+
+    @Test("with duplicate detection: cp of a file is duplicated, an edited copy is added")
+    func contentDuplicates() async throws {
+        try await MachineSettings.shared {
+            let dir = TemporaryDirectory()
+            Disk.write(dir("scan.pdf"), String(repeating: "%PDF page ", count: 20_000))
+            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, detectsDuplicateContent: true))
+            #expect(await probe.scanned())
+            try run("/bin/cp", [dir("scan.pdf"), dir("scan copy.pdf")])
+            Disk.write(dir("other.pdf"), String(repeating: "%PDF page ", count: 19_999) + "%PDF pagX ")
+            #expect(await probe.wait { $0.count { if case .added = $0 { true } else if case .duplicated = $0 { true } else { false } } == 2 })
+            let summaries = Set(probe.liveChanges.map(\.summary))
+            #expect(summaries == ["duplicated scan copy.pdf scan.pdf", "added other.pdf"])
         }
     }
 

@@ -1,4 +1,5 @@
 @testable import FileWatching
+import FileshareTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -27,7 +28,11 @@ struct ObserverRandomTests {
             Disk.write(dir("start/inner/file"), "seed")
             let latency: Duration = [.zero, .milliseconds(20), .milliseconds(100)].randomElement(using: &random)!
             let state = outside("state.bin")
-            let options = ObserverOptions(settleTime: .milliseconds(50), latency: latency, stateFile: state)
+            // Some sequences detect copies: new files are then reported once complete.
+            let duplicates = Int.random(in: 0..<3, using: &random)
+            let options = ObserverOptions(
+                settleTime: .milliseconds(50), latency: latency, storesIdentityAttribute: duplicates == 1,
+                stateFile: state, detectsDuplicateContent: duplicates == 2)
             var probe = try ObserverProbe(dir.path, options: options)
             #expect(await probe.scanned())
             // Every change of every run; later runs start from the saved state,
@@ -112,6 +117,13 @@ struct ObserverRandomTests {
                         Disk.rename(dir(temporary), dir(file))
                         log.append("save \(file) via \(temporary)")
                     }
+                case 10 where Bool.random(using: &random):
+                    if let file = files.randomElement(using: &random) {
+                        let copy = inFolder(fresh())
+                        let preserving = Bool.random(using: &random)
+                        try run("/bin/cp", preserving ? ["-a", dir(file), dir(copy)] : [dir(file), dir(copy)])
+                        log.append("cp\(preserving ? " -a" : "") \(file) \(copy)")
+                    }
                 case 10:
                     let path = inFolder(fresh())
                     Disk.mkdir(dir(path + "/x/y"))
@@ -141,9 +153,17 @@ struct ObserverRandomTests {
             }
             await probe.observer.sync()
             let disk = Disk.snapshot(dir.path)
-            var replay = Replay(initial: ["start": .directory, "start/inner": .directory, "start/inner/file": .file])
-            replay.apply(earlierRuns + (restarts == 0 ? probe.liveChanges : probe.changes))
-            let context = "seed \(seed), latency \(latency), \(restarts) restarts; last operations: \(log.suffix(12))"
+            func replayed() -> Replay {
+                var replay = Replay(initial: ["start": .directory, "start/inner": .directory, "start/inner/file": .file])
+                replay.apply(earlierRuns + (restarts == 0 ? probe.liveChanges : probe.changes))
+                return replay
+            }
+            if duplicates != 0 {
+                // New files are reported once their settle time has passed.
+                _ = await probe.wait(timeout: .seconds(10)) { _ in replayed().contractItems == disk }
+            }
+            let replay = replayed()
+            let context = "seed \(seed), latency \(latency), \(restarts) restarts, duplicates \(duplicates); last operations: \(log.suffix(12))"
             #expect(replay.violations.isEmpty, "\(context): \(replay.violations.prefix(3))")
             #expect(replay.contractItems == disk, "\(context): replay \(differences(disk, replay.contractItems))")
             let tree = treeSnapshot(probe.observer)

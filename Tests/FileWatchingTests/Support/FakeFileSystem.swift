@@ -109,6 +109,45 @@ final class FakeFileSystem: FileSystemAccess {
     var remote: [ItemPath: String] = [:]
     func eventsUnsupported(at path: ItemPath) -> String? { remote[path] }
 
+    /// File contents set by tests; other files read as bytes made from their inode.
+    var contents: [UInt64: [UInt8]] = [:]
+    func readBytes(at path: ItemPath, offset: Int64, count: Int) -> [UInt8]? {
+        guard let inode = resolve(path), let node = inodes[inode], node.kind == .file else { return nil }
+        let end = min(node.size, offset + Int64(count))
+        guard offset < end else { return [] }
+        if let content = contents[inode] { return Array(content[Int(offset)..<Int(end)]) }
+        return (offset..<end).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int64(inode) &* 7) }
+    }
+
+    /// Creates, writes `content` and closes a file.
+    @discardableResult
+    func write(_ path: ItemPath, content: [UInt8]) -> UInt64 {
+        let inode = create(path)
+        contents[inode] = content
+        append(path, bytes: Int64(content.count))
+        close(path)
+        return inode
+    }
+
+    /// `cp` (with `-a`: the identity attribute copied last, as cp does).
+    @discardableResult
+    func copy(_ source: ItemPath, _ destination: ItemPath, preservingAttributes: Bool) -> UInt64 {
+        let original = resolve(source)!
+        let bytes = readBytes(at: source, offset: 0, count: Int(inodes[original]!.size))!
+        let inode = create(destination)
+        contents[inode] = bytes
+        append(destination, bytes: Int64(bytes.count))
+        if preservingAttributes, let id = attributes[original] {
+            attributes[inode] = id
+            let (parent, name) = (resolve(destination.parent)!, destination.name)
+            if let wd = watchByInodeForTests(parent) { queue.append(SourceEvent(watch: wd, kind: .attributes, name: name)) }
+        }
+        close(destination)
+        return inode
+    }
+
+    private func watchByInodeForTests(_ inode: UInt64) -> Int32? { watchByInode[inode] }
+
     /// Identity attributes, by inode (copied with the file, as `cp -a` does).
     var attributes: [UInt64: ItemID] = [:]
     func identityAttribute(at path: ItemPath) -> ItemID? { resolve(path).flatMap { attributes[$0] } }
@@ -190,6 +229,10 @@ final class FakeFileSystem: FileSystemAccess {
     /// write(2) of `bytes` at the end.
     func append(_ path: ItemPath, bytes: Int64) {
         let inode = resolve(path)!
+        if contents[inode] != nil, contents[inode]!.count < inodes[inode]!.size + bytes {
+            let start = Int64(contents[inode]!.count)
+            contents[inode]! += (start..<inodes[inode]!.size + bytes).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        }
         inodes[inode]!.size += bytes
         inodes[inode]!.modified = wall
         let (parent, name) = split(path)
@@ -202,6 +245,25 @@ final class FakeFileSystem: FileSystemAccess {
         writers[inode, default: 1] -= 1
         let (parent, name) = split(path)
         notify(parent, .closedWrite, name, isDirectory: false)
+    }
+
+    /// Every writer closes its files (the writing processes end).
+    func closeAllWriters() {
+        var paths: [UInt64: ItemPath] = [:]
+        func visit(_ inode: UInt64, _ path: ItemPath) {
+            for (name, child) in inodes[inode]!.children {
+                paths[child] = path.appending(name)
+                if inodes[child]!.kind == .directory { visit(child, path.appending(name)) }
+            }
+        }
+        visit(1, .root)
+        for (inode, count) in writers where count > 0 {
+            if let path = paths[inode] {
+                for _ in 0..<count { close(path) }
+            } else {
+                writers[inode] = 0
+            }
+        }
     }
 
     /// Creates, writes and closes a file.

@@ -1,14 +1,16 @@
 import Foundation
 
+/// Shared by every test target of the package (they run in one process).
+
 /// Tests that change a machine-wide setting (an inotify sysctl) hold this
 /// exclusively; every other test that creates an observer holds it shared.
 /// So a lowered limit never reaches a test that did not ask for it.
-actor MachineSettings {
-    static let lock = MachineSettings()
+public actor MachineSettings {
+    public static let lock = MachineSettings()
 
     /// At most this many tests hold observers at once (each is an inotify
     /// instance, and a user may have only 128).
-    static let maximumSharedHolders = 16
+    public static let maximumSharedHolders = 16
     private var readers = 0
     private var writer = false
     private var waiting: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
@@ -40,7 +42,7 @@ actor MachineSettings {
     }
 
     /// Runs `body` alongside other shared holders.
-    static func shared<T>(_ body: () async throws -> T) async rethrows -> T {
+    public static func shared<T>(_ body: () async throws -> T) async rethrows -> T {
         await lock.acquire(exclusive: false)
         defer { Task { await lock.release(exclusive: false) } }
         return try await body()
@@ -49,7 +51,7 @@ actor MachineSettings {
     /// Runs `body` alone, with `setting` (a /proc/sys path) set to `value`
     /// (worked out once every other test has let go) for as long as `body`
     /// runs, and put back on every path out.
-    static func with<T>(_ setting: String, setTo value: @autoclosure () throws -> Int, _ body: () async throws -> T)
+    public static func with<T>(_ setting: String, setTo value: @autoclosure () throws -> Int, _ body: () async throws -> T)
         async throws -> T
     {
         await lock.acquire(exclusive: true)
@@ -62,7 +64,7 @@ actor MachineSettings {
     }
 
     /// Whether this process may change inotify settings (root, writable /proc/sys).
-    static var canChangeInotifySettings: Bool {
+    public static var canChangeInotifySettings: Bool {
         FileManager.default.isWritableFile(atPath: "/proc/sys/fs/inotify/max_queued_events")
     }
 }
