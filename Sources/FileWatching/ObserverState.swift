@@ -125,6 +125,8 @@ final class ObserverState: Sendable {
         return key
     }
 
+    var subscriberCount: Int { control.withLock { $0.subscribers.count } }
+
     func unsubscribe(_ key: UInt64) {
         _ = control.withLock { $0.subscribers.removeValue(forKey: key) }
     }
