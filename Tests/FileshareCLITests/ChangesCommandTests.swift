@@ -118,4 +118,31 @@ struct ChangesCommandTests {
             }
         }
     }
+
+    @Test("killed (SIGKILL) at random moments while saving: the state is always the last good one")
+    func killedWhileSaving() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let root = dir.path + "/docs"
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            for i in 0..<300 { try "\(i)".write(toFile: root + "/file\(i)", atomically: false, encoding: .utf8) }
+            let state = dir.path + "/state.bin"
+            var random = SystemRandomNumberGenerator()
+            for round in 0..<12 {
+                let watch = try CommandProcess(["watch", root, "--json", "--state", state, "--latency", "0"])
+                #expect(await watch.waitForLine { $0.contains("scan-completed") })
+                // Keep changing files (saves every two seconds), then kill without warning.
+                for i in 0..<20 { try "\(round)".write(toFile: root + "/file\((round * 20 + i) % 300)", atomically: false, encoding: .utf8) }
+                try await Task.sleep(for: .milliseconds(Int64.random(in: 0...2500, using: &random)))
+                watch.send(SIGKILL)
+                _ = await watch.exitStatus()
+                let check = try CommandProcess(["changes", root, "--state", state, "--json", "--keep-state"])
+                #expect(await check.exitStatus() == 0)
+                #expect(!check.errorOutput.contains("damaged") && !check.errorOutput.contains("not a fileshare state"),
+                        "round \(round): \(check.errorOutput)")
+                #expect(!FileManager.default.fileExists(atPath: state) || check.lines.allSatisfy { !$0.contains(#""type":"added""#) },
+                        "round \(round): a saved state never makes every item new again")
+            }
+        }
+    }
 }
