@@ -12,12 +12,15 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FileWatching", targets: ["FileWatching"]),
+        .library(name: "FileSharing", targets: ["FileSharing"]),
+        .library(name: "ZipStream", targets: ["ZipStream"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         .target(name: "CFileshareShim"),
@@ -30,10 +33,26 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(name: "ZipStream", swiftSettings: swiftSettings),
+        .target(
+            name: "FileSharing",
+            dependencies: [
+                "FileWatching",
+                "ZipStream",
+                "CFileshareShim",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "fileshare",
             dependencies: [
                 "FileWatching",
+                "FileSharing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -51,6 +70,20 @@ let package = Package(
             dependencies: [
                 "FileWatching", "CFileshareShim", "FileshareTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ZipStreamTests",
+            dependencies: ["ZipStream"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FileSharingTests",
+            dependencies: [
+                "FileSharing", "FileWatching", "FileshareTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),

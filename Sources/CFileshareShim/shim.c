@@ -181,3 +181,58 @@ int64_t cfs_read_proc_number(const char *path) {
 
 #include <malloc.h>
 void cfs_release_free_memory(void) { malloc_trim(0); }
+
+#include <linux/openat2.h>
+#include <sys/statvfs.h>
+
+int cfs_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
+    struct open_how how = { 0 };
+    how.flags = (unsigned long long)(flags | O_CLOEXEC);
+    how.mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    long fd;
+    do { fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how); } while (fd < 0 && errno == EINTR);
+    if (fd >= 0) return (int)fd;
+    if (errno != ENOSYS) return -errno;
+    // Kernels before 5.6: the caller's component walk with O_NOFOLLOW is the fallback.
+    return -ENOSYS;
+}
+
+int cfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
+    long r;
+    do { r = syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags); } while (r < 0 && errno == EINTR);
+    return r == 0 ? 0 : -errno;
+}
+
+int cfs_mkdirat(int dirfd, const char *name, unsigned int mode) {
+    return mkdirat(dirfd, name, mode) == 0 ? 0 : -errno;
+}
+
+int cfs_unlinkat(int dirfd, const char *name, int flags) {
+    return unlinkat(dirfd, name, flags) == 0 ? 0 : -errno;
+}
+
+int64_t cfs_available_bytes(int fd) {
+    struct statvfs s;
+    if (fstatvfs(fd, &s) != 0) return -errno;
+    return (int64_t)s.f_bavail * (int64_t)s.f_frsize;
+}
+
+ssize_t cfs_pwrite_all(int fd, const void *buffer, size_t count, int64_t offset) {
+    size_t done = 0;
+    while (done < count) {
+        ssize_t n = pwrite(fd, (const char *)buffer + done, count - done, (off_t)(offset + (int64_t)done));
+        if (n < 0) { if (errno == EINTR) continue; return -errno; }
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t cfs_pread(int fd, void *buffer, size_t count, int64_t offset) {
+    ssize_t n;
+    do { n = pread(fd, buffer, count, (off_t)offset); } while (n < 0 && errno == EINTR);
+    return n < 0 ? -errno : n;
+}
+
+int cfs_fsync(int fd) { return fsync(fd) == 0 ? 0 : -errno; }
+int cfs_ftruncate(int fd, int64_t size) { return ftruncate(fd, (off_t)size) == 0 ? 0 : -errno; }

@@ -47,6 +47,16 @@ extension Change {
     }
 }
 
+/// JSON text helpers shared by the faces that speak JSON.
+public enum JSONText {
+    /// `string` as a JSON string literal, quotes included.
+    public static func quoted(_ string: String) -> String {
+        var text = ""
+        JSONObjectWriter.appendQuoted(string, to: &text)
+        return text
+    }
+}
+
 /// Writes one flat JSON object quickly, without Foundation.
 struct JSONObjectWriter {
     private var text = "{"

@@ -89,6 +89,21 @@ void cfs_release_free_memory(void);
 /// Reads an inotify sysctl value from /proc/sys/fs/inotify, or -errno.
 int64_t cfs_read_proc_number(const char *path);
 
+/// openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS): `path` cannot leave
+/// `dirfd`, neither by `..` nor by a symbolic link. -ENOSYS on old kernels.
+int cfs_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
+/// renameat2 (flags: 1 = RENAME_NOREPLACE, 2 = RENAME_EXCHANGE).
+int cfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+int cfs_mkdirat(int dirfd, const char *name, unsigned int mode);
+/// unlinkat (flags: 0x200 = AT_REMOVEDIR).
+int cfs_unlinkat(int dirfd, const char *name, int flags);
+/// Bytes available to unprivileged users on the file system of `fd`.
+int64_t cfs_available_bytes(int fd);
+ssize_t cfs_pwrite_all(int fd, const void *buffer, size_t count, int64_t offset);
+ssize_t cfs_pread(int fd, void *buffer, size_t count, int64_t offset);
+int cfs_fsync(int fd);
+int cfs_ftruncate(int fd, int64_t size);
+
 #ifdef __cplusplus
 }
 #endif

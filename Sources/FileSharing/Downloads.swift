@@ -1,0 +1,190 @@
+import FileWatching
+import Hummingbird
+import NIOCore
+import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ShareServer {
+    /// `GET /api/files/P`: the file, with ranges, validators and conditional requests.
+    func download(_ request: Request, context: ShareContext, head: Bool) async throws -> Response {
+        let path = try ShareServer.path(of: request, after: "/api/files/")
+        let (fd, metadata) = try await blocking { () throws(ShareError) in
+            let fd = try self.folder.open(path, flags: O_RDONLY | O_NONBLOCK)
+            do throws(ShareError) {
+                return (fd, try SharedFolder.metadata(fd: fd, path: path))
+            } catch {
+                close(fd)
+                throw error
+            }
+        }
+        var closeHere = true
+        defer { if closeHere { close(fd) } }
+        guard metadata.kind == .file else {
+            throw ShareError(.notFound, "'\(path)' is a folder; list it with /api/list or download it with /api/zip")
+        }
+        let etag = "\"\(String(metadata.inode, radix: 16))-\(String(metadata.size, radix: 16))-\(String(metadata.modified, radix: 16))\""
+        var headers: HTTPFields = [
+            .eTag: etag,
+            .lastModified: RFC3339.httpDate(nanoseconds: metadata.modified),
+            .acceptRanges: "bytes",
+            .contentType: ShareServer.mediaType(for: path.name),
+            .cacheControl: "no-cache",
+            .init("X-Content-Type-Options")!: "nosniff",
+            // A user's HTML or SVG must not run as the share's own page.
+            .contentSecurityPolicy: "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'",
+        ]
+        if (try? ShareServer.query(request, "download")) ?? nil != nil {
+            headers[.contentDisposition] = ShareServer.attachment(path.name)
+        }
+        // Conditional requests (RFC 9110 section 13).
+        if let match = request.headers[.ifNoneMatch] {
+            if match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "W/" + etag }) {
+                return Response(status: .notModified, headers: headers)
+            }
+        } else if let since = request.headers[.ifModifiedSince].flatMap(RFC3339.parseHTTPDate),
+            metadata.modified / 1_000_000_000 * 1_000_000_000 <= since
+        {
+            return Response(status: .notModified, headers: headers)
+        }
+        var range: ClosedRange<Int64>? = nil
+        if let header = request.headers[.range], metadata.size > 0 {
+            let ifRange = request.headers[.ifRange]
+            if ifRange == nil || ifRange == etag {
+                switch ShareServer.parseRange(header, size: metadata.size) {
+                case .none: break
+                case .some(.none):
+                    var response = Response.json(status: .rangeNotSatisfiable, error: "the range is outside the file (\(metadata.size) bytes)")
+                    response.headers[.contentRange] = "bytes */\(metadata.size)"
+                    return response
+                case .some(.some(let value)): range = value
+                }
+            }
+        }
+        let start = range?.lowerBound ?? 0
+        let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? metadata.size
+        headers[.contentLength] = String(length)
+        if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(metadata.size)" }
+        let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
+        if head || length == 0 { return Response(status: status, headers: headers) }
+        closeHere = false
+        let body = ResponseBody(contentLength: Int(length)) { writer in
+            defer { close(fd) }
+            let chunk = 256 * 1024
+            var offset = start
+            let end = start + length
+            while offset < end {
+                let count = Int(min(Int64(chunk), end - offset))
+                let position = offset
+                let buffer = try await NIOThreadPool.singleton.runIfActive { () throws -> ByteBuffer in
+                    var buffer = ByteBufferAllocator().buffer(capacity: count)
+                    let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                        max(0, cfs_pread_checked(fd, raw.baseAddress!, count, position))
+                    }
+                    if read == 0 { throw ShareError(.internalError, "the file shrank while it was sent") }
+                    return buffer
+                }
+                offset += Int64(buffer.readableBytes)
+                try await writer.write(buffer)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// `GET /api/thumbnail/P`: a small image for the list. Without an image
+    /// codec on the server, small images are sent as they are (the page scales
+    /// them); anything else answers 415.
+    func thumbnail(_ request: Request, context: ShareContext) async throws -> Response {
+        let path = try ShareServer.path(of: request, after: "/api/thumbnail/")
+        let type = ShareServer.mediaType(for: path.name)
+        guard type.hasPrefix("image/") && type != "image/svg+xml" else {
+            throw ShareError(.unsupportedMediaType, "no thumbnail for this kind of file")
+        }
+        let metadata = try await blocking { () throws(ShareError) in try self.folder.metadata(path) }
+        guard metadata.size <= 4 * 1024 * 1024 else {
+            throw ShareError(.unsupportedMediaType, "the image is too large for a thumbnail")
+        }
+        var response = try await download(request, context: context, head: false)
+        response.headers[.cacheControl] = "private, max-age=60"
+        return response
+    }
+
+    /// A single byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`): `nil` to
+    /// ignore the header (malformed, or several ranges: the whole file is
+    /// sent), `.some(nil)` when it cannot be satisfied.
+    static func parseRange(_ header: String, size: Int64) -> ClosedRange<Int64>?? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
+        let spec = header.dropFirst(6).trimmingCharacters()
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[0].isEmpty {
+            guard let suffix = Int64(parts[1]), suffix > 0 else { return nil }
+            return .some(max(0, size - suffix)...(size - 1))
+        }
+        guard let first = Int64(parts[0]), first >= 0 else { return nil }
+        guard first < size else { return .some(nil) }
+        if parts[1].isEmpty { return .some(first...(size - 1)) }
+        guard let last = Int64(parts[1]), last >= first else { return nil }
+        return .some(first...min(last, size - 1))
+    }
+
+    static func attachment(_ name: String) -> String {
+        let ascii = String(name.unicodeScalars.map { $0.isASCII && $0 != "\"" && $0 != "\\" && $0.value >= 0x20 ? Character($0) : "_" })
+        let encoded = name.utf8.map { byte -> String in
+            let allowed = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            return allowed ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(2)
+        }.joined()
+        return "attachment; filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
+    }
+
+    static func mediaType(for name: String) -> String {
+        let ext = name.split(separator: ".").count > 1 ? name.split(separator: ".").last!.lowercased() : ""
+        switch ext {
+        case "txt", "log", "csv", "md", "markdown": return "text/plain; charset=utf-8"
+        case "html", "htm": return "text/html; charset=utf-8"
+        case "json": return "application/json"
+        case "pdf": return "application/pdf"
+        case "png": return "image/png"
+        case "jpg", "jpeg": return "image/jpeg"
+        case "gif": return "image/gif"
+        case "webp": return "image/webp"
+        case "svg": return "image/svg+xml"
+        case "heic": return "image/heic"
+        case "mp3": return "audio/mpeg"
+        case "m4a": return "audio/mp4"
+        case "wav": return "audio/wav"
+        case "ogg", "oga": return "audio/ogg"
+        case "flac": return "audio/flac"
+        case "mp4", "m4v": return "video/mp4"
+        case "webm": return "video/webm"
+        case "mov": return "video/quicktime"
+        case "mkv": return "video/x-matroska"
+        case "zip": return "application/zip"
+        case "epub": return "application/epub+zip"
+        case "cbz": return "application/vnd.comicbook+zip"
+        default: return "application/octet-stream"
+        }
+    }
+}
+
+/// pread, retrying interruptions; the byte count, or -errno.
+func cfs_pread_checked(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: Int64) -> Int {
+    while true {
+        let read = pread(fd, buffer, count, off_t(offset))
+        if read < 0 && errno == EINTR { continue }
+        return read
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters() -> String {
+        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

@@ -1,0 +1,65 @@
+public import FileWatching
+import Synchronization
+
+/// Who made a change through the server: the face, the client's address,
+/// the user and the method. Attached to the change events the change causes,
+/// so an app can tell its users' uploads from its own writes.
+public struct ChangeOrigin: Sendable, Hashable {
+    /// The face: `api` or `dav`.
+    public var face: String
+    /// The client's address and port.
+    public var client: String
+    /// The authenticated user, if any.
+    public var user: String?
+    /// The HTTP method.
+    public var method: String
+
+    /// The origin as a JSON object.
+    public var json: String {
+        var fields = [
+            "\"by\":\"server\"", "\"face\":" + JSONText.quoted(face), "\"client\":" + JSONText.quoted(client),
+            "\"method\":" + JSONText.quoted(method),
+        ]
+        if let user { fields.append("\"user\":" + JSONText.quoted(user)) }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+}
+
+/// The server's operations in flight, by path: the changes the observer
+/// reports for those paths (or above or under them) carry their origin.
+final class OriginRegistry: Sendable {
+    private let entries = Mutex<[UInt64: (paths: [ItemPath], origin: ChangeOrigin)]>([:])
+    private let next = Atomic<UInt64>(0)
+
+    /// Registers an operation on `paths`; call `finish` once the observer caught up.
+    func begin(_ paths: [ItemPath], _ origin: ChangeOrigin) -> UInt64 {
+        let key = next.add(1, ordering: .relaxed).newValue
+        entries.withLock { $0[key] = (paths, origin) }
+        return key
+    }
+
+    func finish(_ key: UInt64) {
+        _ = entries.withLock { $0.removeValue(forKey: key) }
+    }
+
+    /// The origin of a change, if the server caused it.
+    func origin(of change: Change) -> ChangeOrigin? {
+        let paths: [ItemPath]
+        switch change {
+        case .added(let item), .modified(let item), .duplicated(let item, _): paths = [item.path]
+        case .finished(let path, _, _), .removed(let path, _, _): paths = [path]
+        case .renamed(let from, let to, _, _), .moved(let from, let to, _, _): paths = [from, to]
+        default: return nil
+        }
+        return entries.withLock { entries in
+            for (_, entry) in entries {
+                for path in paths {
+                    for target in entry.paths where path.isSame(asOrUnder: target) || target.isSame(asOrUnder: path) {
+                        return entry.origin
+                    }
+                }
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,130 @@
+public import FileWatching
+
+/// A path inside the shared folder, checked: no `.` or `..`, no `/` or NUL
+/// inside a name (encoded or not), valid UTF-8, and no hidden name (the
+/// server's own files live under a hidden name).
+public struct SharePath: Sendable, Hashable, CustomStringConvertible {
+    /// The names, root first.
+    public let components: [String]
+
+    /// The root of the shared folder.
+    public static let root = SharePath(checked: [])
+
+    private init(checked components: [String]) { self.components = components }
+
+    public var description: String { components.joined(separator: "/") }
+
+    /// Whether this is the root.
+    public var isRoot: Bool { components.isEmpty }
+
+    /// The name (last component).
+    public var name: String { components.last ?? "" }
+
+    /// The folder that holds this item.
+    public var parent: SharePath { SharePath(checked: Array(components.dropLast())) }
+
+    /// The same path for the observer.
+    public var itemPath: ItemPath { ItemPath(description) }
+
+    /// This path with one more name.
+    public func appending(_ name: String) throws(ShareError) -> SharePath {
+        try SharePath.check(name)
+        return SharePath(checked: components + [name])
+    }
+
+    /// Whether `self` is `other` or lies under it.
+    public func isSame(asOrUnder other: SharePath) -> Bool {
+        components.count >= other.components.count && Array(components.prefix(other.components.count)) == other.components
+    }
+
+    /// Parses a percent-encoded, `/`-separated path from a URL.
+    public init(percentEncoded raw: Substring) throws(ShareError) {
+        var names: [String] = []
+        for segment in raw.split(separator: "/", omittingEmptySubsequences: true) {
+            let bytes = try SharePath.percentDecode(segment)
+            guard let name = String(validating: bytes, as: UTF8.self) else {
+                throw ShareError(.badRequest, "a name in the path is not valid UTF-8")
+            }
+            try SharePath.check(name)
+            names.append(name)
+        }
+        self.init(checked: names)
+    }
+
+    /// Parses a plain (not percent-encoded) path, as JSON bodies and query values carry it.
+    public init(plain: String) throws(ShareError) {
+        var names: [String] = []
+        for name in plain.split(separator: "/", omittingEmptySubsequences: true) {
+            try SharePath.check(String(name))
+            names.append(String(name))
+        }
+        self.init(checked: names)
+    }
+
+    static func check(_ name: String) throws(ShareError) {
+        if name == "." || name == ".." {
+            throw ShareError(.badRequest, "'\(name)' is not allowed in a path")
+        }
+        if name.utf8.contains(0) { throw ShareError(.badRequest, "a name in the path contains NUL") }
+        if name.utf8.contains(UInt8(ascii: "/")) { throw ShareError(.badRequest, "a name in the path contains an encoded '/'") }
+        if name.isEmpty { throw ShareError(.badRequest, "an empty name") }
+        if name.hasPrefix(".") { throw ShareError(.forbidden, "names starting with '.' are not shared") }
+        if name.utf8.count > 255 { throw ShareError(.badRequest, "a name longer than 255 bytes") }
+    }
+
+    static func percentDecode(_ segment: Substring) throws(ShareError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var utf8 = segment.utf8.makeIterator()
+        while let byte = utf8.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else {
+                    throw ShareError(.badRequest, "a bad percent escape in the path")
+                }
+                bytes.append(high << 4 | low)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return bytes
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// A failure the server answers with a status and `{"error": "..."}`.
+public struct ShareError: Error, Sendable, CustomStringConvertible {
+    /// The kinds of failure, each with its HTTP status.
+    public enum Kind: Int, Sendable {
+        case badRequest = 400
+        case unauthorized = 401
+        case forbidden = 403
+        case notFound = 404
+        case conflict = 409
+        case preconditionFailed = 412
+        case contentTooLarge = 413
+        case unsupportedMediaType = 415
+        case rangeNotSatisfiable = 416
+        case insufficientStorage = 507
+        case internalError = 500
+    }
+
+    /// What kind of failure, and so the status.
+    public var kind: Kind
+    /// For a person: what went wrong and, where there is one, the fix.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { "\(kind.rawValue) \(message)" }
+}

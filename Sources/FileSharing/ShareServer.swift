@@ -1,0 +1,159 @@
+public import FileWatching
+public import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+public import Logging
+import NIOCore
+import NIOPosix
+public import ServiceLifecycle
+import Synchronization
+
+/// How `fileshare serve` shares a folder.
+public struct ShareConfiguration: Sendable {
+    /// HTTP Basic credentials.
+    public struct Credentials: Sendable, Hashable {
+        public var user: String
+        public var password: String
+        public init(user: String, password: String) {
+            self.user = user
+            self.password = password
+        }
+    }
+
+    /// The folder (created if missing).
+    public var root: String
+    /// The address to listen on (loopback by default).
+    public var host: String
+    /// The port (0 picks a free one).
+    public var port: Int
+    /// Credentials every request must carry, or `nil` for none.
+    public var credentials: Credentials?
+    /// Whether no change through the server is allowed (403).
+    public var readOnly: Bool
+    /// The largest upload accepted (413 above it), or `nil` for no limit.
+    public var maxUploadBytes: Int64?
+    /// PEM certificate chain and private key files, for HTTPS.
+    public var tls: (certificate: String, key: String)?
+    /// How the folder is observed.
+    public var observerOptions: ObserverOptions
+
+    /// Creates a configuration; the defaults are those of `fileshare serve`.
+    public init(
+        root: String, host: String = "127.0.0.1", port: Int = 8080, credentials: Credentials? = nil,
+        readOnly: Bool = false, maxUploadBytes: Int64? = nil, tls: (certificate: String, key: String)? = nil,
+        observerOptions: ObserverOptions = ObserverOptions()
+    ) {
+        self.root = root
+        self.host = host
+        self.port = port
+        self.credentials = credentials
+        self.readOnly = readOnly
+        self.maxUploadBytes = maxUploadBytes
+        self.tls = tls
+        self.observerOptions = observerOptions
+    }
+}
+
+/// Shares a folder over HTTP: the web page at `/`, the JSON API at `/api/`
+/// (`http-api.md`), with the folder watched beside it so every change (made
+/// through the server or not) reaches `/api/events`.
+public final class ShareServer: Service {
+    /// The configuration.
+    public let configuration: ShareConfiguration
+    /// The observer of the shared folder.
+    public let observer: FileObserver
+    let folder: SharedFolder
+    let relay: EventRelay
+    let origins = OriginRegistry()
+    let uploads: ResumableUploads
+    let logger: Logger
+    private let observation: ObservationToken
+    private let boundPort = Mutex<Int?>(nil)
+
+    /// Opens the folder (creating it if missing) and starts observing it.
+    /// - Parameter changePrinter: Called with each change's JSON line (the command prints them to stderr).
+    public init(configuration: ShareConfiguration, logger: Logger, changePrinter: (@Sendable (String) -> Void)? = nil)
+        throws
+    {
+        self.configuration = configuration
+        self.logger = logger
+        do {
+            folder = try SharedFolder(rootPath: configuration.root)
+        } catch {
+            throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
+        }
+        observer = try FileObserver(root: folder.rootPath, options: configuration.observerOptions, logger: logger)
+        let relay = EventRelay(origins: origins, printer: changePrinter)
+        self.relay = relay
+        uploads = ResumableUploads(folder: folder)
+        observation = observer.observe { batch in relay.deliver(batch) }
+        try observer.start()
+    }
+
+    /// The shared folder's absolute path.
+    public var root: String { folder.rootPath }
+
+    /// The port the server listens on, once it runs.
+    public var port: Int? { boundPort.withLock { $0 } }
+
+    /// The page's address, once the server runs.
+    public var url: String? {
+        guard let port else { return nil }
+        let scheme = configuration.tls == nil ? "http" : "https"
+        let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+        return "\(scheme)://\(host):\(port)/"
+    }
+
+    /// The Hummingbird application, for tests through the router.
+    public func application(onListening: (@Sendable (String) async -> Void)? = nil) throws -> some ApplicationProtocol {
+        var server: HTTPServerBuilder = .http1()
+        if let tls = configuration.tls {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
+            let key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
+            let configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            server = try HTTPServerBuilder.tls(.http1(), tlsConfiguration: configuration)
+        }
+        return Application(
+            router: makeRouter(),
+            server: server,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "fileshare"),
+            onServerRunning: { [weak self] channel in
+                guard let self else { return }
+                self.boundPort.withLock { $0 = channel.localAddress?.port }
+                if let onListening, let url = self.url { await onListening(url) }
+            },
+            logger: logger
+        )
+    }
+
+    /// Serves until graceful shutdown; throws when the shared folder is removed.
+    public func run() async throws {
+        try await run(onListening: nil)
+    }
+
+    /// Serves until graceful shutdown, telling `onListening` the page's address once it listens.
+    public func run(onListening: (@Sendable (String) async -> Void)?) async throws {
+        let app = try application(onListening: onListening)
+        defer {
+            relay.finishAll()
+            observer.stop()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.run() }
+            group.addTask { await self.relay.keepAlive() }
+            group.addTask {
+                // The folder removed or moved away ends the server.
+                try await self.observer.waitUntilStopped()
+            }
+            // The first to end (a graceful shutdown, or the folder gone) ends the rest.
+            defer {
+                observer.stop()
+                relay.finishAll()
+                group.cancelAll()
+            }
+            try await group.next()
+        }
+    }
+}

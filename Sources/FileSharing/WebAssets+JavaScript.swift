@@ -1,0 +1,2158 @@
+extension WebAssets {
+    /// The script of the web page, served at `/app.js`: browsing, uploads, previews and live updates over the JSON API.
+    static let javaScript = #"""
+// fileshare web page: browse, upload, preview and manage the shared folder.
+// Plain JavaScript, no framework, nothing fetched from outside this server.
+(function () {
+  'use strict';
+
+  // ---------------------------------------------------------------- helpers
+
+  const $ = (selector, root) => (root || document).querySelector(selector);
+  const MiB = 1024 * 1024;
+  const TEXT_PREVIEW_BYTES = MiB;
+  const MAX_PARALLEL_UPLOADS = 3;
+  const MAX_RETRIES = 8;
+  const STALL_MS = 60000;
+
+  const state = {
+    info: { name: '', readOnly: false, maxUploadBytes: 0, resumableChunkBytes: 8 * MiB },
+    path: null,          // folder on screen ('' = the shared folder)
+    items: [],           // its listing
+    loaded: false,
+    sort: { key: 'name', dir: 1 },
+    filter: '',
+    selected: new Set(), // keys (item id, or name) of selected items
+    listSeq: 0,
+    scrollByPath: new Map(),
+    focusAfterLoad: null,
+    flashAfterLoad: null,
+  };
+
+  const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    if (attrs) {
+      for (const [key, value] of Object.entries(attrs)) {
+        if (value === undefined || value === null || value === false) continue;
+        if (key === 'class') node.className = value;
+        else if (key === 'text') node.textContent = value;
+        else if (key === 'dataset') Object.assign(node.dataset, value);
+        else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+        else node.setAttribute(key, value === true ? '' : String(value));
+      }
+    }
+    for (const child of children) {
+      if (child === undefined || child === null || child === false) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  const ICONS = {
+    folder: 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z',
+    file: 'M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z M14 3v5h5',
+    text: 'M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z M14 3v5h5 M9 13h6 M9 17h6',
+    pdf: 'M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z M14 3v5h5 M9 18v-5h1.5a1.5 1.5 0 0 1 0 3H9 M14 13v5 M14 13h2.5 M14 15.5h2',
+    image: 'M5 3h14a2 2 0 0 1 2 2v14a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2z M10 8.5a1.5 1.5 0 1 1-3 0a1.5 1.5 0 1 1 3 0z M21 15l-5-5L5 21',
+    video: 'M5 4h14a2 2 0 0 1 2 2v12a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z M10 9l5 3l-5 3z',
+    audio: 'M9 18V5l12-2v13 M9 18a3 3 0 1 1-6 0a3 3 0 1 1 6 0z M21 16a3 3 0 1 1-6 0a3 3 0 1 1 6 0z',
+    archive: 'M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z M14 3v5h5 M10 5h2 M10 8h2 M10 11h2 M10 14h2v3h-2z',
+    symlink: 'M10 13a5 5 0 0 0 7.54.54l3-3a5 5 0 0 0-7.07-7.07l-1.72 1.71 M14 11a5 5 0 0 0-7.54-.54l-3 3a5 5 0 0 0 7.07 7.07l1.71-1.71',
+    other: 'M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z M9.1 9a3 3 0 0 1 5.8 1c0 2-3 3-3 3 M12 17h.01',
+    download: 'M21 15v4a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2v-4 M7 10l5 5l5-5 M12 15V3',
+    upload: 'M21 15v4a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2v-4 M17 8l-5-5l-5 5 M12 3v12',
+    'upload-folder': 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z M12 16v-6 M9.5 12.5L12 10l2.5 2.5',
+    'new-folder': 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z M12 10v6 M9 13h6',
+    rename: 'M12 20h9 M16.5 3.5a2.12 2.12 0 0 1 3 3L7 19l-4 1l1-4z',
+    move: 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z M9 13h6 M12.5 10.5L15 13l-2.5 2.5',
+    delete: 'M3 6h18 M8 6V4a2 2 0 0 1 2-2h4a2 2 0 0 1 2 2v2 M19 6l-1 14a2 2 0 0 1-2 2H8a2 2 0 0 1-2-2L5 6 M10 11v6 M14 11v6',
+    zip: 'M21 8v12a1 1 0 0 1-1 1H4a1 1 0 0 1-1-1V8 M1 3h22v5H1z M10 12h4',
+    close: 'M18 6L6 18 M6 6l12 12',
+    'chevron-left': 'M15 18l-6-6l6-6',
+    'chevron-right': 'M9 18l6-6l-6-6',
+    'chevron-down': 'M6 9l6 6l6-6',
+    up: 'M12 19V5 M5 12l7-7l7 7',
+    pause: 'M6 4h4v16H6z M14 4h4v16h-4z',
+    resume: 'M1 4v6h6 M3.51 15a9 9 0 1 0 2.13-9.36L1 10',
+    check: 'M20 6L9 17l-5-5',
+    alert: 'M12 9v4 M12 17h.01 M10.29 3.86L1.82 18a2 2 0 0 0 1.71 3h16.94a2 2 0 0 0 1.71-3L13.71 3.86a2 2 0 0 0-3.42 0z',
+    info: 'M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z M12 16v-4 M12 8h.01',
+    search: 'M11 19a8 8 0 1 0 0-16a8 8 0 0 0 0 16z M21 21l-4.35-4.35',
+    external: 'M18 13v6a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V8a2 2 0 0 1 2-2h6 M15 3h6v6 M10 14L21 3',
+    home: 'M3 10l9-7l9 7v10a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z M9 22V12h6v10',
+    share: 'M4 12v7a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-7 M16 6l-4-4l-4 4 M12 2v13',
+  };
+
+  function icon(name) {
+    const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+    svg.setAttribute('viewBox', '0 0 24 24');
+    svg.setAttribute('class', 'icon');
+    svg.setAttribute('aria-hidden', 'true');
+    svg.setAttribute('focusable', 'false');
+    const path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+    path.setAttribute('d', ICONS[name] || ICONS.file);
+    svg.append(path);
+    return svg;
+  }
+
+  function iconButton(iconName, label, className, onclick) {
+    return el('button', { type: 'button', class: 'icon-button ' + className, title: label, 'aria-label': label, onclick }, icon(iconName));
+  }
+
+  // Paths are '/'-separated and relative to the shared folder ('' is the shared folder).
+  function joinPath(dir, name) { return dir ? dir + '/' + name : name; }
+  function parentOf(path) { const i = path.lastIndexOf('/'); return i < 0 ? '' : path.slice(0, i); }
+  function baseName(path) { return path.slice(path.lastIndexOf('/') + 1); }
+  function encodePath(path) { return path.split('/').map(encodeURIComponent).join('/'); }
+  function fileURL(path, download) { return '/api/files/' + encodePath(path) + (download ? '?download=1' : ''); }
+  function zipURL(path) { return '/api/zip?path=' + encodeURIComponent(path); }
+  function listURL(path) { return '/api/list?path=' + encodeURIComponent(path); }
+  function isInside(path, folder) { return folder === '' ? path !== '' : path === folder || path.startsWith(folder + '/'); }
+  function displayFolder(path) { return path === '' ? (state.info.name || 'the shared folder') : baseName(path); }
+
+  // "a/ b//c/" -> "a/b/c"; throws on ".." so nothing escapes the share.
+  function normalizeFolder(text) {
+    const parts = [];
+    for (const raw of String(text).split('/')) {
+      const part = raw.trim();
+      if (part === '' || part === '.') continue;
+      if (part === '..') throw new Error('“..” is not allowed in a path.');
+      parts.push(part);
+    }
+    return parts.join('/');
+  }
+
+  function pathFromHash() {
+    const hash = location.hash.replace(/^#\/?/, '');
+    if (!hash) return '';
+    try {
+      return normalizeFolder(hash.split('/').map(decodeURIComponent).join('/'));
+    } catch (e) {
+      return '';
+    }
+  }
+  function hashFor(path) { return '#/' + (path ? encodePath(path) : ''); }
+
+  function extension(name) {
+    const i = name.lastIndexOf('.');
+    return i > 0 ? name.slice(i + 1).toLowerCase() : '';
+  }
+
+  const TYPES = {
+    image: ['jpg', 'jpeg', 'png', 'gif', 'webp', 'avif', 'bmp', 'svg', 'ico', 'apng', 'jfif'],
+    video: ['mp4', 'm4v', 'webm', 'ogv', 'mov'],
+    audio: ['mp3', 'm4a', 'aac', 'wav', 'ogg', 'oga', 'opus', 'flac', 'weba'],
+    pdf: ['pdf'],
+    text: ['txt', 'text', 'md', 'markdown', 'rst', 'csv', 'tsv', 'log', 'json', 'jsonl', 'ndjson', 'xml', 'yaml', 'yml',
+      'toml', 'ini', 'cfg', 'conf', 'env', 'properties', 'sh', 'bash', 'zsh', 'fish', 'ps1', 'bat', 'py', 'rb', 'pl', 'php',
+      'js', 'mjs', 'cjs', 'ts', 'tsx', 'jsx', 'css', 'scss', 'less', 'html', 'htm', 'svelte', 'vue', 'swift', 'c', 'h',
+      'cc', 'cpp', 'hpp', 'm', 'mm', 'rs', 'go', 'java', 'kt', 'kts', 'scala', 'cs', 'fs', 'lua', 'r', 'sql', 'graphql',
+      'proto', 'diff', 'patch', 'srt', 'vtt', 'tex', 'bib', 'gradle', 'cmake', 'mk', 'nfo', 'asc', 'pem', 'gitignore',
+      'dockerignore', 'editorconfig', 'lock'],
+    archive: ['zip', 'tar', 'gz', 'tgz', 'bz2', 'xz', '7z', 'rar', 'zst', 'dmg', 'iso'],
+  };
+  const TEXT_NAMES = ['readme', 'license', 'licence', 'makefile', 'dockerfile', 'changelog', 'authors', 'copying', 'notice', 'todo', 'procfile', 'gemfile', 'rakefile', 'vagrantfile'];
+  const TYPE_BY_EXT = new Map();
+  for (const [type, exts] of Object.entries(TYPES)) for (const ext of exts) TYPE_BY_EXT.set(ext, type);
+
+  // Kind of preview for an item: image, video, audio, pdf, text, archive or null.
+  function fileType(item) {
+    if (item.kind === 'directory' || item.kind === 'other') return null;
+    const ext = extension(item.name);
+    if (TYPE_BY_EXT.has(ext)) return TYPE_BY_EXT.get(ext);
+    if (!ext && TEXT_NAMES.includes(item.name.toLowerCase())) return 'text';
+    return null;
+  }
+  function iconFor(item) {
+    if (item.kind === 'directory') return 'folder';
+    if (item.kind === 'symlink') return 'symlink';
+    if (item.kind === 'other') return 'other';
+    return fileType(item) || 'file';
+  }
+
+  function formatSize(bytes) {
+    if (typeof bytes !== 'number' || !isFinite(bytes)) return '';
+    if (bytes < 1000) return bytes + (bytes === 1 ? ' byte' : ' bytes');
+    const units = ['kB', 'MB', 'GB', 'TB', 'PB'];
+    let value = bytes;
+    let unit = -1;
+    do { value /= 1000; unit++; } while (value >= 999.5 && unit < units.length - 1);
+    return (value < 10 ? value.toFixed(1) : Math.round(value)) + ' ' + units[unit];
+  }
+  function formatCount(n, one, many) { return n + ' ' + (n === 1 ? one : many); }
+  function formatDuration(seconds) {
+    if (!isFinite(seconds) || seconds < 0) return '';
+    seconds = Math.ceil(seconds);
+    if (seconds < 60) return seconds + ' s';
+    const m = Math.floor(seconds / 60);
+    if (m < 60) return m + ' min ' + String(seconds % 60).padStart(2, '0') + ' s';
+    const h = Math.floor(m / 60);
+    return h + ' h ' + String(m % 60).padStart(2, '0') + ' min';
+  }
+  const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+  const dayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
+  const fullDayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
+  const longFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'medium' });
+  function formatDate(date) {
+    if (!date || isNaN(date)) return '';
+    const now = new Date();
+    if (date.toDateString() === now.toDateString()) return 'Today ' + timeFormat.format(date);
+    const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1);
+    if (date.toDateString() === yesterday.toDateString()) return 'Yesterday ' + timeFormat.format(date);
+    if (date.getFullYear() === now.getFullYear()) return dayFormat.format(date) + ', ' + timeFormat.format(date);
+    return fullDayFormat.format(date);
+  }
+
+  function fold(text) {
+    return text.normalize('NFD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  }
+
+  function plural(n, word) { return n + ' ' + word + (n === 1 ? '' : 's'); }
+
+  // ---------------------------------------------------------------- API
+
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  const STATUS_TEXT = {
+    0: 'The connection to the server was lost.',
+    400: 'The server refused this request.',
+    401: 'You are not signed in.',
+    403: 'Not allowed: this share may be read-only.',
+    404: 'It is not there any more.',
+    409: 'Something with that name already exists.',
+    413: 'The file is larger than the server accepts.',
+    415: 'The server does not accept this type of file.',
+    423: 'It is locked.',
+    500: 'The server ran into an error.',
+    503: 'The server is busy; try again shortly.',
+    507: 'The server’s disk is full.',
+  };
+
+  function messageFor(status, body) {
+    if (body && typeof body.error === 'string' && body.error) return body.error;
+    return STATUS_TEXT[status] || ('The server answered ' + status + '.');
+  }
+
+  async function api(method, url, options) {
+    options = options || {};
+    const init = { method, credentials: 'same-origin', headers: Object.assign({ Accept: 'application/json' }, options.headers || {}) };
+    if (options.json !== undefined) {
+      init.body = JSON.stringify(options.json);
+      init.headers['Content-Type'] = 'application/json';
+    }
+    if (options.signal) init.signal = options.signal;
+    let response;
+    try {
+      response = await fetch(url, init);
+    } catch (e) {
+      if (e.name === 'AbortError') throw e;
+      throw new ApiError(0, STATUS_TEXT[0]);
+    }
+    let body = null;
+    const type = response.headers.get('Content-Type') || '';
+    if (type.includes('json')) {
+      try { body = await response.json(); } catch (e) { body = null; }
+    }
+    if (!response.ok) {
+      if (response.status === 403 && !state.info.readOnly) refreshInfo();
+      throw new ApiError(response.status, messageFor(response.status, body));
+    }
+    return body;
+  }
+
+  // ---------------------------------------------------------------- messages
+
+  function toast(text, kind, timeout) {
+    kind = kind || 'error';
+    const box = $('#messages');
+    for (const existing of box.children) {
+      if (existing.dataset.text === text) existing.remove();
+    }
+    const node = el('div', { class: 'toast ' + kind, role: kind === 'error' ? 'alert' : 'status', dataset: { text } },
+      el('span', { class: 'toast-icon' }, icon(kind === 'error' ? 'alert' : kind === 'success' ? 'check' : 'info')),
+      el('span', { class: 'toast-text', text }));
+    const close = () => node.remove();
+    node.append(iconButton('close', 'Dismiss', 'toast-close', close));
+    box.append(node);
+    while (box.children.length > 4) box.firstElementChild.remove();
+    let timer = setTimeout(close, timeout || (kind === 'error' ? 10000 : 4500));
+    node.addEventListener('mouseenter', () => clearTimeout(timer));
+    node.addEventListener('mouseleave', () => { timer = setTimeout(close, 4000); });
+    return node;
+  }
+
+  function report(error, what) {
+    if (error && error.name === 'AbortError') return;
+    const text = error instanceof ApiError || (error && error.message) ? error.message : String(error);
+    toast(what ? what + ': ' + text : text, 'error');
+  }
+
+  // ---------------------------------------------------------------- dialogs
+
+  let dialogState = null;
+
+  // A prompt without window.prompt(): resolves with the text, or null when cancelled.
+  function promptDialog(options) {
+    const dialog = $('#dialog');
+    const input = $('#dialog-input');
+    $('#dialog-title').textContent = options.title;
+    $('#dialog-label').textContent = options.label || 'Name';
+    $('#dialog-ok').textContent = options.ok || 'OK';
+    $('#dialog-error').hidden = true;
+    input.value = options.value || '';
+    $('#dialog-picker').hidden = !options.picker;
+    return new Promise((resolve) => {
+      dialogState = { resolve, validate: options.validate, picker: options.picker };
+      openModal(dialog);
+      if (options.picker) pickerLoad(input.value);
+      input.focus();
+      if (options.selectEnd !== undefined) input.setSelectionRange(0, options.selectEnd);
+      else input.select();
+    });
+  }
+
+  function finishPrompt(value) {
+    const dialog = $('#dialog');
+    const current = dialogState;
+    dialogState = null;
+    if (dialog.open) dialog.close();
+    if (current) current.resolve(value);
+  }
+
+  async function submitPrompt() {
+    if (!dialogState) return;
+    const value = $('#dialog-input').value;
+    if (dialogState.validate) {
+      const problem = await dialogState.validate(value);
+      if (problem) {
+        const error = $('#dialog-error');
+        error.textContent = problem;
+        error.hidden = false;
+        $('#dialog-input').focus();
+        return;
+      }
+    }
+    finishPrompt(value);
+  }
+
+  let confirmState = null;
+
+  // Resolves 'ok', 'extra' (the optional third button) or null.
+  function confirmDialog(options) {
+    const dialog = $('#confirm');
+    $('#confirm-title').textContent = options.title;
+    $('#confirm-message').textContent = options.message || '';
+    const ok = $('#confirm-ok');
+    ok.textContent = options.ok || 'OK';
+    ok.classList.toggle('danger', !!options.danger);
+    $('#confirm-cancel').textContent = options.cancel || 'Cancel';
+    const extra = $('#confirm-extra');
+    extra.hidden = !options.extra;
+    extra.textContent = options.extra || '';
+    return new Promise((resolve) => {
+      confirmState = resolve;
+      openModal(dialog);
+      (options.danger ? $('#confirm-cancel') : ok).focus();
+    });
+  }
+
+  function finishConfirm(value) {
+    const dialog = $('#confirm');
+    const resolve = confirmState;
+    confirmState = null;
+    if (dialog.open) dialog.close();
+    if (resolve) resolve(value);
+  }
+
+  function openModal(dialog) {
+    dialog.returnFocus = document.activeElement;
+    if (typeof dialog.showModal === 'function') dialog.showModal();
+    else dialog.setAttribute('open', '');
+  }
+
+  function setupDialogs() {
+    const dialog = $('#dialog');
+    $('#dialog-form').addEventListener('submit', (e) => { e.preventDefault(); submitPrompt(); });
+    $('#dialog-cancel').addEventListener('click', () => finishPrompt(null));
+    dialog.addEventListener('close', () => {
+      if (dialogState) finishPrompt(null);
+      restoreFocus(dialog);
+    });
+    $('#dialog-input').addEventListener('input', () => {
+      $('#dialog-error').hidden = true;
+      if (dialogState && dialogState.picker) pickerSchedule();
+    });
+
+    const confirm = $('#confirm');
+    $('#confirm-form').addEventListener('submit', (e) => { e.preventDefault(); finishConfirm('ok'); });
+    $('#confirm-cancel').addEventListener('click', () => finishConfirm(null));
+    $('#confirm-extra').addEventListener('click', () => finishConfirm('extra'));
+    confirm.addEventListener('close', () => {
+      if (confirmState) finishConfirm(null);
+      restoreFocus(confirm);
+    });
+  }
+
+  function restoreFocus(dialog) {
+    const target = dialog.returnFocus;
+    dialog.returnFocus = null;
+    if (target && target.isConnected && document.activeElement === document.body) target.focus();
+  }
+
+  // The folder picker inside the prompt dialog (for "Move").
+  let pickerTimer = 0;
+  let pickerSeq = 0;
+  function pickerSchedule() {
+    clearTimeout(pickerTimer);
+    pickerTimer = setTimeout(() => pickerLoad($('#dialog-input').value), 250);
+  }
+
+  async function pickerLoad(text) {
+    let folder;
+    try { folder = normalizeFolder(text); } catch (e) { return; }
+    const seq = ++pickerSeq;
+    const list = $('#picker-list');
+    $('#picker-where').textContent = folder === '' ? (state.info.name || 'the shared folder') : '/' + folder;
+    let items;
+    try {
+      items = (await api('GET', listURL(folder))).items || [];
+    } catch (e) {
+      if (seq !== pickerSeq) return;
+      list.replaceChildren(el('li', { class: 'picker-empty', text: e.status === 404 ? 'This folder does not exist yet.' : e.message }));
+      return;
+    }
+    if (seq !== pickerSeq || !dialogState) return;
+    const moving = dialogState.picker.moving || [];
+    const rows = [];
+    const choose = (path) => {
+      $('#dialog-input').value = path === '' ? '/' : path;
+      $('#dialog-error').hidden = true;
+      pickerLoad(path);
+    };
+    if (folder !== '') {
+      rows.push(el('li', null, el('button', { type: 'button', onclick: () => choose(parentOf(folder)) }, icon('up'), 'Parent folder')));
+    }
+    const folders = items.filter((i) => i.kind === 'directory').sort((a, b) => collator.compare(a.name, b.name));
+    for (const item of folders) {
+      const path = item.path || joinPath(folder, item.name);
+      const blocked = moving.some((m) => isInside(path, m));
+      rows.push(el('li', null, el('button', { type: 'button', disabled: blocked, onclick: () => choose(path) }, icon('folder'), item.name)));
+    }
+    if (!folders.length) rows.push(el('li', { class: 'picker-empty', text: 'No folders inside.' }));
+    list.replaceChildren(...rows);
+  }
+
+  // ---------------------------------------------------------------- server info
+
+  async function refreshInfo() {
+    try {
+      const info = await api('GET', '/api/info');
+      if (info && typeof info === 'object') Object.assign(state.info, info);
+    } catch (e) {
+      // An older server without /api/info: keep the defaults.
+    }
+    if (!(state.info.resumableChunkBytes > 0)) state.info.resumableChunkBytes = 8 * MiB;
+    applyInfo();
+  }
+
+  function applyInfo() {
+    const readOnly = !!state.info.readOnly;
+    const wasReadOnly = document.body.classList.contains('read-only');
+    document.body.classList.toggle('read-only', readOnly);
+    $('#readonly-badge').hidden = !readOnly;
+    $('#share-name').textContent = state.info.name || 'fileshare';
+    if (readOnly !== wasReadOnly && state.loaded) {
+      state.selected.clear();
+      renderList(true);
+    }
+    renderBreadcrumb();
+    updateTitle();
+  }
+
+  function updateTitle() {
+    const share = state.info.name || 'fileshare';
+    document.title = state.path ? baseName(state.path) + ' — ' + share : share;
+  }
+
+  // ---------------------------------------------------------------- navigation
+
+  function navigate(path, replace) {
+    const hash = hashFor(path);
+    if (location.hash === hash || (hash === '#/' && location.hash === '')) {
+      loadFolder(path);
+      return;
+    }
+    if (replace) location.replace(hash);
+    else location.hash = hash;
+  }
+
+  function onHashChange() {
+    const path = pathFromHash();
+    if (path === state.path) return;
+    const previous = state.path;
+    if (previous !== null) state.scrollByPath.set(previous, window.scrollY);
+    // Going up: put the focus on the folder we came from.
+    if (previous && isInside(previous, path) && path !== previous) {
+      state.focusAfterLoad = previous.slice(path ? path.length + 1 : 0).split('/')[0];
+    }
+    loadFolder(path);
+  }
+
+  function renderBreadcrumb() {
+    const list = $('#breadcrumb-list');
+    const path = state.path || '';
+    const crumbs = [{ name: state.info.name || 'Home', path: '' }];
+    if (path) {
+      const parts = path.split('/');
+      parts.forEach((part, i) => crumbs.push({ name: part, path: parts.slice(0, i + 1).join('/') }));
+    }
+    list.replaceChildren(...crumbs.map((crumb, i) => {
+      const last = i === crumbs.length - 1;
+      const link = el('a', { href: hashFor(crumb.path), 'aria-current': last ? 'page' : null, dataset: { dropPath: crumb.path } },
+        i === 0 ? icon('home') : null, crumb.name);
+      return el('li', null, link);
+    }));
+    const nav = $('#breadcrumb');
+    nav.scrollLeft = nav.scrollWidth;
+  }
+
+  // ---------------------------------------------------------------- listing
+
+  let refreshTimer = 0;
+  let refreshDue = 0;
+  let loading = false;
+  let refreshPending = false;
+
+  // At most one refresh waits: a steady stream of events cannot postpone it forever.
+  function scheduleRefresh(delay) {
+    if (delay === undefined) delay = 100;
+    const due = Date.now() + delay;
+    if (refreshTimer && refreshDue <= due) return;
+    clearTimeout(refreshTimer);
+    refreshDue = due;
+    refreshTimer = setTimeout(() => { refreshTimer = 0; refresh(); }, delay);
+  }
+
+  function refresh() {
+    if (state.path === null) return;
+    if (loading) { refreshPending = true; return; }
+    loadFolder(state.path, { refresh: true });
+  }
+
+  async function loadFolder(path, options) {
+    options = options || {};
+    const isRefresh = !!options.refresh && path === state.path;
+    const seq = ++state.listSeq;
+    loading = true;
+    const listHadFocus = !document.activeElement || document.activeElement === document.body || !!(document.activeElement.closest && document.activeElement.closest('#file-list'));
+    if (!isRefresh) {
+      const changed = path !== state.path;
+      state.path = path;
+      if (changed) {
+        state.selected.clear();
+        state.filter = '';
+        $('#search').value = '';
+      }
+      renderBreadcrumb();
+      updateTitle();
+      $('#download-zip').href = zipURL(path);
+      $('#file-list').setAttribute('aria-busy', 'true');
+    }
+    let data;
+    try {
+      data = await api('GET', listURL(path));
+    } catch (e) {
+      if (seq !== state.listSeq) return;
+      loading = false;
+      $('#file-list').setAttribute('aria-busy', 'false');
+      if (e.status === 404 || e.status === 403) {
+        if (isRefresh && path !== '') {
+          await folderGone(path);
+        } else {
+          state.items = [];
+          state.loaded = true;
+          renderList(true);
+          showEmpty('missing', e.message);
+        }
+      } else if (e.status === 0) {
+        if (!isRefresh) showEmpty('error', 'The folder could not be loaded: the connection to the server was lost.');
+        markLost();
+        scheduleRefresh(3000);
+      } else {
+        report(e, 'Could not list the folder');
+        if (!isRefresh) showEmpty('error', e.message);
+      }
+      afterLoad();
+      return;
+    }
+    if (seq !== state.listSeq) return;
+    loading = false;
+    if (events && events.readyState === 1) markRestored();
+    const scroll = window.scrollY;
+    state.items = Array.isArray(data && data.items) ? data.items : [];
+    state.loaded = true;
+    $('#file-list').setAttribute('aria-busy', 'false');
+    renderList(!isRefresh);
+    if (isRefresh) {
+      window.scrollTo(0, scroll);
+    } else {
+      const saved = state.scrollByPath.get(path);
+      window.scrollTo(0, saved || 0);
+      // Opened from the list with the keyboard: continue in the new list.
+      if (listHadFocus && state.focusAfterLoad === null && (document.activeElement === document.body || !document.activeElement)) {
+        const first = $('#file-list > li .open');
+        if (first) first.focus({ preventScroll: true });
+      }
+    }
+    if (state.focusAfterLoad !== null) {
+      const name = state.focusAfterLoad;
+      state.focusAfterLoad = null;
+      focusRow(name, true);
+    }
+    if (state.flashAfterLoad) {
+      const name = state.flashAfterLoad;
+      state.flashAfterLoad = null;
+      flashRow(name);
+    }
+    afterLoad();
+  }
+
+  function afterLoad() {
+    if (refreshPending) {
+      refreshPending = false;
+      scheduleRefresh(0);
+    }
+  }
+
+  // The folder on screen was deleted or moved away: climb to the nearest folder that still exists.
+  async function folderGone(path) {
+    toast('The folder “' + baseName(path) + '” was deleted or moved.', 'info');
+    let candidate = parentOf(path);
+    while (candidate !== '') {
+      try {
+        await api('GET', listURL(candidate));
+        break;
+      } catch (e) {
+        candidate = parentOf(candidate);
+      }
+    }
+    navigate(candidate, true);
+  }
+
+  function itemKey(item) { return item.id ? 'id:' + item.id : 'name:' + item.name; }
+
+  function visibleItems() {
+    const query = fold(state.filter.trim());
+    let items = state.items;
+    if (query) items = items.filter((item) => fold(item.name).includes(query));
+    const { key, dir } = state.sort;
+    const time = (item) => {
+      if (item._time === undefined) { const t = Date.parse(item.modified); item._time = isNaN(t) ? 0 : t; }
+      return item._time;
+    };
+    const byName = (a, b) => collator.compare(a.name, b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    return items.slice().sort((a, b) => {
+      const folderA = a.kind === 'directory';
+      const folderB = b.kind === 'directory';
+      if (folderA !== folderB) return folderA ? -1 : 1; // folders first, whatever the order
+      let order = 0;
+      if (key === 'size') {
+        order = folderA ? (a.childCount || 0) - (b.childCount || 0) : (a.size || 0) - (b.size || 0);
+      } else if (key === 'date') {
+        order = time(a) - time(b);
+      }
+      if (order === 0) order = byName(a, b);
+      return order * dir;
+    });
+  }
+
+  function rowSignature(item) {
+    return [item.name, item.kind, item.size, item.modified, item.childCount, item.writing, item.path, state.filter, state.info.readOnly].join('\u0000');
+  }
+
+  function renderList(resetFocus) {
+    const list = $('#file-list');
+    const items = visibleItems();
+    const existing = new Map();
+    for (const li of list.children) existing.set(li.dataset.key, li);
+
+    // Remember the focus so that a refresh does not lose it.
+    const active = document.activeElement;
+    const activeRow = active && active.closest ? active.closest('#file-list > li') : null;
+    const activeKey = activeRow ? activeRow.dataset.key : null;
+    const activeRole = active && active.dataset ? active.dataset.role : null;
+    const activeIndex = activeRow ? Array.prototype.indexOf.call(list.children, activeRow) : -1;
+
+    const keys = new Set(items.map(itemKey));
+    const allKeys = new Set(state.items.map(itemKey));
+    for (const key of Array.from(state.selected)) if (!allKeys.has(key)) state.selected.delete(key);
+
+    const rows = items.map((item) => {
+      const key = itemKey(item);
+      let li = existing.get(key);
+      if (!li || li.dataset.sig !== rowSignature(item)) li = renderRow(item);
+      li.item = item;
+      const selected = state.selected.has(key);
+      li.classList.toggle('selected', selected);
+      const box = li.querySelector('input.select');
+      if (box) box.checked = selected;
+      return li;
+    });
+    // Keep nodes that did not change, so thumbnails don't flicker and the focus stays.
+    let same = rows.length === list.children.length;
+    if (same) for (let i = 0; i < rows.length; i++) if (list.children[i] !== rows[i]) { same = false; break; }
+    if (!same) list.replaceChildren(...rows);
+
+    if (!resetFocus && activeRow && !activeRow.isConnected) {
+      let target = null;
+      if (activeKey && keys.has(activeKey)) target = rows.find((r) => r.dataset.key === activeKey);
+      else if (rows.length) target = rows[Math.min(activeIndex, rows.length - 1)];
+      if (target) {
+        const control = (activeRole && target.querySelector('[data-role="' + activeRole + '"]')) || target.querySelector('.open');
+        if (control) control.focus({ preventScroll: true });
+      }
+    }
+
+    renderSortHeader();
+    updateSelectionUI();
+    renderStatus(items);
+    if (!items.length) {
+      if (state.items.length) showEmpty('filter');
+      else showEmpty('empty');
+    } else {
+      $('#empty').hidden = true;
+    }
+  }
+
+  function renderRow(item) {
+    const readOnly = !!state.info.readOnly;
+    const path = item.path || joinPath(state.path, item.name);
+    const isFolder = item.kind === 'directory';
+    const type = fileType(item);
+    const li = el('li', {
+      class: 'item',
+      dataset: { name: item.name, kind: item.kind, key: itemKey(item), path, sig: rowSignature(item) },
+    });
+    li.item = item;
+    if (isFolder) li.dataset.dropPath = path;
+
+    const check = el('span', { class: 'check' });
+    check.append(el('input', { type: 'checkbox', class: 'select', 'aria-label': 'Select ' + item.name, dataset: { role: 'select' } }));
+
+    const thumb = el('span', { class: 'thumb' }, icon(iconFor(item)));
+    if (type === 'image' && item.kind === 'file') {
+      const version = encodeURIComponent(item.modified || '') + '-' + (item.size || 0);
+      // The icon stays until the thumbnail has arrived; a refused thumbnail leaves the icon.
+      const img = el('img', { src: '/api/thumbnail/' + encodePath(path) + '?v=' + version, alt: '', loading: 'lazy', decoding: 'async', draggable: 'false' });
+      img.addEventListener('load', () => { thumb.classList.add('has-thumb'); });
+      img.addEventListener('error', () => { img.remove(); });
+      thumb.append(img);
+    }
+
+    const href = isFolder ? hashFor(path) : fileURL(path);
+    const nameLink = el('a', { class: 'open', href, draggable: 'false', dataset: { role: 'open' }, title: item.name });
+    appendHighlighted(nameLink, item.name, state.filter.trim());
+    const nameCell = el('span', { class: 'name-cell' }, nameLink);
+    if (item.writing) nameCell.append(el('span', { class: 'tag writing', title: 'Still being written', text: 'writing' }));
+    if (item.kind === 'symlink') nameCell.append(el('span', { class: 'tag', text: 'link' }));
+
+    let sizeText = '';
+    if (isFolder) sizeText = typeof item.childCount === 'number' ? formatCount(item.childCount, 'item', 'items') : '';
+    else if (item.kind === 'file' || item.kind === 'symlink') sizeText = formatSize(item.size);
+    const modified = item.modified ? new Date(item.modified) : null;
+    const meta = el('span', { class: 'meta' },
+      el('span', { class: 'size', title: !isFolder && typeof item.size === 'number' ? item.size.toLocaleString() + ' bytes' : null, text: sizeText }),
+      el('time', { class: 'date', datetime: item.modified || null, title: modified && !isNaN(modified) ? longFormat.format(modified) : null, text: formatDate(modified) }));
+
+    const actions = el('span', { class: 'actions' });
+    if (isFolder) {
+      actions.append(el('a', { class: 'icon-button download zip', href: zipURL(path), download: '', draggable: 'false', title: 'Download as ZIP', 'aria-label': 'Download ' + item.name + ' as ZIP', dataset: { role: 'download' } }, icon('zip')));
+    } else if (item.kind !== 'other') {
+      actions.append(el('a', { class: 'icon-button download', href: fileURL(path, true), download: item.name, draggable: 'false', title: 'Download', 'aria-label': 'Download ' + item.name, dataset: { role: 'download' } }, icon('download')));
+    }
+    if (!readOnly) {
+      const rename = iconButton('rename', 'Rename', 'rename', null);
+      rename.setAttribute('aria-label', 'Rename ' + item.name);
+      rename.dataset.role = 'rename';
+      const move = iconButton('move', 'Move', 'move', null);
+      move.setAttribute('aria-label', 'Move ' + item.name);
+      move.dataset.role = 'move';
+      const del = iconButton('delete', 'Delete', 'delete', null);
+      del.setAttribute('aria-label', 'Delete ' + item.name);
+      del.dataset.role = 'delete';
+      actions.append(rename, move, del);
+      li.draggable = true;
+    }
+
+    if (readOnly) li.append(el('span', { class: 'check' }), thumb, nameCell, meta, actions);
+    else li.append(check, thumb, nameCell, meta, actions);
+    return li;
+  }
+
+  function appendHighlighted(node, text, query) {
+    if (query) {
+      const index = fold(text).indexOf(fold(query));
+      // Folding can change lengths (rare); only highlight when it did not.
+      if (index >= 0 && fold(text).length === text.length) {
+        node.append(text.slice(0, index), el('mark', { text: text.slice(index, index + query.length) }), text.slice(index + query.length));
+        return;
+      }
+    }
+    node.append(text);
+  }
+
+  function showEmpty(kind, message) {
+    const box = $('#empty');
+    box.hidden = false;
+    if (kind === 'filter') {
+      box.replaceChildren(icon('search'), el('p', { text: 'Nothing here matches “' + state.filter.trim() + '”.' }));
+    } else if (kind === 'empty') {
+      box.replaceChildren(icon('folder'), el('p', { text: 'This folder is empty.' }),
+        state.info.readOnly ? null : el('p', { text: 'Drop files or folders here, or use Upload.' }));
+    } else if (kind === 'missing') {
+      box.replaceChildren(icon('alert'), el('p', { text: message || 'This folder does not exist.' }),
+        el('p', null, el('a', { href: '#/', text: 'Go to ' + (state.info.name || 'the shared folder') })));
+    } else {
+      box.replaceChildren(icon('alert'), el('p', { text: message || 'Something went wrong.' }),
+        el('p', null, el('button', { type: 'button', class: 'button', onclick: () => loadFolder(state.path) }, 'Try again')));
+    }
+  }
+
+  function renderStatus(visible) {
+    const folders = state.items.filter((i) => i.kind === 'directory').length;
+    const files = state.items.length - folders;
+    const bytes = state.items.reduce((sum, i) => sum + (i.kind === 'file' && typeof i.size === 'number' ? i.size : 0), 0);
+    let text = plural(folders, 'folder') + ', ' + plural(files, 'file');
+    if (files) text += ' · ' + formatSize(bytes);
+    if (state.filter.trim()) text = visible.length + ' of ' + state.items.length + ' shown · ' + text;
+    $('#status').textContent = state.loaded ? text : '';
+  }
+
+  function renderSortHeader() {
+    for (const button of document.querySelectorAll('.sort')) {
+      const active = button.dataset.sort === state.sort.key;
+      button.setAttribute('aria-pressed', String(active));
+      $('.sort-arrow', button).textContent = active ? (state.sort.dir > 0 ? '▲' : '▼') : '';
+      $('.sort-state', button).textContent = active ? (state.sort.dir > 0 ? ', sorted ascending' : ', sorted descending') : '';
+    }
+  }
+
+  function setSort(key) {
+    if (state.sort.key === key) state.sort.dir = -state.sort.dir;
+    else state.sort = { key, dir: key === 'name' ? 1 : -1 };
+    try { localStorage.setItem('fileshare.sort', JSON.stringify(state.sort)); } catch (e) { /* private mode */ }
+    renderList();
+  }
+
+  function loadSort() {
+    try {
+      const saved = JSON.parse(localStorage.getItem('fileshare.sort') || 'null');
+      if (saved && ['name', 'size', 'date'].includes(saved.key) && (saved.dir === 1 || saved.dir === -1)) state.sort = saved;
+    } catch (e) { /* ignore */ }
+  }
+
+  function rows() { return Array.from($('#file-list').children); }
+  function rowFor(name) { return rows().find((li) => li.dataset.name === name) || null; }
+
+  function focusRow(name, scroll) {
+    const li = rowFor(name);
+    if (!li) return false;
+    const link = $('.open', li);
+    link.focus({ preventScroll: !scroll });
+    if (scroll) li.scrollIntoView({ block: 'nearest' });
+    return true;
+  }
+
+  function flashRow(name) {
+    const li = rowFor(name);
+    if (!li) return;
+    li.classList.remove('flash');
+    void li.offsetWidth;
+    li.classList.add('flash');
+    li.scrollIntoView({ block: 'nearest' });
+  }
+
+  // ---------------------------------------------------------------- selection
+
+  function selectedItems() {
+    return state.items.filter((item) => state.selected.has(itemKey(item)));
+  }
+
+  function setSelected(item, on, li) {
+    const key = itemKey(item);
+    if (on) state.selected.add(key);
+    else state.selected.delete(key);
+    if (!li) li = rows().find((r) => r.dataset.key === key);
+    if (li) {
+      li.classList.toggle('selected', on);
+      const box = $('input.select', li);
+      if (box) box.checked = on;
+    }
+    if (!setSelected.bulk) updateSelectionUI();
+  }
+
+  function setSelectedRows(list, on) {
+    setSelected.bulk = true;
+    try { for (const li of list) if (li.item) setSelected(li.item, on, li); } finally { setSelected.bulk = false; }
+    updateSelectionUI();
+  }
+
+  function clearSelection() {
+    state.selected.clear();
+    for (const li of rows()) {
+      li.classList.remove('selected');
+      const box = $('input.select', li);
+      if (box) box.checked = false;
+    }
+    updateSelectionUI();
+  }
+
+  function updateSelectionUI() {
+    const count = state.selected.size;
+    $('#selection-bar').hidden = count === 0;
+    $('#selection-count').textContent = count ? plural(count, 'item') + ' selected' : '';
+    const all = $('#select-all');
+    const shown = rows();
+    const selectedShown = shown.filter((li) => state.selected.has(li.dataset.key)).length;
+    all.checked = shown.length > 0 && selectedShown === shown.length;
+    all.indeterminate = selectedShown > 0 && selectedShown < shown.length;
+    all.disabled = shown.length === 0;
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  function validName(name, existingNames, current) {
+    const trimmed = name.trim();
+    if (!trimmed) return 'Please enter a name.';
+    if (trimmed.includes('/')) return 'A name cannot contain “/”.';
+    if (trimmed === '.' || trimmed === '..') return 'This name is not allowed.';
+    if (trimmed.includes('\u0000')) return 'This name is not allowed.';
+    if (trimmed !== current && existingNames && existingNames.has(trimmed)) return '“' + trimmed + '” already exists here.';
+    return null;
+  }
+
+  async function newFolder() {
+    if (state.info.readOnly) return;
+    const here = state.path;
+    const names = new Set(state.items.map((i) => i.name));
+    let suggestion = 'New folder';
+    for (let n = 2; names.has(suggestion); n++) suggestion = 'New folder ' + n;
+    const name = await promptDialog({ title: 'New folder', label: 'Folder name', value: suggestion, ok: 'Create', validate: (v) => validName(v, names) });
+    if (name === null) return;
+    const path = joinPath(here, name.trim());
+    try {
+      await api('POST', '/api/mkdir', { json: { path } });
+      toast('Folder “' + name.trim() + '” created.', 'success');
+      if (state.path === here) {
+        state.flashAfterLoad = name.trim();
+        scheduleRefresh(0);
+      }
+    } catch (e) {
+      report(e, 'Could not create “' + name.trim() + '”');
+    }
+  }
+
+  // Moves (or renames) one item; asks before replacing. Returns true when done.
+  async function moveItem(from, to, label) {
+    try {
+      await api('POST', '/api/move', { json: { from, to, overwrite: false } });
+      return true;
+    } catch (e) {
+      if (e.status !== 409) { report(e, 'Could not ' + label + ' “' + baseName(from) + '”'); return false; }
+      const answer = await confirmDialog({
+        title: 'Replace “' + baseName(to) + '”?',
+        message: '“' + baseName(to) + '” already exists in ' + (parentOf(to) ? '“' + parentOf(to) + '”' : (state.info.name || 'the shared folder')) + '. Replace it? It will be deleted.',
+        ok: 'Replace',
+        danger: true,
+      });
+      if (answer !== 'ok') return false;
+      try {
+        await api('POST', '/api/move', { json: { from, to, overwrite: true } });
+        return true;
+      } catch (e2) {
+        report(e2, 'Could not ' + label + ' “' + baseName(from) + '”');
+        return false;
+      }
+    }
+  }
+
+  async function renameItem(item) {
+    if (state.info.readOnly) return;
+    const here = state.path;
+    const from = item.path || joinPath(here, item.name);
+    const names = new Set(state.items.map((i) => i.name));
+    const dot = item.kind === 'directory' ? -1 : item.name.lastIndexOf('.');
+    const name = await promptDialog({
+      title: 'Rename', label: 'New name', value: item.name, ok: 'Rename',
+      selectEnd: dot > 0 ? dot : item.name.length,
+      validate: (v) => (v.trim() === item.name ? null : validName(v, null, item.name)),
+    });
+    if (name === null || name.trim() === item.name) return;
+    const to = joinPath(parentOf(from), name.trim());
+    if (await moveItem(from, to, 'rename')) {
+      if (state.path === here) {
+        state.flashAfterLoad = name.trim();
+        state.focusAfterLoad = name.trim();
+        scheduleRefresh(0);
+      }
+    }
+  }
+
+  async function chooseFolder(title, moving) {
+    const answer = await promptDialog({
+      title, label: 'Destination folder', value: state.path === '' ? '/' : state.path, ok: 'Move here',
+      picker: { moving },
+      validate: async (value) => {
+        let folder;
+        try { folder = normalizeFolder(value); } catch (e) { return e.message; }
+        if (moving.some((m) => isInside(folder, m))) return 'A folder cannot be moved into itself.';
+        if (folder === '') return null;
+        try {
+          const listing = await api('GET', listURL(folder));
+          if (!listing) return null;
+        } catch (e) {
+          if (e.status === 404) return 'There is no folder “' + folder + '”.';
+          return e.message;
+        }
+        return null;
+      },
+    });
+    if (answer === null) return null;
+    return normalizeFolder(answer);
+  }
+
+  async function moveItems(items, destination) {
+    if (state.info.readOnly || !items.length) return;
+    const paths = items.map((item) => item.path || joinPath(state.path, item.name));
+    if (destination === undefined) {
+      destination = await chooseFolder(items.length === 1 ? 'Move “' + items[0].name + '”' : 'Move ' + plural(items.length, 'item'), paths);
+      if (destination === null) return;
+    }
+    let moved = 0;
+    for (const from of paths) {
+      if (parentOf(from) === destination) continue;
+      if (isInside(destination, from)) { toast('“' + baseName(from) + '” cannot be moved into itself.'); continue; }
+      if (await moveItem(from, joinPath(destination, baseName(from)), 'move')) moved++;
+    }
+    if (moved) {
+      toast((moved === 1 ? '1 item' : moved + ' items') + ' moved to “' + displayFolder(destination) + '”.', 'success');
+      clearSelection();
+      scheduleRefresh(0);
+    }
+  }
+
+  async function deleteItems(items) {
+    if (state.info.readOnly || !items.length) return;
+    const one = items.length === 1 ? items[0] : null;
+    let message;
+    if (one) {
+      message = one.kind === 'directory'
+        ? 'The folder “' + one.name + '” and everything in it will be deleted. This cannot be undone.'
+        : '“' + one.name + '” will be deleted. This cannot be undone.';
+    } else {
+      message = plural(items.length, 'item') + ' will be deleted, with everything in the folders among them. This cannot be undone.';
+    }
+    const all = rows();
+    const focusIndex = all.findIndex((li) => li.contains(document.activeElement));
+    const answer = await confirmDialog({ title: one ? 'Delete “' + one.name + '”?' : 'Delete ' + plural(items.length, 'item') + '?', message, ok: 'Delete', danger: true });
+    if (answer !== 'ok') return;
+    let deleted = 0;
+    for (const item of items) {
+      const path = item.path || joinPath(state.path, item.name);
+      try {
+        await api('DELETE', fileURL(path));
+        deleted++;
+        state.selected.delete(itemKey(item));
+        const li = rows().find((r) => r.dataset.key === itemKey(item));
+        if (li) li.remove();
+      } catch (e) {
+        if (e.status === 404) { deleted++; continue; }
+        report(e, 'Could not delete “' + item.name + '”');
+      }
+    }
+    if (deleted) toast(deleted === 1 && one ? '“' + one.name + '” deleted.' : plural(deleted, 'item') + ' deleted.', 'success');
+    if (focusIndex >= 0) {
+      const left = rows();
+      const next = left[Math.min(focusIndex, left.length - 1)];
+      if (next) $('.open', next).focus();
+    }
+    updateSelectionUI();
+    scheduleRefresh(0);
+  }
+
+  function openItem(item) {
+    if (item.kind === 'directory') navigate(item.path || joinPath(state.path, item.name));
+    else openPreview(item);
+  }
+
+  // ---------------------------------------------------------------- list events
+
+  function setupList() {
+    const list = $('#file-list');
+    list.addEventListener('click', (e) => {
+      const li = e.target.closest('#file-list > li');
+      if (!li || !li.item) return;
+      const item = li.item;
+      const target = e.target.closest('[data-role]');
+      const role = target ? target.dataset.role : null;
+      if (role === 'open') {
+        if (item.kind === 'directory') return; // the link changes the hash
+        if (e.ctrlKey || e.metaKey || e.shiftKey || e.altKey || e.button !== 0) return;
+        e.preventDefault();
+        openPreview(item);
+      } else if (role === 'rename') {
+        renameItem(item);
+      } else if (role === 'move') {
+        moveItems(state.selected.has(itemKey(item)) && state.selected.size > 1 ? selectedItems() : [item]);
+      } else if (role === 'delete') {
+        deleteItems([item]);
+      } else if (role === 'select') {
+        setSelected(item, e.target.checked);
+      } else if (!role && !e.target.closest('a, button, input')) {
+        // A click on the row itself selects it (in a writable share).
+        if (!state.info.readOnly && window.getSelection().isCollapsed) setSelected(item, !state.selected.has(itemKey(item)));
+      }
+    });
+    list.addEventListener('dblclick', (e) => {
+      const li = e.target.closest('#file-list > li');
+      if (!li || !li.item || e.target.closest('a, button, input')) return;
+      openItem(li.item);
+    });
+    list.addEventListener('keydown', onListKey);
+
+    // Drag items onto a folder (or a breadcrumb) to move them.
+    list.addEventListener('dragstart', (e) => {
+      const li = e.target.closest && e.target.closest('#file-list > li');
+      if (!li || !li.item || state.info.readOnly) return;
+      const items = state.selected.has(itemKey(li.item)) ? selectedItems() : [li.item];
+      internalDrag = items;
+      e.dataTransfer.effectAllowed = 'move';
+      e.dataTransfer.setData('application/x-fileshare-items', JSON.stringify(items.map((i) => i.name)));
+      e.dataTransfer.setData('text/plain', items.map((i) => i.name).join('\n'));
+    });
+    list.addEventListener('dragend', () => { internalDrag = null; clearDropTarget(); });
+
+    for (const button of document.querySelectorAll('.sort')) button.addEventListener('click', () => setSort(button.dataset.sort));
+    $('#select-all').addEventListener('change', (e) => {
+      setSelectedRows(rows(), e.target.checked);
+    });
+    $('#selection-clear').addEventListener('click', clearSelection);
+    $('#selection-delete').addEventListener('click', () => deleteItems(selectedItems()));
+    $('#selection-move').addEventListener('click', () => moveItems(selectedItems()));
+    $('#new-folder').addEventListener('click', newFolder);
+
+    const search = $('#search');
+    search.addEventListener('input', () => {
+      state.filter = search.value;
+      renderList();
+    });
+    search.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && search.value) { e.preventDefault(); e.stopPropagation(); search.value = ''; state.filter = ''; renderList(); }
+      if (e.key === 'Enter' || e.key === 'ArrowDown') {
+        const first = rows()[0];
+        if (first) { e.preventDefault(); $('.open', first).focus(); }
+      }
+    });
+  }
+
+  function onListKey(e) {
+    const li = e.target.closest('#file-list > li');
+    if (!li || !li.item) return;
+    if (e.target.matches('input[type="text"]')) return;
+    const all = rows();
+    const index = all.indexOf(li);
+    const move = (to) => {
+      const target = all[Math.max(0, Math.min(all.length - 1, to))];
+      if (!target) return;
+      $('.open', target).focus();
+      if (e.shiftKey && !state.info.readOnly) setSelected(target.item, true);
+    };
+    switch (e.key) {
+      case 'ArrowDown': e.preventDefault(); if (e.shiftKey && !state.info.readOnly) setSelected(li.item, true); move(index + 1); break;
+      case 'ArrowUp':
+        e.preventDefault();
+        if (e.altKey || e.metaKey) { goUp(); break; }
+        if (e.shiftKey && !state.info.readOnly) setSelected(li.item, true);
+        move(index - 1);
+        break;
+      case 'Home': e.preventDefault(); move(0); break;
+      case 'End': e.preventDefault(); move(all.length - 1); break;
+      case 'Enter':
+        if (e.target.matches('a.open')) return; // the link itself opens it
+        if (e.target.matches('button, a')) return;
+        e.preventDefault();
+        openItem(li.item);
+        break;
+      case ' ':
+        if (e.target.matches('button, input')) return;
+        if (state.info.readOnly) return;
+        e.preventDefault();
+        setSelected(li.item, !state.selected.has(itemKey(li.item)));
+        break;
+      case 'Delete':
+      case 'Backspace':
+        if (e.key === 'Backspace' && !e.metaKey) return;
+        if (state.info.readOnly) return;
+        e.preventDefault();
+        deleteItems(state.selected.has(itemKey(li.item)) ? selectedItems() : [li.item]);
+        break;
+      case 'F2':
+        e.preventDefault();
+        renameItem(li.item);
+        break;
+      case 'a':
+        if ((e.ctrlKey || e.metaKey) && !state.info.readOnly) {
+          e.preventDefault();
+          setSelectedRows(all, true);
+        }
+        break;
+      case 'Escape':
+        if (state.selected.size) { e.preventDefault(); clearSelection(); }
+        break;
+      default:
+    }
+  }
+
+  function goUp() {
+    if (state.path) navigate(parentOf(state.path));
+  }
+
+  function setupKeys() {
+    document.addEventListener('keydown', (e) => {
+      if (e.defaultPrevented) return;
+      const typing = e.target.matches && e.target.matches('input, textarea, select, [contenteditable]');
+      const modal = document.querySelector('dialog[open]');
+      if (modal) return;
+      if (e.key === '/' && !typing) { e.preventDefault(); $('#search').focus(); }
+      else if (e.key === 'ArrowUp' && (e.altKey || e.metaKey) && !typing) { e.preventDefault(); goUp(); }
+      else if (e.key === 'Escape' && !typing && state.selected.size) clearSelection();
+    });
+  }
+
+  // ---------------------------------------------------------------- preview
+
+  let previewItem = null;
+  let previewAbort = null;
+
+  function previewableSiblings() {
+    return visibleItems().filter((i) => i.kind !== 'directory' && i.kind !== 'other');
+  }
+
+  function openPreview(item) {
+    const dialog = $('#preview');
+    const path = item.path || joinPath(state.path, item.name);
+    const type = fileType(item);
+    closePreviewContent();
+    previewItem = item;
+    $('#preview-title').textContent = item.name;
+    const modified = item.modified ? new Date(item.modified) : null;
+    $('#preview-meta').textContent = [formatSize(item.size), modified && !isNaN(modified) ? longFormat.format(modified) : ''].filter(Boolean).join(' · ');
+    $('#preview-open').href = fileURL(path);
+    const download = $('#preview-download');
+    download.href = fileURL(path, true);
+    download.setAttribute('download', item.name);
+    const body = $('#preview-body');
+    body.className = 'preview-body';
+    const url = fileURL(path);
+    if (type === 'image') {
+      const img = el('img', { src: url, alt: item.name });
+      img.addEventListener('click', () => body.classList.toggle('zoomed'));
+      img.addEventListener('error', () => body.replaceChildren(previewInfo(item, 'This image cannot be shown by the browser.')));
+      body.append(img);
+    } else if (type === 'video') {
+      body.classList.add('has-media');
+      const video = el('video', { src: url, controls: true, autoplay: true, playsinline: true, preload: 'metadata' });
+      video.addEventListener('error', () => body.replaceChildren(previewInfo(item, 'This video cannot be played by the browser.')));
+      body.append(video);
+    } else if (type === 'audio') {
+      body.classList.add('has-media');
+      const audio = el('audio', { src: url, controls: true, autoplay: true, preload: 'metadata' });
+      audio.addEventListener('error', () => body.replaceChildren(previewInfo(item, 'This audio cannot be played by the browser.')));
+      body.append(audio);
+    } else if (type === 'pdf') {
+      body.append(el('iframe', { src: url, title: item.name }));
+    } else if (type === 'text') {
+      loadTextPreview(item, url, body);
+    } else {
+      body.append(previewInfo(item, item.kind === 'symlink' ? 'A symbolic link.' : 'No preview for this kind of file.'));
+    }
+    const siblings = previewableSiblings();
+    const index = siblings.findIndex((i) => i.name === item.name);
+    $('#preview-prev').hidden = index <= 0;
+    $('#preview-next').hidden = index < 0 || index >= siblings.length - 1;
+    if (!dialog.open) openModal(dialog);
+    $('#preview-close').focus();
+  }
+
+  function previewInfo(item, text) {
+    const path = item.path || joinPath(state.path, item.name);
+    return el('div', { class: 'preview-info' }, icon(iconFor(item)), el('p', { text }),
+      el('a', { class: 'button primary', href: fileURL(path, true), download: item.name }, icon('download'), 'Download (' + formatSize(item.size) + ')'));
+  }
+
+  async function loadTextPreview(item, url, body) {
+    const pre = el('pre', { id: 'preview-text', tabindex: '0', text: 'Loading…' });
+    const wrap = el('div', { class: 'preview-text' }, pre);
+    body.append(wrap);
+    previewAbort = new AbortController();
+    const signal = previewAbort.signal;
+    try {
+      const response = await fetch(url, { headers: { Range: 'bytes=0-' + (TEXT_PREVIEW_BYTES - 1) }, credentials: 'same-origin', signal });
+      if (!response.ok) {
+        let message = '';
+        try { message = messageFor(response.status, await response.json()); } catch (e) { message = messageFor(response.status, null); }
+        throw new ApiError(response.status, message);
+      }
+      // Read at most 1 MiB even if the server ignored the Range header.
+      const reader = response.body.getReader();
+      const chunks = [];
+      let total = 0;
+      while (total < TEXT_PREVIEW_BYTES) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        total += value.length;
+      }
+      reader.cancel().catch(() => {});
+      const bytes = new Uint8Array(Math.min(total, TEXT_PREVIEW_BYTES));
+      let offset = 0;
+      for (const chunk of chunks) {
+        const part = chunk.subarray(0, Math.min(chunk.length, bytes.length - offset));
+        bytes.set(part, offset);
+        offset += part.length;
+        if (offset >= bytes.length) break;
+      }
+      if (signal.aborted || previewItem !== item) return;
+      if (bytes.subarray(0, 8000).includes(0)) {
+        body.replaceChildren(previewInfo(item, 'This file looks binary: there is no text preview.'));
+        return;
+      }
+      pre.textContent = new TextDecoder('utf-8').decode(bytes);
+      const size = typeof item.size === 'number' ? item.size : 0;
+      if (size > bytes.length) {
+        wrap.append(el('p', { class: 'preview-note', text: 'Showing the first ' + formatSize(bytes.length) + ' of ' + formatSize(size) + '. Download the file to see all of it.' }));
+      }
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      if (previewItem !== item) return;
+      pre.textContent = '';
+      body.replaceChildren(previewInfo(item, 'The text could not be loaded: ' + e.message));
+    }
+  }
+
+  function closePreviewContent() {
+    if (previewAbort) { previewAbort.abort(); previewAbort = null; }
+    const body = $('#preview-body');
+    for (const media of body.querySelectorAll('video, audio')) {
+      media.pause();
+      media.removeAttribute('src');
+      media.load();
+    }
+    body.replaceChildren();
+  }
+
+  function stepPreview(delta) {
+    if (!previewItem) return;
+    const siblings = previewableSiblings();
+    const index = siblings.findIndex((i) => i.name === previewItem.name);
+    const next = siblings[index + delta];
+    if (next) openPreview(next);
+  }
+
+  function setupPreview() {
+    const dialog = $('#preview');
+    $('#preview-close').addEventListener('click', () => dialog.close());
+    $('#preview-prev').addEventListener('click', () => stepPreview(-1));
+    $('#preview-next').addEventListener('click', () => stepPreview(1));
+    dialog.addEventListener('close', () => {
+      const item = previewItem;
+      closePreviewContent();
+      previewItem = null;
+      if (item && item.name && focusRow(item.name, false)) dialog.returnFocus = null;
+      else restoreFocus(dialog);
+    });
+    dialog.addEventListener('keydown', (e) => {
+      if (e.target.matches('video, audio, input')) return;
+      if (e.key === 'ArrowLeft') { e.preventDefault(); stepPreview(-1); }
+      else if (e.key === 'ArrowRight') { e.preventDefault(); stepPreview(1); }
+    });
+    // A click on the dark background (outside the content) closes the preview.
+    dialog.addEventListener('click', (e) => {
+      if (e.target === dialog || e.target === $('#preview-body')) dialog.close();
+    });
+    // Swipe left or right on a phone to go to the next or previous file.
+    let touchX = null;
+    let touchY = null;
+    dialog.addEventListener('touchstart', (e) => {
+      if (e.touches.length === 1) { touchX = e.touches[0].clientX; touchY = e.touches[0].clientY; }
+    }, { passive: true });
+    dialog.addEventListener('touchend', (e) => {
+      if (touchX === null || !e.changedTouches.length) return;
+      const dx = e.changedTouches[0].clientX - touchX;
+      const dy = e.changedTouches[0].clientY - touchY;
+      touchX = null;
+      if (Math.abs(dx) > 60 && Math.abs(dx) > 2 * Math.abs(dy) && !$('#preview-body').classList.contains('zoomed')) stepPreview(dx < 0 ? 1 : -1);
+    });
+  }
+
+  // ---------------------------------------------------------------- uploads
+
+  const uploads = [];
+  let uploadRender = 0;
+
+  class Upload {
+    constructor(file, path) {
+      this.file = file;
+      this.path = path;
+      this.size = file.size;
+      this.loaded = 0;
+      this.offset = 0;
+      this.state = 'queued';   // queued, uploading, retrying, paused, failed, done, cancelled
+      this.error = '';
+      this.token = null;       // resumable upload token
+      this.needHead = false;
+      this.attempt = 0;
+      this.xhr = null;
+      this.timer = 0;
+      this.retryAt = 0;
+      this.samples = [];
+      this.result = '';
+      this.resumable = file.size > state.info.resumableChunkBytes;
+      this.li = null;
+    }
+  }
+
+  function activeUploads() { return uploads.filter((u) => u.state === 'uploading'); }
+  function busyUploads() { return uploads.filter((u) => ['queued', 'uploading', 'retrying'].includes(u.state)); }
+
+  // Collect (file, relative path) pairs and upload them into `folder`.
+  async function enqueue(entries, emptyFolders, folder) {
+    if (state.info.readOnly) { toast('This share is read-only: uploads are turned off.'); return; }
+    if (!entries.length && !emptyFolders.length) return;
+
+    // Top-level files that would replace an existing file: ask first.
+    let existing = null;
+    if (folder === state.path) existing = state.items;
+    else {
+      try { existing = (await api('GET', listURL(folder))).items || []; } catch (e) { existing = []; }
+    }
+    const kinds = new Map(existing.map((i) => [i.name, i.kind]));
+    const clashes = entries.filter((entry) => !entry.rel.includes('/') && kinds.get(entry.rel) === 'file');
+    if (clashes.length) {
+      const names = clashes.slice(0, 3).map((c) => '“' + c.rel + '”').join(', ') + (clashes.length > 3 ? ' and ' + (clashes.length - 3) + ' more' : '');
+      const answer = await confirmDialog({
+        title: clashes.length === 1 ? 'Replace “' + clashes[0].rel + '”?' : 'Replace ' + clashes.length + ' files?',
+        message: (clashes.length === 1 ? 'A file named ' + names + ' already exists' : names + ' already exist') + ' in “' + displayFolder(folder) + '”.',
+        ok: 'Replace',
+        extra: 'Keep both',
+        cancel: 'Skip',
+      });
+      if (answer === null) {
+        const skip = new Set(clashes);
+        entries = entries.filter((entry) => !skip.has(entry));
+      } else if (answer === 'extra') {
+        const taken = new Set(kinds.keys());
+        for (const entry of entries) if (!entry.rel.includes('/')) taken.add(entry.rel);
+        for (const clash of clashes) {
+          clash.rel = uniqueName(clash.rel, taken);
+          taken.add(clash.rel);
+        }
+      }
+    }
+
+    const limit = state.info.maxUploadBytes || 0;
+    for (const dir of emptyFolders) {
+      try {
+        await api('POST', '/api/mkdir', { json: { path: joinPath(folder, dir) } });
+      } catch (e) {
+        if (e.status !== 409) report(e, 'Could not create the folder “' + dir + '”');
+      }
+    }
+    if (emptyFolders.length) scheduleRefresh();
+
+    for (const entry of entries) {
+      const upload = new Upload(entry.file, joinPath(folder, entry.rel));
+      uploads.push(upload);
+      if (limit > 0 && upload.size > limit) {
+        upload.state = 'failed';
+        upload.fatal = true;
+        upload.error = 'Too large: the server accepts files up to ' + formatSize(limit) + '.';
+      }
+      renderUpload(upload);
+    }
+    if (entries.length) showUploadPanel();
+    pump();
+  }
+
+  function uniqueName(name, taken) {
+    const dot = name.lastIndexOf('.');
+    const stem = dot > 0 ? name.slice(0, dot) : name;
+    const ext = dot > 0 ? name.slice(dot) : '';
+    for (let n = 1; ; n++) {
+      const candidate = stem + ' (' + n + ')' + ext;
+      if (!taken.has(candidate)) return candidate;
+    }
+  }
+
+  function pump() {
+    let running = activeUploads().length;
+    for (const upload of uploads) {
+      if (running >= MAX_PARALLEL_UPLOADS) break;
+      if (upload.state === 'queued') {
+        running++;
+        startUpload(upload);
+      }
+    }
+    renderUploadSummary();
+  }
+
+  async function startUpload(upload) {
+    upload.state = 'uploading';
+    upload.error = '';
+    upload.samples = [];
+    upload.lastProgress = Date.now();
+    renderUpload(upload);
+    try {
+      if (upload.resumable) await resumableUpload(upload);
+      else await simpleUpload(upload);
+      upload.state = 'done';
+      upload.loaded = upload.size;
+      renderUpload(upload);
+      uploadFinished(upload);
+    } catch (e) {
+      if (upload.state === 'cancelled' || upload.state === 'paused') {
+        renderUpload(upload);
+      } else if (isRetryable(e) && upload.attempt < MAX_RETRIES) {
+        scheduleRetry(upload, e);
+      } else {
+        upload.state = 'failed';
+        upload.error = e.message || String(e);
+        // Retrying cannot help with these; a full disk or a lost connection may pass.
+        upload.fatal = [400, 403, 409, 413, 415].includes(e.status);
+        if (upload.fatal && upload.token) discardToken(upload);
+        renderUpload(upload);
+        toast('“' + baseName(upload.path) + '” was not uploaded: ' + upload.error);
+      }
+    }
+    pump();
+  }
+
+  function isRetryable(e) {
+    return e && (e.status === 0 || e.status === 408 || e.status === 429 || e.status === 500 || e.status === 502 || e.status === 503 || e.status === 504 || e.retry === true);
+  }
+
+  function scheduleRetry(upload, error) {
+    upload.attempt++;
+    const delay = Math.min(30000, 1000 * Math.pow(2, upload.attempt - 1)) * (0.85 + Math.random() * 0.3);
+    upload.state = 'retrying';
+    upload.error = error.message;
+    upload.retryAt = Date.now() + delay;
+    upload.needHead = true;
+    upload.timer = setTimeout(() => {
+      upload.timer = 0;
+      if (upload.state === 'retrying') startUpload(upload);
+    }, delay);
+    renderUpload(upload);
+  }
+
+  function uploadFinished(upload) {
+    const folder = parentOf(upload.path);
+    if (folder === state.path || isInside(folder, state.path)) scheduleRefresh(150);
+    if (!busyUploads().length) {
+      const done = uploads.filter((u) => u.state === 'done' && !u.announced);
+      for (const u of done) u.announced = true;
+      if (done.length > 1) toast(plural(done.length, 'file') + ' uploaded.', 'success');
+      else if (done.length === 1) toast('“' + baseName(done[0].path) + '” uploaded.', 'success');
+    }
+  }
+
+  // One HTTP request with upload progress; resolves for every HTTP answer,
+  // rejects with status 0 on a network failure or a stall, and with AbortError when cancelled.
+  function send(upload, method, url, body, headers, onProgress) {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      upload.xhr = xhr;
+      xhr.open(method, url);
+      for (const [name, value] of Object.entries(headers || {})) xhr.setRequestHeader(name, value);
+      let stalled = false;
+      const watchdog = setInterval(() => {
+        if (Date.now() - upload.lastProgress > STALL_MS) { stalled = true; xhr.abort(); }
+      }, 5000);
+      upload.lastProgress = Date.now();
+      if (onProgress) {
+        xhr.upload.onprogress = (e) => { upload.lastProgress = Date.now(); onProgress(e.loaded); };
+      }
+      const done = () => { clearInterval(watchdog); if (upload.xhr === xhr) upload.xhr = null; };
+      xhr.onload = () => {
+        done();
+        let json = null;
+        try { json = xhr.responseText ? JSON.parse(xhr.responseText) : null; } catch (e) { json = null; }
+        resolve({ status: xhr.status, json, header: (name) => xhr.getResponseHeader(name) });
+      };
+      xhr.onerror = () => { done(); reject(new ApiError(0, 'The connection to the server was lost.')); };
+      xhr.ontimeout = xhr.onerror;
+      xhr.onabort = () => {
+        done();
+        if (stalled) reject(new ApiError(0, 'The upload stalled.'));
+        else { const e = new Error('Aborted'); e.name = 'AbortError'; reject(e); }
+      };
+      xhr.send(body === undefined ? null : body);
+    });
+  }
+
+  function httpError(response) {
+    return new ApiError(response.status, messageFor(response.status, response.json));
+  }
+
+  async function simpleUpload(upload) {
+    upload.loaded = 0;
+    const response = await send(upload, 'PUT', fileURL(upload.path), upload.file,
+      { 'Content-Type': upload.file.type || 'application/octet-stream' },
+      (loaded) => progress(upload, loaded));
+    if (response.status >= 200 && response.status < 300) { upload.result = response.status === 200 ? 'replaced' : 'new'; return; }
+    throw httpError(response);
+  }
+
+  async function resumableUpload(upload) {
+    const chunkSize = state.info.resumableChunkBytes;
+    if (upload.token && upload.needHead) {
+      const head = await send(upload, 'HEAD', '/api/uploads/' + encodeURIComponent(upload.token));
+      if (head.status === 404 || head.status === 410) {
+        upload.token = null; // expired on the server: start again
+      } else if (head.status >= 200 && head.status < 300) {
+        const offset = parseInt(head.header('Upload-Offset'), 10);
+        if (isFinite(offset)) upload.offset = offset;
+      } else {
+        throw httpError(head);
+      }
+    }
+    if (!upload.token) {
+      upload.offset = 0;
+      const created = await send(upload, 'POST', '/api/uploads?path=' + encodeURIComponent(upload.path), null, { 'Upload-Length': String(upload.size) });
+      if (created.status !== 201 && created.status !== 200) throw httpError(created);
+      if (!created.json || !created.json.upload) throw new ApiError(500, 'The server did not start the upload.');
+      upload.token = created.json.upload;
+      upload.offset = created.json.offset || 0;
+    }
+    upload.needHead = true; // from now on, a failure means asking the server where it stands
+    progress(upload, upload.offset);
+    let conflicts = 0;
+    for (;;) {
+      const start = upload.offset;
+      const end = Math.min(upload.size, start + chunkSize);
+      const response = await send(upload, 'PATCH', '/api/uploads/' + encodeURIComponent(upload.token), upload.file.slice(start, end),
+        { 'Upload-Offset': String(start), 'Content-Type': 'application/offset+octet-stream' },
+        (loaded) => progress(upload, start + loaded));
+      if (response.status === 204) {
+        const offset = parseInt(response.header('Upload-Offset'), 10);
+        upload.offset = isFinite(offset) ? offset : end;
+        upload.attempt = 0; // progress made: the retry budget starts again
+        conflicts = 0;
+        if (upload.offset >= upload.size && start === end) throw new ApiError(500, 'The server did not complete the upload.');
+        continue;
+      }
+      if (response.status === 200 || response.status === 201) {
+        upload.offset = upload.size;
+        upload.token = null;
+        upload.result = response.status === 200 ? 'replaced' : 'new';
+        return;
+      }
+      if (response.status === 409) {
+        const offset = parseInt(response.header('Upload-Offset'), 10);
+        if (isFinite(offset) && conflicts++ < 3) { upload.offset = offset; continue; }
+      }
+      if (response.status === 404 || response.status === 410) {
+        upload.token = null;
+        const error = new ApiError(response.status, 'The server forgot this upload; starting again.');
+        error.retry = true;
+        throw error;
+      }
+      throw httpError(response);
+    }
+  }
+
+  function progress(upload, loaded) {
+    const now = performance.now();
+    upload.loaded = Math.min(loaded, upload.size);
+    upload.samples.push([now, upload.loaded]);
+    while (upload.samples.length > 2 && now - upload.samples[0][0] > 5000) upload.samples.shift();
+    scheduleUploadRender();
+  }
+
+  function speedOf(upload) {
+    const s = upload.samples;
+    if (s.length < 2) return 0;
+    const dt = (s[s.length - 1][0] - s[0][0]) / 1000;
+    if (dt < 0.3) return 0;
+    return Math.max(0, (s[s.length - 1][1] - s[0][1]) / dt);
+  }
+
+  function scheduleUploadRender() {
+    if (uploadRender) return;
+    uploadRender = requestAnimationFrame(() => {
+      uploadRender = 0;
+      for (const upload of uploads) if (upload.state === 'uploading') renderUploadProgress(upload);
+      renderUploadSummary();
+    });
+  }
+
+  function cancelUpload(upload) {
+    if (['done', 'cancelled'].includes(upload.state)) return;
+    upload.state = 'cancelled';
+    clearTimeout(upload.timer);
+    if (upload.xhr) upload.xhr.abort();
+    if (upload.token) discardToken(upload);
+    renderUpload(upload);
+    pump();
+  }
+
+  function discardToken(upload) {
+    const token = upload.token;
+    upload.token = null;
+    fetch('/api/uploads/' + encodeURIComponent(token), { method: 'DELETE', credentials: 'same-origin' }).catch(() => {});
+  }
+
+  function pauseUpload(upload) {
+    if (!['uploading', 'retrying', 'queued'].includes(upload.state)) return;
+    upload.state = 'paused';
+    clearTimeout(upload.timer);
+    upload.needHead = true;
+    if (upload.xhr) upload.xhr.abort();
+    renderUpload(upload);
+    pump();
+  }
+
+  function resumeUpload(upload) {
+    if (!['paused', 'failed', 'retrying'].includes(upload.state)) return;
+    clearTimeout(upload.timer);
+    upload.attempt = 0;
+    upload.needHead = true;
+    upload.state = 'queued';
+    upload.error = '';
+    renderUpload(upload);
+    pump();
+  }
+
+  function dismissUpload(upload) {
+    const index = uploads.indexOf(upload);
+    if (index >= 0) uploads.splice(index, 1);
+    if (upload.li) upload.li.remove();
+    if (!uploads.length) $('#upload-panel').hidden = true;
+    renderUploadSummary();
+  }
+
+  function renderUpload(upload) {
+    if (!upload.li) {
+      upload.li = el('li', { class: 'upload', dataset: { path: upload.path } },
+        el('span', { class: 'upload-name', title: upload.path, text: upload.path }),
+        el('span', { class: 'upload-buttons' }),
+        el('progress', { class: 'upload-progress', max: '100', value: '0', 'aria-label': 'Upload of ' + upload.path }),
+        el('span', { class: 'upload-status' }));
+      $('#uploads').append(upload.li);
+    }
+    const li = upload.li;
+    li.dataset.state = upload.state;
+    const buttons = $('.upload-buttons', li);
+    const list = [];
+    const name = baseName(upload.path);
+    if (upload.state === 'uploading' || upload.state === 'retrying' || upload.state === 'queued') {
+      if (upload.resumable && upload.state !== 'queued') list.push(iconButton('pause', 'Pause ' + name, 'pause', () => pauseUpload(upload)));
+      if (upload.state === 'retrying') list.push(iconButton('resume', 'Retry ' + name + ' now', 'resume', () => resumeUpload(upload)));
+      list.push(iconButton('close', 'Cancel ' + name, 'cancel', () => cancelUpload(upload)));
+    } else if (upload.state === 'paused' || upload.state === 'failed') {
+      if (!upload.fatal) list.push(iconButton('resume', (upload.token ? 'Resume ' : 'Retry ') + name, 'resume', () => resumeUpload(upload)));
+      list.push(iconButton('close', upload.state === 'paused' ? 'Cancel ' + name : 'Dismiss ' + name, upload.state === 'paused' ? 'cancel' : 'dismiss', () => {
+        if (upload.state === 'paused' || upload.token) cancelUpload(upload);
+        dismissUpload(upload);
+      }));
+    } else {
+      list.push(iconButton('close', 'Remove ' + name + ' from the list', 'dismiss', () => dismissUpload(upload)));
+    }
+    buttons.replaceChildren(...list);
+    renderUploadProgress(upload);
+    renderUploadSummary();
+  }
+
+  function renderUploadProgress(upload) {
+    const li = upload.li;
+    if (!li) return;
+    const bar = $('.upload-progress', li);
+    const fraction = upload.size ? upload.loaded / upload.size : (upload.state === 'done' ? 1 : 0);
+    bar.value = Math.round(fraction * 1000) / 10;
+    let text;
+    switch (upload.state) {
+      case 'queued': text = 'Waiting… · ' + formatSize(upload.size); break;
+      case 'uploading': {
+        const speed = speedOf(upload);
+        text = formatSize(upload.loaded) + ' of ' + formatSize(upload.size);
+        if (speed > 0) {
+          text += ' · ' + formatSize(speed) + '/s';
+          const left = (upload.size - upload.loaded) / speed;
+          if (left > 0.5) text += ' · ' + formatDuration(left) + ' left';
+        } else if (upload.loaded === 0) text += ' · starting…';
+        break;
+      }
+      case 'retrying': {
+        const wait = Math.max(0, Math.ceil((upload.retryAt - Date.now()) / 1000));
+        text = (upload.error || 'Connection lost') + ' Retrying in ' + wait + ' s (attempt ' + upload.attempt + ' of ' + MAX_RETRIES + ')…';
+        break;
+      }
+      case 'paused': text = 'Paused at ' + formatSize(upload.loaded) + ' of ' + formatSize(upload.size); break;
+      case 'failed': text = 'Failed: ' + upload.error; break;
+      case 'done': text = (upload.result === 'replaced' ? 'Replaced' : 'Uploaded') + ' · ' + formatSize(upload.size); break;
+      case 'cancelled': text = 'Cancelled'; break;
+      default: text = '';
+    }
+    const status = $('.upload-status', li);
+    if (status.textContent !== text) status.textContent = text;
+  }
+
+  function renderUploadSummary() {
+    const summary = $('#uploads-summary');
+    if (!summary) return;
+    const busy = busyUploads();
+    const failed = uploads.filter((u) => u.state === 'failed').length;
+    const done = uploads.filter((u) => u.state === 'done').length;
+    let text;
+    if (busy.length) {
+      const total = busy.reduce((s, u) => s + u.size, 0);
+      const loaded = busy.reduce((s, u) => s + u.loaded, 0);
+      const speed = busy.reduce((s, u) => s + (u.state === 'uploading' ? speedOf(u) : 0), 0);
+      text = plural(busy.length, 'file') + ' left' + (total ? ' · ' + Math.floor((loaded / total) * 100) + '%' : '');
+      if (speed > 0) text += ' · ' + formatDuration((total - loaded) / speed) + ' left';
+    } else {
+      text = [done ? done + ' done' : '', failed ? failed + ' failed' : ''].filter(Boolean).join(', ') || '';
+    }
+    if (summary.textContent !== text) summary.textContent = text;
+    document.body.classList.toggle('has-uploads', uploads.length > 0);
+  }
+
+  function showUploadPanel() {
+    const panel = $('#upload-panel');
+    panel.hidden = false;
+    panel.classList.remove('collapsed');
+    $('#uploads-toggle').setAttribute('aria-expanded', 'true');
+  }
+
+  // Reading dropped folders with the File and Directory Entries API.
+  function readAllEntries(reader) {
+    return new Promise((resolve, reject) => {
+      const all = [];
+      const next = () => reader.readEntries((batch) => {
+        if (!batch.length) resolve(all);
+        else { all.push(...batch); next(); }
+      }, reject);
+      next();
+    });
+  }
+
+  async function walkEntry(entry, prefix, files, folders) {
+    const rel = prefix + entry.name;
+    if (entry.isFile) {
+      const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
+      files.push({ file, rel });
+    } else if (entry.isDirectory) {
+      folders.push(rel);
+      const children = await readAllEntries(entry.createReader());
+      for (const child of children) await walkEntry(child, rel + '/', files, folders);
+    }
+  }
+
+  async function filesFromDrop(dataTransfer) {
+    const files = [];
+    const folders = [];
+    const entries = [];
+    const plain = [];
+    const items = dataTransfer.items ? Array.from(dataTransfer.items) : [];
+    if (items.length && typeof items[0].webkitGetAsEntry === 'function') {
+      // Every entry must be taken before the first await: the list empties afterwards.
+      for (const item of items) {
+        if (item.kind !== 'file') continue;
+        const entry = item.webkitGetAsEntry();
+        if (entry) entries.push(entry);
+        else { const file = item.getAsFile(); if (file) plain.push(file); }
+      }
+    } else {
+      plain.push(...Array.from(dataTransfer.files || []));
+    }
+    for (const file of plain) files.push({ file, rel: file.name });
+    for (const entry of entries) {
+      try {
+        await walkEntry(entry, '', files, folders);
+      } catch (e) {
+        report(e, 'Could not read “' + entry.name + '”');
+      }
+    }
+    return { files, emptyFolders: emptyFoldersOf(files, folders) };
+  }
+
+  // Folders that no uploaded file will create (PUT creates missing parents), parents first.
+  function emptyFoldersOf(files, folders) {
+    const needed = new Set();
+    for (const { rel } of files) {
+      let dir = parentOf(rel);
+      while (dir) { needed.add(dir); dir = parentOf(dir); }
+    }
+    return folders.filter((f) => !needed.has(f)).sort((a, b) => a.split('/').length - b.split('/').length);
+  }
+
+  function filesFromInput(input) {
+    const files = Array.from(input.files || []).map((file) => ({ file, rel: file.webkitRelativePath || file.name }));
+    input.value = '';
+    return files;
+  }
+
+  let dragDepth = 0;
+  let internalDrag = null;
+  let dropTargetNode = null;
+
+  function isFileDrag(e) {
+    const types = e.dataTransfer ? Array.from(e.dataTransfer.types || []) : [];
+    return types.includes('Files') && !types.includes('application/x-fileshare-items') && !internalDrag;
+  }
+
+  function dropTargetFrom(e) {
+    const node = e.target && e.target.closest ? e.target.closest('[data-drop-path]') : null;
+    if (!node) return null;
+    if (internalDrag && internalDrag.some((i) => isInside(node.dataset.dropPath, i.path || joinPath(state.path, i.name)))) return null;
+    return node;
+  }
+
+  function setDropTarget(node) {
+    if (dropTargetNode === node) return;
+    clearDropTarget();
+    dropTargetNode = node;
+    if (node) node.classList.add('drop-target');
+    const folder = node ? node.dataset.dropPath : state.path;
+    $('#drop-text').textContent = 'Drop to upload to “' + displayFolder(folder) + '”';
+  }
+
+  function clearDropTarget() {
+    if (dropTargetNode) dropTargetNode.classList.remove('drop-target');
+    dropTargetNode = null;
+  }
+
+  function setupUploads() {
+    const input = $('#upload-input');
+    $('#upload-button').addEventListener('click', () => input.click());
+    input.addEventListener('change', () => {
+      const files = filesFromInput(input);
+      if (files.length) enqueue(files, [], state.path);
+    });
+    const folderInput = $('#upload-folder-input');
+    if (!('webkitdirectory' in folderInput)) $('#upload-folder-button').hidden = true;
+    $('#upload-folder-button').addEventListener('click', () => folderInput.click());
+    folderInput.addEventListener('change', () => {
+      const files = filesFromInput(folderInput);
+      if (files.length) enqueue(files, [], state.path);
+    });
+
+    $('#uploads-clear').addEventListener('click', () => {
+      for (const upload of uploads.slice()) if (['done', 'cancelled'].includes(upload.state) || (upload.state === 'failed' && upload.fatal)) dismissUpload(upload);
+    });
+    $('#uploads-toggle').addEventListener('click', () => {
+      const panel = $('#upload-panel');
+      const collapsed = panel.classList.toggle('collapsed');
+      const toggle = $('#uploads-toggle');
+      toggle.setAttribute('aria-expanded', String(!collapsed));
+      toggle.setAttribute('aria-label', collapsed ? 'Show the upload list' : 'Collapse the upload list');
+    });
+    // Count-down of the retry timers.
+    setInterval(() => {
+      for (const upload of uploads) if (upload.state === 'retrying') renderUploadProgress(upload);
+    }, 1000);
+    // Back online: retry at once.
+    window.addEventListener('online', () => {
+      for (const upload of uploads) {
+        if (upload.state === 'retrying') { clearTimeout(upload.timer); startUpload(upload); }
+      }
+    });
+    window.addEventListener('beforeunload', (e) => {
+      if (busyUploads().length) { e.preventDefault(); e.returnValue = ''; }
+    });
+
+    document.addEventListener('dragenter', (e) => {
+      if (internalDrag) return;
+      if (!isFileDrag(e)) return;
+      e.preventDefault();
+      dragDepth++;
+      $('#drop-overlay').hidden = false;
+      setDropTarget(dropTargetFrom(e));
+    });
+    document.addEventListener('dragover', (e) => {
+      if (internalDrag) {
+        const target = dropTargetFrom(e);
+        setDropTarget(target);
+        if (target) { e.preventDefault(); e.dataTransfer.dropEffect = 'move'; }
+        return;
+      }
+      if (!isFileDrag(e)) return;
+      e.preventDefault();
+      e.dataTransfer.dropEffect = state.info.readOnly ? 'none' : 'copy';
+      setDropTarget(dropTargetFrom(e));
+    });
+    document.addEventListener('dragleave', (e) => {
+      if (internalDrag) { if (!e.relatedTarget) clearDropTarget(); return; }
+      if (!isFileDrag(e)) return;
+      dragDepth = Math.max(0, dragDepth - 1);
+      if (dragDepth === 0) { $('#drop-overlay').hidden = true; clearDropTarget(); }
+    });
+    document.addEventListener('drop', async (e) => {
+      if (internalDrag) {
+        const target = dropTargetFrom(e);
+        const items = internalDrag;
+        internalDrag = null;
+        clearDropTarget();
+        if (target) { e.preventDefault(); moveItems(items, target.dataset.dropPath); }
+        return;
+      }
+      if (!isFileDrag(e)) return;
+      e.preventDefault();
+      dragDepth = 0;
+      const target = dropTargetFrom(e);
+      const folder = target ? target.dataset.dropPath : state.path;
+      $('#drop-overlay').hidden = true;
+      clearDropTarget();
+      if (state.info.readOnly) { toast('This share is read-only: uploads are turned off.'); return; }
+      const { files, emptyFolders } = await filesFromDrop(e.dataTransfer);
+      enqueue(files, emptyFolders, folder);
+    });
+  }
+
+  // ---------------------------------------------------------------- live updates
+
+  let events = null;
+  let eventsRetry = 0;
+  let eventsTimer = 0;
+  let lostTimer = 0;
+  let connectionLost = false;
+  let unloading = false;
+
+  function setConnectionLost(lost) {
+    document.body.classList.toggle('offline', lost);
+    $('#connection').hidden = !lost;
+  }
+
+  function markLost() {
+    if (connectionLost || unloading) return;
+    connectionLost = true;
+    // A short grace period avoids a flash when the browser reconnects at once.
+    clearTimeout(lostTimer);
+    lostTimer = setTimeout(() => { if (connectionLost) setConnectionLost(true); }, 600);
+  }
+
+  function markRestored() {
+    if (!connectionLost) return;
+    connectionLost = false;
+    clearTimeout(lostTimer);
+    const wasShown = !$('#connection').hidden;
+    setConnectionLost(false);
+    if (wasShown) toast('Connection restored.', 'success', 2500);
+    refreshInfo();
+    scheduleRefresh(0); // changes made while we were away
+  }
+
+  function connectEvents() {
+    if (!window.EventSource) return;
+    clearTimeout(eventsTimer);
+    if (events) events.close();
+    const source = new EventSource('/api/events');
+    events = source;
+    source.onopen = () => {
+      if (events !== source) return;
+      eventsRetry = 0;
+      markRestored();
+    };
+    source.onmessage = (message) => {
+      let event;
+      try { event = JSON.parse(message.data); } catch (e) { return; }
+      if (event && typeof event === 'object') onChange(event);
+    };
+    source.onerror = () => {
+      if (events !== source || unloading) return;
+      markLost();
+      if (source.readyState === EventSource.CLOSED) {
+        // The browser gave up (e.g. the server answered with an error): try again ourselves.
+        source.close();
+        const delay = Math.min(15000, 1000 * Math.pow(2, eventsRetry++));
+        eventsTimer = setTimeout(connectEvents, delay);
+      }
+    };
+  }
+
+  function onChange(event) {
+    const here = state.path;
+    if (here === null) return;
+    const type = event.type;
+    if (type === 'root-removed') {
+      toast('The shared folder was removed on the server.');
+      scheduleRefresh();
+      return;
+    }
+    if (type === 'scan-completed') { scheduleRefresh(); return; }
+    if ((type === 'renamed' || type === 'moved') && typeof event.from === 'string' && typeof event.to === 'string' && here && isInside(here, event.from)) {
+      // The folder on screen (or one of its parents) got a new name: follow it.
+      const newPath = event.to + here.slice(event.from.length);
+      toast('This folder was ' + (type === 'renamed' ? 'renamed' : 'moved') + ' to “' + newPath + '”.', 'info');
+      navigate(newPath, true);
+      return;
+    }
+    if (type === 'removed' && typeof event.path === 'string' && here && isInside(here, event.path)) {
+      scheduleRefresh();
+      return;
+    }
+    if (type === 'rescanned' || type === 'degraded') {
+      if (typeof event.path !== 'string' || isInside(here, event.path) || event.path === '' || parentOf(event.path) === here) scheduleRefresh();
+      return;
+    }
+    const paths = [event.path, event.from, event.to, event.source].filter((p) => typeof p === 'string');
+    for (const path of paths) {
+      const parent = parentOf(path);
+      // Directly inside the folder on screen, the folder itself, or inside one of its
+      // subfolders (whose item count is shown).
+      if (parent === here || path === here || (parent !== '' && parentOf(parent) === here && path.includes('/'))) {
+        scheduleRefresh();
+        return;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- start
+
+  function setupIcons() {
+    for (const node of document.querySelectorAll('[data-icon]')) node.replaceChildren(icon(node.dataset.icon));
+  }
+
+  async function start() {
+    setupIcons();
+    setupDialogs();
+    setupList();
+    setupKeys();
+    setupPreview();
+    setupUploads();
+    loadSort();
+    renderSortHeader();
+    window.addEventListener('hashchange', onHashChange);
+    window.addEventListener('pagehide', () => { unloading = true; });
+    window.addEventListener('pageshow', () => { unloading = false; });
+    window.addEventListener('online', () => {
+      if (events && events.readyState === EventSource.CLOSED) connectEvents();
+      scheduleRefresh(0);
+    });
+    await refreshInfo();
+    connectEvents();
+    await loadFolder(pathFromHash());
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();
+"""#
+}

@@ -1,0 +1,198 @@
+import ArgumentParser
+import FileSharing
+import FileWatching
+import Logging
+import ServiceLifecycle
+import UnixSignals
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `fileshare serve [DIR]`: shares DIR over HTTP, as `cli.md` and `http-api.md` say.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Share DIR over HTTP: a web page at /, a JSON API at /api/.",
+        discussion: """
+            Listens on 127.0.0.1:8080 by default. Every request needs the credentials (HTTP Basic): \
+            give them with --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD); without \
+            them a random password is made and printed to stderr. Changes to DIR are printed to stderr \
+            as JSON lines. Stops cleanly on SIGINT or SIGTERM.
+            """
+    )
+
+    @Argument(help: "The folder to share (created if missing).")
+    var directory: String = "./Documents"
+
+    @Option(help: "The port (0 picks a free one).")
+    var port: Int = 8080
+
+    @Option(help: ArgumentHelp("The address to listen on.", valueName: "ADDRESS"))
+    var bind: String = "127.0.0.1"
+
+    @Option(help: "The user name for HTTP Basic authentication.")
+    var user: String?
+
+    @Option(help: "The password for HTTP Basic authentication.")
+    var password: String?
+
+    @Flag(name: .customLong("no-auth"), help: "No credentials (only when bound to a loopback address).")
+    var noAuth = false
+
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("A PEM certificate chain, to serve HTTPS.", valueName: "FILE"))
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of the certificate.", valueName: "FILE"))
+    var tlsKey: String?
+
+    @Flag(name: .customLong("read-only"), help: "Allow no change through the server (403).")
+    var readOnly = false
+
+    @Option(name: .customLong("max-upload"), help: ArgumentHelp("The largest upload accepted, in bytes (suffixes K, M, G).", valueName: "SIZE"))
+    var maxUpload: String?
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together; give both")
+        }
+        if let maxUpload, Serve.parseSize(maxUpload) == nil {
+            throw ValidationError("--max-upload takes a size such as 500M or 2G")
+        }
+    }
+
+    static func parseSize(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
+        if let last = text.uppercased().last, let unit = units[last], let value = Int64(text.dropLast()), value >= 0 {
+            return value * unit
+        }
+        return Int64(text).flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    static func isLoopback(_ address: String) -> Bool {
+        address == "localhost" || address == "::1" || address.hasPrefix("127.")
+    }
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let logger = Logger(label: "fileshare.serve")
+        let environment = ProcessInfoLite.environment
+        let user = self.user ?? environment["FILESHARE_USER"]
+        let password = self.password ?? environment["FILESHARE_PASSWORD"]
+        var credentials: ShareConfiguration.Credentials? = nil
+        if noAuth {
+            guard Serve.isLoopback(bind) else {
+                CommandOutput.fail("--no-auth is accepted only on a loopback address; bind to 127.0.0.1 or give credentials", code: 2)
+            }
+            if user != nil || password != nil { CommandOutput.fail("--no-auth cannot be combined with credentials", code: 2) }
+        } else if let user, let password {
+            guard !user.isEmpty, !password.isEmpty, !user.contains(":") else {
+                CommandOutput.fail("the user name and password must not be empty, and the user name has no ':'", code: 2)
+            }
+            credentials = .init(user: user, password: password)
+        } else if user != nil || password != nil {
+            CommandOutput.fail("give both --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD)", code: 2)
+        } else {
+            let made = Serve.randomPassword()
+            credentials = .init(user: "fileshare", password: made)
+            CommandOutput.writeError("fileshare: sign in as user 'fileshare' with password '\(made)' (choose your own with --user and --password)\n")
+        }
+        var tls: (certificate: String, key: String)? = nil
+        if let tlsCertificate, let tlsKey {
+            for file in [tlsCertificate, tlsKey] where access(file, R_OK) != 0 {
+                CommandOutput.fail("cannot read \(file); give a readable PEM file", code: 2)
+            }
+            tls = (tlsCertificate, tlsKey)
+        }
+        if !Serve.makeDirectories(directory) {
+            CommandOutput.fail("cannot create \(directory): \(String(cString: strerror(errno)))", code: 2)
+        }
+        let configuration = ShareConfiguration(
+            root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
+            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls)
+        let server: ShareServer
+        do {
+            server = try ShareServer(configuration: configuration, logger: logger) { line in
+                CommandOutput.writeError(line + "\n")
+            }
+        } catch let error as FileWatchingError {
+            CommandOutput.fail(error.message, code: 2)
+        }
+        let announced = ShareAnnouncement(root: server.root)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: ListeningServer(server: server, announcement: announced), successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        do {
+            try await group.run()
+        } catch let error as FileWatchingError where error.code == .rootRemoved {
+            CommandOutput.fail(error.message, code: 1)
+        } catch {
+            let text = "\(error)"
+            if text.contains("Address already in use") || text.contains("EADDRINUSE") {
+                CommandOutput.fail("port \(port) on \(bind) is taken; choose another with --port (0 picks a free one)", code: 1)
+            }
+            if text.contains("Cannot assign requested address") || text.contains("EADDRNOTAVAIL") {
+                CommandOutput.fail("cannot listen on \(bind): this machine has no such address", code: 1)
+            }
+            CommandOutput.fail("the server stopped: \(text)", code: 1)
+        }
+    }
+
+    static func randomPassword() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<20).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] })
+    }
+
+    static func makeDirectories(_ path: String) -> Bool {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0 && errno != EEXIST { return false }
+        }
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+}
+
+/// Prints the first stdout line once the server listens.
+struct ShareAnnouncement: Sendable {
+    let root: String
+    func announce(_ url: String) {
+        CommandOutput.write("Serving \(root) at \(url)\n")
+    }
+}
+
+/// The server as a service that announces its address.
+struct ListeningServer: Service {
+    let server: ShareServer
+    let announcement: ShareAnnouncement
+
+    func run() async throws {
+        try await withGracefulShutdownHandler {
+            try await server.run { url in announcement.announce(url) }
+        } onGracefulShutdown: {}
+    }
+}
+
+/// The process environment, without Foundation.
+enum ProcessInfoLite {
+    static var environment: [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}
