@@ -1,0 +1,201 @@
+import FileSharing
+import FileshareTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The JSON API through the router (no sockets) and live, on real folders.
+@Suite("JSON API")
+struct ShareAPITests {
+    @Test("upload, list, download, move, mkdir, delete: statuses and effects")
+    func lifecycle() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let created = try await client.request("/api/files/Comics/Issue%201.cbz", .put, body: "first")
+                #expect(created.status == .created)
+                #expect(share.read("Comics/Issue 1.cbz") == "first")
+                #expect(try await client.request("/api/files/Comics/Issue%201.cbz", .put, body: "second!").status == .ok)
+                let list = try await client.request("/api/list?path=Comics")
+                #expect(list.status == .ok)
+                let items = list.json["items"] as? [[String: Any]] ?? []
+                #expect(items.count == 1)
+                #expect(items.first?["name"] as? String == "Issue 1.cbz")
+                #expect(items.first?["size"] as? Int == 7)
+                #expect((items.first?["modified"] as? String)?.hasSuffix("Z") == true)
+                #expect((items.first?["id"] as? String)?.count == 16)
+                let download = try await client.request("/api/files/Comics/Issue%201.cbz")
+                #expect(download.status == .ok && download.text == "second!")
+                #expect(download.headers[.eTag] != nil && download.headers[.lastModified] != nil)
+                #expect(try await client.request("/api/files/Comics", .put, body: "x").status == .conflict)
+                #expect(try await client.request("/api/mkdir", .post, body: #"{"path":"Library"}"#).status == .created)
+                #expect(try await client.request("/api/mkdir", .post, body: #"{"path":"Library"}"#).status == .conflict)
+                #expect(try await client.request("/api/move", .post, body: #"{"from":"Comics","to":"Library/Comics"}"#).status == .ok)
+                #expect(share.read("Library/Comics/Issue 1.cbz") == "second!")
+                #expect(try await client.request("/api/move", .post, body: #"{"from":"Comics","to":"x"}"#).status == .notFound)
+                try share.write("Other.cbz", "o")
+                #expect(try await client.request("/api/move", .post, body: #"{"from":"Other.cbz","to":"Library/Comics/Issue 1.cbz"}"#).status == .conflict)
+                #expect(try await client.request("/api/move", .post, body: #"{"from":"Other.cbz","to":"Library/Comics/Issue 1.cbz","overwrite":true}"#).status == .ok)
+                #expect(share.read("Library/Comics/Issue 1.cbz") == "o")
+                #expect(try await client.request("/api/files/Library", .delete).status == .noContent)
+                #expect(try await client.request("/api/files/Library", .delete).status == .notFound)
+                #expect(try await client.request("/api/list?path=missing").status == .notFound)
+                #expect(share.visibleTree().isEmpty)
+                #expect(share.stagingContent().isEmpty)
+            }
+        }
+    }
+
+    @Test("path traversal in every form is refused and touches nothing",
+          arguments: [
+            "/api/files/../outside", "/api/files/%2e%2e/outside", "/api/files/a%2fb", "/api/files/a%2Fb",
+            "/api/files/a%00b", "/api/files/%c0%ae%c0%ae/outside", "/api/files/.fileshare/staging/x",
+            "/api/files/.hidden", "/api/files/a/./b", "/api/files/%zz",
+          ])
+    func traversal(uri: String) async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("a/b", "inside")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                for method in [HTTPRequest.Method.get, .put, .delete] {
+                    let response = try await client.request(uri, method, body: method == .put ? "evil" : nil)
+                    #expect([400, 403, 404].contains(response.status.code), "\(method) \(uri): \(response.status)")
+                    #expect(response.json["error"] is String)
+                }
+            }
+            #expect(share.visibleTree() == ["a", "a/b"])
+            #expect(share.read("a/b") == "inside")
+        }
+    }
+
+    @Test("a symbolic link leading out of the folder is refused; one that stays inside works")
+    func symlinks() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("real/file.txt", "inside")
+            try FileManager.default.createSymbolicLink(atPath: share.path("out"), withDestinationPath: "/etc")
+            try FileManager.default.createSymbolicLink(atPath: share.path("up"), withDestinationPath: "../")
+            try FileManager.default.createSymbolicLink(atPath: share.path("in"), withDestinationPath: "real")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/api/files/out/passwd").status == .forbidden)
+                #expect(try await client.request("/api/files/up/etc/passwd").status == .forbidden)
+                #expect(try await client.request("/api/list?path=out").status == .forbidden)
+                #expect(try await client.request("/api/files/out/evil", .put, body: "x").status == .forbidden)
+                #expect(try await client.request("/api/files/in/file.txt").text == "inside")
+            }
+            #expect(!FileManager.default.fileExists(atPath: "/etc/evil"))
+        }
+    }
+
+    @Test("credentials: none or wrong is 401 with a challenge; right is 200")
+    func authentication() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let none = try await client.request("/api/info", authorized: false)
+                #expect(none.status == .unauthorized)
+                #expect(none.headers[.wwwAuthenticate]?.hasPrefix("Basic") == true)
+                let wrong = try await client.request("/api/info", headers: [.authorization: "Basic " + Data("alice:nope".utf8).base64EncodedString()], authorized: false)
+                #expect(wrong.status == .unauthorized)
+                let garbage = try await client.request("/api/info", headers: [.authorization: "Basic !!!"], authorized: false)
+                #expect(garbage.status == .unauthorized)
+                #expect(try await client.request("/", authorized: false).status == .unauthorized)
+                #expect(try await client.request("/api/info").status == .ok)
+            }
+        }
+    }
+
+    @Test("read-only: every change is 403, reads work")
+    func readOnly() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture(readOnly: true)
+            try share.write("keep.txt", "k")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/api/files/new.txt", .put, body: "x").status == .forbidden)
+                #expect(try await client.request("/api/files/keep.txt", .delete).status == .forbidden)
+                #expect(try await client.request("/api/mkdir", .post, body: #"{"path":"d"}"#).status == .forbidden)
+                #expect(try await client.request("/api/move", .post, body: #"{"from":"keep.txt","to":"k2"}"#).status == .forbidden)
+                #expect(try await client.request("/api/uploads?path=x", .post, headers: [.init("Upload-Length")!: "1"]).status == .forbidden)
+                #expect(try await client.request("/api/files/keep.txt").text == "k")
+                #expect(try await client.request("/api/info").json["readOnly"] as? Bool == true)
+            }
+            #expect(share.visibleTree() == ["keep.txt"])
+        }
+    }
+
+    @Test("ranges, validators and conditional requests")
+    func ranges() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("movie.mp4", "0123456789")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let full = try await client.request("/api/files/movie.mp4")
+                let etag = try #require(full.headers[.eTag])
+                #expect(full.headers[.contentType] == "video/mp4")
+                let part = try await client.request("/api/files/movie.mp4", headers: [.range: "bytes=2-5"])
+                #expect(part.status == .partialContent && part.text == "2345")
+                #expect(part.headers[.contentRange] == "bytes 2-5/10")
+                #expect(try await client.request("/api/files/movie.mp4", headers: [.range: "bytes=-3"]).text == "789")
+                #expect(try await client.request("/api/files/movie.mp4", headers: [.range: "bytes=7-"]).text == "789")
+                let outside = try await client.request("/api/files/movie.mp4", headers: [.range: "bytes=20-30"])
+                #expect(outside.status == .rangeNotSatisfiable && outside.headers[.contentRange] == "bytes */10")
+                #expect(try await client.request("/api/files/movie.mp4", headers: [.ifNoneMatch: etag]).status == .notModified)
+                #expect(try await client.request("/api/files/movie.mp4", headers: [.ifModifiedSince: full.headers[.lastModified]!]).status == .notModified)
+                let stale = try await client.request("/api/files/movie.mp4", headers: [.range: "bytes=0-1", .ifRange: "\"other\""])
+                #expect(stale.status == .ok && stale.text == "0123456789")
+                let head = try await client.request("/api/files/movie.mp4", .head)
+                #expect(head.status == .ok && head.headers[.contentLength] == "10" && head.body.readableBytes == 0)
+                let attachment = try await client.request("/api/files/movie.mp4?download=1")
+                #expect(attachment.headers[.contentDisposition]?.hasPrefix("attachment") == true)
+            }
+        }
+    }
+
+    @Test("resumable upload: continued from the server's offset, wrong offsets refused, cancel leaves nothing")
+    func resumable() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let start = try await client.request("/api/uploads?path=big/file.bin", .post, headers: [.init("Upload-Length")!: "10"])
+                #expect(start.status == .created)
+                let token = try #require(start.json["upload"] as? String)
+                let offset = HTTPField.Name("Upload-Offset")!
+                let first = try await client.request("/api/uploads/\(token)", .patch, headers: [offset: "0"], body: "01234")
+                #expect(first.status == .noContent && first.headers[offset] == "5")
+                #expect(share.visibleTree().isEmpty, "nothing visible before the end")
+                let wrong = try await client.request("/api/uploads/\(token)", .patch, headers: [offset: "2"], body: "xx")
+                #expect(wrong.status == .conflict && wrong.headers[offset] == "5")
+                #expect(try await client.request("/api/uploads/\(token)", .head).headers[offset] == "5")
+                let last = try await client.request("/api/uploads/\(token)", .patch, headers: [offset: "5"], body: "56789")
+                #expect(last.status == .created)
+                #expect(share.read("big/file.bin") == "0123456789")
+                #expect(try await client.request("/api/uploads/\(token)", .head).status == .notFound)
+                let other = try await client.request("/api/uploads?path=gone.bin", .post, headers: [.init("Upload-Length")!: "4"])
+                let otherToken = try #require(other.json["upload"] as? String)
+                _ = try await client.request("/api/uploads/\(otherToken)", .patch, headers: [offset: "0"], body: "ab")
+                #expect(try await client.request("/api/uploads/\(otherToken)", .delete).status == .noContent)
+                #expect(try await client.request("/api/uploads/\(otherToken)", .head).status == .notFound)
+                #expect(try await client.request("/api/uploads/../../etc", .head).status == .notFound)
+            }
+            #expect(share.visibleTree() == ["big", "big/file.bin"])
+            #expect(share.stagingContent().isEmpty)
+        }
+    }
+
+    @Test("over the size limit: 413 before anything is written")
+    func sizeLimit() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture(maxUpload: 10)
+            try await share.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/api/files/a.bin", .put, body: String(repeating: "x", count: 11)).status == .contentTooLarge)
+                #expect(try await client.request("/api/files/b.bin", .put, body: "small").status == .created)
+                #expect(try await client.request("/api/uploads?path=c", .post, headers: [.init("Upload-Length")!: "11"]).status == .contentTooLarge)
+            }
+            #expect(share.visibleTree() == ["b.bin"])
+            #expect(share.stagingContent().isEmpty)
+        }
+    }
+}

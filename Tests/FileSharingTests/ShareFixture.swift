@@ -1,0 +1,135 @@
+import FileSharing
+import FileWatching
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A shared temporary folder and a server over it.
+final class ShareFixture: @unchecked Sendable {
+    let root: String
+    let server: ShareServer
+    static let authorization = "Basic " + Data("alice:secret".utf8).base64EncodedString()
+
+    init(readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil) throws {
+        if let root {
+            self.root = root
+        } else {
+            var template = Array("/tmp/fileshare-share-XXXXXX".utf8CString)
+            let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+            self.root = String(cString: made!)
+        }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        server = try ShareServer(
+            configuration: ShareConfiguration(
+                root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
+                readOnly: readOnly, maxUploadBytes: maxUpload,
+                observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero)),
+            logger: logger)
+    }
+
+    deinit {
+        server.observer.stop()
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    func path(_ relative: String) -> String { root + "/" + relative }
+
+    func write(_ relative: String, _ text: String) throws {
+        let full = path(relative)
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: full))
+    }
+
+    func read(_ relative: String) -> String? {
+        FileManager.default.contents(atPath: path(relative)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The visible content of the folder (the server's private folder left out).
+    func visibleTree() -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: root)
+        var result: [String] = []
+        while let item = enumerator?.nextObject() as? String {
+            if item.hasPrefix(".fileshare") { continue }
+            result.append(item)
+        }
+        return result.sorted()
+    }
+
+    /// What the staging folder holds (should be empty once uploads end).
+    func stagingContent() -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: root + "/.fileshare/staging")) ?? []
+    }
+
+    func test<T>(_ setup: TestingSetup = .router, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        try await server.application().test(setup, body)
+    }
+}
+
+extension TestClientProtocol {
+    /// A request with the fixture's credentials.
+    @discardableResult
+    func request(
+        _ uri: String, _ method: HTTPRequest.Method = .get, headers: HTTPFields = [:], body: String? = nil,
+        authorized: Bool = true
+    ) async throws -> TestResponse {
+        var headers = headers
+        if authorized { headers[.authorization] = ShareFixture.authorization }
+        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+    }
+}
+
+extension TestResponse {
+    var text: String { String(buffer: body) }
+    var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:] }
+}
+
+/// A raw TCP connection to the live server, for what HTTP clients will not send.
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw CocoaError(.fileReadUnknown) }
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+
+    /// Reads until the peer closes or `until` appears (or the timeout).
+    func receive(until marker: String? = nil) -> String {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(fd, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            data += buffer[..<count]
+            if let marker, String(decoding: data, as: UTF8.self).contains(marker) { break }
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
