@@ -41,13 +41,13 @@ final class EventRelay: Sendable {
         }
     }
 
-    /// A new client's stream of JSON lines.
-    func subscribe() -> AsyncStream<String> {
+    /// A new client's stream of JSON lines, and how to end it.
+    func subscribe() -> (lines: AsyncStream<String>, end: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(EventRelay.clientBacklog))
         let key = nextKey.add(1, ordering: .relaxed).newValue
         clients.withLock { $0[key] = continuation }
         continuation.onTermination = { [weak self] _ in _ = self?.clients.withLock { $0.removeValue(forKey: key) } }
-        return stream
+        return (stream, { continuation.finish() })
     }
 
     /// Ends every client's stream (the server stops).

@@ -1,5 +1,6 @@
 import FileWatching
 import Hummingbird
+import ServiceLifecycle
 import NIOCore
 import NIOPosix
 #if canImport(Glibc)
@@ -161,19 +162,25 @@ extension ShareServer {
     // MARK: Events
 
     func events() -> Response {
-        let stream = relay.subscribe()
+        let (lines, end) = relay.subscribe()
         let body = ResponseBody { writer in
-            var buffer = ByteBuffer()
-            buffer.writeString("retry: 1000\n\n")
-            try await writer.write(buffer)
-            for await line in stream {
+            // The stream ends when the server shuts down, so the shutdown
+            // does not wait for clients that never hang up.
+            try await withGracefulShutdownHandler {
                 var buffer = ByteBuffer()
-                if line.hasPrefix(":") {
-                    buffer.writeString(line + "\n\n")  // a comment: keeps proxies from closing a quiet stream
-                } else {
-                    buffer.writeString("data: " + line + "\n\n")
-                }
+                buffer.writeString("retry: 1000\n\n")
                 try await writer.write(buffer)
+                for await line in lines {
+                    var buffer = ByteBuffer()
+                    if line.hasPrefix(":") {
+                        buffer.writeString(line + "\n\n")  // a comment: keeps proxies from closing a quiet stream
+                    } else {
+                        buffer.writeString("data: " + line + "\n\n")
+                    }
+                    try await writer.write(buffer)
+                }
+            } onGracefulShutdown: {
+                end()
             }
             try await writer.finish(nil)
         }

@@ -44,7 +44,7 @@ extension WebAssets {
     --shadow: 0 6px 24px rgba(0, 0, 0, 0.5);
   }
 }
-body.read-only { --cols: 2.25rem 2.5rem minmax(0, 1fr) 7rem 10.5rem 2.75rem; }
+body.read-only { --cols: 0 2.5rem minmax(0, 1fr) 7rem 10.5rem 2.75rem; }
 
 *, *::before, *::after { box-sizing: border-box; }
 [hidden] { display: none !important; }
@@ -223,11 +223,11 @@ li[data-state="done"] .upload-status { color: var(--ok); }
 li[data-state="cancelled"] { opacity: .65; }
 
 /* messages */
+/* desktop: bottom left (the upload panel is bottom right); phone: top */
 .messages {
-  position: fixed; top: 1rem; left: 50%; transform: translateX(-50%); z-index: 60;
-  display: flex; flex-direction: column; gap: .5rem; width: min(34rem, calc(100vw - 2rem)); pointer-events: none;
+  position: fixed; left: 1rem; bottom: 1rem; z-index: 60;
+  display: flex; flex-direction: column; gap: .5rem; width: min(28rem, calc(100vw - 2rem)); pointer-events: none;
 }
-body.offline .messages { top: 3.5rem; }
 .toast {
   pointer-events: auto; display: flex; align-items: flex-start; gap: .6rem; padding: .7rem .6rem .7rem .9rem;
   border-radius: var(--radius); background: var(--surface); border: 1px solid var(--border); box-shadow: var(--shadow);
@@ -240,7 +240,7 @@ body.offline .messages { top: 3.5rem; }
 .toast.success .toast-icon { color: var(--ok); }
 .toast-text { flex: 1; min-width: 0; overflow-wrap: anywhere; }
 .toast .icon-button { width: 1.9rem; height: 1.9rem; margin: -.3rem 0; }
-@keyframes toast-in { from { opacity: 0; transform: translateY(-6px); } }
+@keyframes toast-in { from { transform: translateY(6px); } }
 
 /* connection banner */
 .banner {
@@ -284,7 +284,7 @@ dialog::backdrop { background: rgba(10, 14, 20, .5); }
 /* preview */
 .preview {
   width: 100vw; height: 100vh; height: 100dvh; max-width: 100vw; max-height: 100vh; max-height: 100dvh; margin: 0; padding: 0; border: 0;
-  background: rgba(12, 14, 18, .96); color: #eef1f5;
+  background: #0c0e12; color: #eef1f5;
 }
 .preview[open] { display: flex; flex-direction: column; }
 .preview::backdrop { background: rgba(0, 0, 0, .7); }
@@ -307,6 +307,8 @@ dialog::backdrop { background: rgba(10, 14, 20, .5); }
   white-space: pre-wrap; overflow-wrap: anywhere; tab-size: 4;
 }
 .preview-text { display: flex; flex-direction: column; width: 100%; height: 100%; gap: .5rem; }
+.preview-text pre { flex: 1 1 auto; min-height: 0; }
+.modal h2:focus { outline: none; }
 .preview-note { text-align: center; color: #aab3c0; font-size: .85rem; margin: 0; }
 .preview-info { text-align: center; display: flex; flex-direction: column; align-items: center; gap: .6rem; }
 .preview-info svg { width: 4rem; height: 4rem; stroke-width: 1.2; color: #aab3c0; }
@@ -327,9 +329,10 @@ dialog::backdrop { background: rgba(10, 14, 20, .5); }
 @media (max-width: 720px) {
   body { font-size: 15px; }
   .topbar { padding: .6rem .75rem; padding-top: max(.6rem, env(safe-area-inset-top)); }
-  .topbar-actions { width: 100%; }
-  .topbar-actions .button { flex: 1 1 0; padding: .4rem .5rem; min-width: 0; }
-  .topbar-actions .label { overflow: hidden; text-overflow: ellipsis; }
+  .brand { flex: 1 1 auto; }
+  .topbar-actions { flex-wrap: nowrap; gap: .4rem; }
+  .topbar-actions .button { padding: .4rem .6rem; }
+  .topbar-actions .button:not(.primary) .label { display: none; }
   #breadcrumb { padding: .5rem .75rem 0; }
   .toolbar { padding: .5rem .75rem; gap: .5rem; flex-wrap: nowrap; }
   .search { flex: 1 1 auto; max-width: none; }
@@ -342,21 +345,27 @@ dialog::backdrop { background: rgba(10, 14, 20, .5); }
   .list-header .col-name { grid-column: auto; }
   .list-header .col-size { justify-self: start; }
   .file-list > li {
-    grid-template-columns: 2.25rem 2.75rem minmax(0, 1fr) auto;
+    grid-template-columns: 2rem 2.5rem minmax(0, 1fr) auto;
     grid-template-areas: "check thumb name name" "check thumb meta actions";
     row-gap: 0; padding: .4rem .35rem;
   }
   .file-list .check { grid-area: check; }
-  .file-list .thumb { grid-area: thumb; width: 2.75rem; height: 2.75rem; }
+  body.read-only .file-list > li { grid-template-columns: 0 2.5rem minmax(0, 1fr) auto; }
+  body.read-only .list-header { grid-template-columns: 0 auto auto auto 1fr; }
+  .file-list .thumb { grid-area: thumb; }
   .file-list .name-cell { grid-area: name; }
   .file-list .open { padding: .1rem 0; }
-  .file-list .meta { grid-area: meta; display: flex; flex-wrap: wrap; gap: 0 .6rem; min-width: 0; align-self: center; }
-  .file-list .size { text-align: left; font-size: .8rem; }
-  .file-list .date { font-size: .8rem; }
+  .file-list .meta { grid-area: meta; display: flex; flex-wrap: wrap; gap: 0 .35rem; min-width: 0; align-self: center; font-size: .8rem; }
+  .file-list .size { text-align: left; font-size: inherit; }
+  .file-list .size:not(:empty) + .date::before { content: "·"; margin-right: .35rem; }
+  .file-list .date { font-size: inherit; }
   .file-list .actions { grid-area: actions; }
-  .file-list .actions .icon-button { width: 2.35rem; height: 2.35rem; }
+  .file-list .actions .icon-button { width: 2.25rem; height: 2.25rem; }
+  /* On a phone a file downloads from its preview, a folder from its own page. */
+  .file-list .actions .download { display: none; }
   .upload-panel { right: .5rem; left: .5rem; bottom: .5rem; width: auto; max-height: 45vh; bottom: max(.5rem, env(safe-area-inset-bottom)); }
-  .messages { top: .5rem; width: calc(100vw - 1rem); }
+  .messages { top: .5rem; bottom: auto; left: .5rem; width: calc(100vw - 1rem); flex-direction: column-reverse; }
+  body.offline .messages { top: 3rem; }
   .preview-nav { top: auto; bottom: 1rem; transform: none; width: 3rem; height: 3rem; }
   .preview-body { padding: .25rem .25rem 4.5rem; }
 }

@@ -8,6 +8,7 @@ extension WebAssets {
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <meta name="color-scheme" content="light dark">
 <meta name="referrer" content="same-origin">
+<link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24' fill='none' stroke='%232563eb' stroke-width='2.2' stroke-linecap='round' stroke-linejoin='round'%3E%3Cpath d='M4 12v7a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-7M16 6l-4-4-4 4M12 2v13'/%3E%3C/svg%3E">
 <title>fileshare</title>
 <link rel="stylesheet" href="/app.css">
 <script src="/app.js" defer></script>
@@ -98,7 +99,7 @@ extension WebAssets {
 
 <dialog id="dialog" class="modal" aria-labelledby="dialog-title">
   <form id="dialog-form" method="dialog" novalidate>
-    <h2 id="dialog-title">Name</h2>
+    <h2 id="dialog-title" tabindex="-1">Name</h2>
     <label id="dialog-label" for="dialog-input">Name</label>
     <input id="dialog-input" type="text" autocomplete="off" autocapitalize="off" spellcheck="false">
     <p id="dialog-error" class="field-error" role="alert" hidden></p>

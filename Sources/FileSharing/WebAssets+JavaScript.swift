@@ -6,6 +6,11 @@ extension WebAssets {
 (function () {
   'use strict';
 
+  // Absolute URL of a path on this server, without credentials: on a page opened as
+  // http://user:password@host/ (as browser tests like to do), fetch() refuses the
+  // relative URLs, which would inherit them; the browser still sends the ones it cached.
+  const serverURL = (path) => location.origin + path;
+
   // ---------------------------------------------------------------- helpers
 
   const $ = (selector, root) => (root || document).querySelector(selector);
@@ -27,6 +32,7 @@ extension WebAssets {
     scrollByPath: new Map(),
     focusAfterLoad: null,
     flashAfterLoad: null,
+    climbing: null,    // folder being reached after the one on screen disappeared
   };
 
   const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
@@ -195,13 +201,17 @@ extension WebAssets {
   const dayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' });
   const fullDayFormat = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' });
   const longFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'medium' });
+  const mediumFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const narrow = window.matchMedia('(max-width: 720px)');
+  // Short on a phone ("10:42", "Oct 18", "Oct 18, 2024"); the full date is in the tooltip.
   function formatDate(date) {
     if (!date || isNaN(date)) return '';
     const now = new Date();
-    if (date.toDateString() === now.toDateString()) return 'Today ' + timeFormat.format(date);
+    const compact = narrow.matches;
+    if (date.toDateString() === now.toDateString()) return compact ? timeFormat.format(date) : 'Today ' + timeFormat.format(date);
     const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1);
-    if (date.toDateString() === yesterday.toDateString()) return 'Yesterday ' + timeFormat.format(date);
-    if (date.getFullYear() === now.getFullYear()) return dayFormat.format(date) + ', ' + timeFormat.format(date);
+    if (date.toDateString() === yesterday.toDateString()) return compact ? 'Yesterday' : 'Yesterday ' + timeFormat.format(date);
+    if (date.getFullYear() === now.getFullYear()) return compact ? dayFormat.format(date) : dayFormat.format(date) + ', ' + timeFormat.format(date);
     return fullDayFormat.format(date);
   }
 
@@ -250,7 +260,7 @@ extension WebAssets {
     if (options.signal) init.signal = options.signal;
     let response;
     try {
-      response = await fetch(url, init);
+      response = await fetch(serverURL(url), init);
     } catch (e) {
       if (e.name === 'AbortError') throw e;
       throw new ApiError(0, STATUS_TEXT[0]);
@@ -282,7 +292,7 @@ extension WebAssets {
     node.append(iconButton('close', 'Dismiss', 'toast-close', close));
     box.append(node);
     while (box.children.length > 4) box.firstElementChild.remove();
-    let timer = setTimeout(close, timeout || (kind === 'error' ? 10000 : 4500));
+    let timer = setTimeout(close, timeout || (kind === 'error' ? 10000 : kind === 'success' ? 3000 : 5000));
     node.addEventListener('mouseenter', () => clearTimeout(timer));
     node.addEventListener('mouseleave', () => { timer = setTimeout(close, 4000); });
     return node;
@@ -311,7 +321,12 @@ extension WebAssets {
     return new Promise((resolve) => {
       dialogState = { resolve, validate: options.validate, picker: options.picker };
       openModal(dialog);
-      if (options.picker) pickerLoad(input.value);
+      if (options.picker) {
+        // Choosing from the list is the usual way: don't pop up a phone's keyboard over it.
+        pickerLoad(input.value);
+        $('#dialog-title').focus();
+        return;
+      }
       input.focus();
       if (options.selectEnd !== undefined) input.setSelectionRange(0, options.selectEnd);
       else input.select();
@@ -551,7 +566,7 @@ extension WebAssets {
     const isRefresh = !!options.refresh && path === state.path;
     const seq = ++state.listSeq;
     loading = true;
-    const listHadFocus = !document.activeElement || document.activeElement === document.body || !!(document.activeElement.closest && document.activeElement.closest('#file-list'));
+    const listHadFocus = !!(document.activeElement && document.activeElement.closest && document.activeElement.closest('#file-list'));
     if (!isRefresh) {
       const changed = path !== state.path;
       state.path = path;
@@ -573,7 +588,7 @@ extension WebAssets {
       loading = false;
       $('#file-list').setAttribute('aria-busy', 'false');
       if (e.status === 404 || e.status === 403) {
-        if (isRefresh && path !== '') {
+        if ((isRefresh || state.climbing === path) && path !== '') {
           await folderGone(path);
         } else {
           state.items = [];
@@ -594,6 +609,7 @@ extension WebAssets {
     }
     if (seq !== state.listSeq) return;
     loading = false;
+    state.climbing = null;
     if (events && events.readyState === 1) markRestored();
     const scroll = window.scrollY;
     state.items = Array.isArray(data && data.items) ? data.items : [];
@@ -632,8 +648,13 @@ extension WebAssets {
   }
 
   // The folder on screen was deleted or moved away: climb to the nearest folder that still exists.
+  // A rename of the folder may be announced just after the listing failed: wait a moment
+  // for it, and give up as soon as anything else changes the folder on screen.
   async function folderGone(path) {
-    toast('The folder “' + baseName(path) + '” was deleted or moved.', 'info');
+    const seq = state.listSeq;
+    const stale = () => state.listSeq !== seq || state.path !== path;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    if (stale()) return;
     let candidate = parentOf(path);
     while (candidate !== '') {
       try {
@@ -642,7 +663,11 @@ extension WebAssets {
       } catch (e) {
         candidate = parentOf(candidate);
       }
+      if (stale()) return;
     }
+    if (stale()) return;
+    if (state.climbing === null) toast('The folder “' + baseName(path) + '” was deleted or moved.', 'info');
+    state.climbing = candidate; // if that folder goes too (a deletion still running), keep climbing
     navigate(candidate, true);
   }
 
@@ -674,7 +699,7 @@ extension WebAssets {
   }
 
   function rowSignature(item) {
-    return [item.name, item.kind, item.size, item.modified, item.childCount, item.writing, item.path, state.filter, state.info.readOnly].join('\u0000');
+    return [item.name, item.kind, item.size, item.modified, item.childCount, item.writing, item.path, state.filter, state.info.readOnly, narrow.matches].join('\u0000');
   }
 
   function renderList(resetFocus) {
@@ -829,7 +854,7 @@ extension WebAssets {
     const folders = state.items.filter((i) => i.kind === 'directory').length;
     const files = state.items.length - folders;
     const bytes = state.items.reduce((sum, i) => sum + (i.kind === 'file' && typeof i.size === 'number' ? i.size : 0), 0);
-    let text = plural(folders, 'folder') + ', ' + plural(files, 'file');
+    let text = [folders ? plural(folders, 'folder') : '', files ? plural(files, 'file') : ''].filter(Boolean).join(', ') || 'Empty';
     if (files) text += ' · ' + formatSize(bytes);
     if (state.filter.trim()) text = visible.length + ' of ' + state.items.length + ' shown · ' + text;
     $('#status').textContent = state.loaded ? text : '';
@@ -876,6 +901,8 @@ extension WebAssets {
     li.classList.remove('flash');
     void li.offsetWidth;
     li.classList.add('flash');
+    // Off once played: a re-inserted node would replay its animation at every refresh.
+    li.addEventListener('animationend', () => li.classList.remove('flash'), { once: true });
     li.scrollIntoView({ block: 'nearest' });
   }
 
@@ -1253,7 +1280,7 @@ extension WebAssets {
     previewItem = item;
     $('#preview-title').textContent = item.name;
     const modified = item.modified ? new Date(item.modified) : null;
-    $('#preview-meta').textContent = [formatSize(item.size), modified && !isNaN(modified) ? longFormat.format(modified) : ''].filter(Boolean).join(' · ');
+    $('#preview-meta').textContent = [formatSize(item.size), modified && !isNaN(modified) ? mediumFormat.format(modified) : ''].filter(Boolean).join(' · ');
     $('#preview-open').href = fileURL(path);
     const download = $('#preview-download');
     download.href = fileURL(path, true);
@@ -1304,7 +1331,7 @@ extension WebAssets {
     previewAbort = new AbortController();
     const signal = previewAbort.signal;
     try {
-      const response = await fetch(url, { headers: { Range: 'bytes=0-' + (TEXT_PREVIEW_BYTES - 1) }, credentials: 'same-origin', signal });
+      const response = await fetch(serverURL(url), { headers: { Range: 'bytes=0-' + (TEXT_PREVIEW_BYTES - 1) }, credentials: 'same-origin', signal });
       if (!response.ok) {
         let message = '';
         try { message = messageFor(response.status, await response.json()); } catch (e) { message = messageFor(response.status, null); }
@@ -1438,11 +1465,9 @@ extension WebAssets {
     if (!entries.length && !emptyFolders.length) return;
 
     // Top-level files that would replace an existing file: ask first.
-    let existing = null;
-    if (folder === state.path) existing = state.items;
-    else {
-      try { existing = (await api('GET', listURL(folder))).items || []; } catch (e) { existing = []; }
-    }
+    // A fresh listing: the one on screen may not show a file that has just arrived.
+    let existing;
+    try { existing = (await api('GET', listURL(folder))).items || []; } catch (e) { existing = folder === state.path ? state.items : []; }
     const kinds = new Map(existing.map((i) => [i.name, i.kind]));
     const clashes = entries.filter((entry) => !entry.rel.includes('/') && kinds.get(entry.rel) === 'file');
     if (clashes.length) {
@@ -1519,6 +1544,7 @@ extension WebAssets {
     upload.samples = [];
     upload.lastProgress = Date.now();
     renderUpload(upload);
+    revealUpload(upload);
     try {
       if (upload.resumable) await resumableUpload(upload);
       else await simpleUpload(upload);
@@ -1579,7 +1605,7 @@ extension WebAssets {
     return new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       upload.xhr = xhr;
-      xhr.open(method, url);
+      xhr.open(method, serverURL(url));
       for (const [name, value] of Object.entries(headers || {})) xhr.setRequestHeader(name, value);
       let stalled = false;
       const watchdog = setInterval(() => {
@@ -1716,7 +1742,7 @@ extension WebAssets {
   function discardToken(upload) {
     const token = upload.token;
     upload.token = null;
-    fetch('/api/uploads/' + encodeURIComponent(token), { method: 'DELETE', credentials: 'same-origin' }).catch(() => {});
+    fetch(serverURL('/api/uploads/' + encodeURIComponent(token)), { method: 'DELETE', credentials: 'same-origin' }).catch(() => {});
   }
 
   function pauseUpload(upload) {
@@ -1780,11 +1806,21 @@ extension WebAssets {
     renderUploadSummary();
   }
 
+  // Keep the upload that has just started in view in the panel (unless the pointer is on it).
+  function revealUpload(upload) {
+    const list = $('#uploads');
+    const li = upload.li;
+    if (!li || list.matches(':hover')) return;
+    const top = li.offsetTop - list.offsetTop;
+    if (top < list.scrollTop || top + li.offsetHeight > list.scrollTop + list.clientHeight) list.scrollTop = top;
+  }
+
   function renderUploadProgress(upload) {
     const li = upload.li;
     if (!li) return;
     const bar = $('.upload-progress', li);
-    const fraction = upload.size ? upload.loaded / upload.size : (upload.state === 'done' ? 1 : 0);
+    let fraction = upload.size ? upload.loaded / upload.size : (upload.state === 'done' ? 1 : 0);
+    if (upload.fatal || upload.state === 'cancelled') fraction = 0;
     bar.value = Math.round(fraction * 1000) / 10;
     let text;
     switch (upload.state) {
@@ -1825,12 +1861,13 @@ extension WebAssets {
       const total = busy.reduce((s, u) => s + u.size, 0);
       const loaded = busy.reduce((s, u) => s + u.loaded, 0);
       const speed = busy.reduce((s, u) => s + (u.state === 'uploading' ? speedOf(u) : 0), 0);
-      text = plural(busy.length, 'file') + ' left' + (total ? ' · ' + Math.floor((loaded / total) * 100) + '%' : '');
-      if (speed > 0) text += ' · ' + formatDuration((total - loaded) / speed) + ' left';
+      text = busy.length + ' to go' + (total ? ' · ' + Math.floor((loaded / total) * 100) + '%' : '');
+      if (speed > 0) text += ' · ' + formatDuration((total - loaded) / speed);
     } else {
       text = [done ? done + ' done' : '', failed ? failed + ' failed' : ''].filter(Boolean).join(', ') || '';
     }
     if (summary.textContent !== text) summary.textContent = text;
+    $('#uploads-clear').hidden = !uploads.some((u) => u.state === 'done' || u.state === 'cancelled' || (u.state === 'failed' && u.fatal));
     document.body.classList.toggle('has-uploads', uploads.length > 0);
   }
 
@@ -2063,7 +2100,7 @@ extension WebAssets {
     if (!window.EventSource) return;
     clearTimeout(eventsTimer);
     if (events) events.close();
-    const source = new EventSource('/api/events');
+    const source = new EventSource(serverURL('/api/events'));
     events = source;
     source.onopen = () => {
       if (events !== source) return;
@@ -2140,6 +2177,7 @@ extension WebAssets {
     loadSort();
     renderSortHeader();
     window.addEventListener('hashchange', onHashChange);
+    if (narrow.addEventListener) narrow.addEventListener('change', () => { if (state.loaded) renderList(); });
     window.addEventListener('pagehide', () => { unloading = true; });
     window.addEventListener('pageshow', () => { unloading = false; });
     window.addEventListener('online', () => {

@@ -91,7 +91,7 @@ extension TestResponse {
 
 /// A raw TCP connection to the live server, for what HTTP clients will not send.
 final class RawConnection {
-    let fd: Int32
+    private(set) var fd: Int32
 
     init(port: Int) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -107,7 +107,13 @@ final class RawConnection {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    deinit { close(fd) }
+    deinit { disconnect() }
+
+    /// Closes the connection (once: a second close could hit a descriptor reused since).
+    func disconnect() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
 
     func send(_ text: String) { send(Array(text.utf8)) }
 
@@ -126,6 +132,7 @@ final class RawConnection {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             data += buffer[..<count]
             if let marker, String(decoding: data, as: UTF8.self).contains(marker) { break }
