@@ -9,7 +9,11 @@ import Glibc
 extension ShareServer {
     /// `GET /api/files/P`: the file, with ranges, validators and conditional requests.
     func download(_ request: Request, context: ShareContext, head: Bool) async throws -> Response {
-        let path = try ShareServer.path(of: request, after: "/api/files/")
+        try await download(ShareServer.path(of: request, after: "/api/files/"), request: request, head: head)
+    }
+
+    /// Sends the file at `path`.
+    func download(_ path: SharePath, request: Request, head: Bool) async throws -> Response {
         let (fd, metadata) = try await blocking { () throws(ShareError) in
             let fd = try self.folder.open(path, flags: O_RDONLY | O_NONBLOCK)
             do throws(ShareError) {
@@ -106,7 +110,7 @@ extension ShareServer {
         guard metadata.size <= 4 * 1024 * 1024 else {
             throw ShareError(.unsupportedMediaType, "the image is too large for a thumbnail")
         }
-        var response = try await download(request, context: context, head: false)
+        var response = try await download(path, request: request, head: false)
         response.headers[.cacheControl] = "private, max-age=60"
         return response
     }

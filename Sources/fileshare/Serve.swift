@@ -80,6 +80,13 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "fileshare.serve")
+        var tls: (certificate: String, key: String)? = nil
+        if let tlsCertificate, let tlsKey {
+            for file in [tlsCertificate, tlsKey] where access(file, R_OK) != 0 {
+                CommandOutput.fail("cannot read \(file); give a readable PEM file", code: 2)
+            }
+            tls = (tlsCertificate, tlsKey)
+        }
         let environment = ProcessInfoLite.environment
         let user = self.user ?? environment["FILESHARE_USER"]
         let password = self.password ?? environment["FILESHARE_PASSWORD"]
@@ -100,13 +107,6 @@ struct Serve: AsyncParsableCommand {
             let made = Serve.randomPassword()
             credentials = .init(user: "fileshare", password: made)
             CommandOutput.writeError("fileshare: sign in as user 'fileshare' with password '\(made)' (choose your own with --user and --password)\n")
-        }
-        var tls: (certificate: String, key: String)? = nil
-        if let tlsCertificate, let tlsKey {
-            for file in [tlsCertificate, tlsKey] where access(file, R_OK) != 0 {
-                CommandOutput.fail("cannot read \(file); give a readable PEM file", code: 2)
-            }
-            tls = (tlsCertificate, tlsKey)
         }
         if !Serve.makeDirectories(directory) {
             CommandOutput.fail("cannot create \(directory): \(String(cString: strerror(errno)))", code: 2)

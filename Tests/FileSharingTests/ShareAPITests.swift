@@ -198,4 +198,19 @@ struct ShareAPITests {
             #expect(share.stagingContent().isEmpty)
         }
     }
+
+    @Test("thumbnails: small images are sent for the page to scale; other files answer 415")
+    func thumbnails() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("Photos/cat.png", "not really a png")
+            try share.write("notes.txt", "text")
+            try await share.test { client in
+                let image = try await client.request("/api/thumbnail/Photos/cat.png?v=1")
+                #expect(image.status == .ok && image.headers[.contentType] == "image/png")
+                #expect(try await client.request("/api/thumbnail/notes.txt").status == .unsupportedMediaType)
+                #expect(try await client.request("/api/thumbnail/missing.png").status == .notFound)
+            }
+        }
+    }
 }

@@ -176,9 +176,13 @@ final class CommandProcess: Sendable {
         return ".build/debug/fileshare"
     }
 
-    init(_ arguments: [String], in directory: String? = nil, executable: String = CommandProcess.binary) throws {
+    init(_ arguments: [String], in directory: String? = nil, executable: String = CommandProcess.binary,
+         environment: [String: String] = [:]) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let stdout = Pipe()
