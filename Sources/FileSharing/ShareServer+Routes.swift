@@ -31,6 +31,7 @@ extension ShareServer {
         router.post("/api/move") { request, context in try await self.move(request, context: context) }
         router.get("/api/thumbnail/**") { request, context in try await self.thumbnail(request, context: context) }
         router.get("/api/events") { _, _ in self.events() }
+        router.get("/api/zip") { request, context in try await self.zip(request, context: context) }
         router.post("/api/uploads") { request, context in try await self.startUpload(request, context: context) }
         router.patch("/api/uploads/:token") { request, context in try await self.continueUpload(request, context: context) }
         router.head("/api/uploads/:token") { _, context in try await self.uploadStatus(context: context) }

@@ -230,4 +230,46 @@ struct ShareAPITests {
             }
         }
     }
+
+    @Test("a folder as a streamed ZIP that unzip and Python's zipfile read back; hidden names and links left out")
+    func zipFolder() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("Comics/Issue 1.cbz", "one")
+            try share.write("Comics/Été/naïve.txt", String(repeating: "n", count: 300_000))
+            try share.write("Comics/.secret", "hidden")
+            try FileManager.default.createSymbolicLink(atPath: share.path("Comics/etc"), withDestinationPath: "/etc")
+            let archive = share.root + "/../" + UUID().uuidString + ".zip"
+            defer { try? FileManager.default.removeItem(atPath: archive) }
+            try await share.test { client in
+                let response = try await client.request("/api/zip?path=Comics")
+                #expect(response.status == .ok && response.headers[.contentType] == "application/zip")
+                #expect(response.headers[.contentDisposition]?.contains("Comics.zip") == true)
+                try Data(response.body.readableBytesView).write(to: URL(fileURLWithPath: archive))
+                #expect(try await client.request("/api/zip?path=../etc").status == .badRequest)
+                #expect(try await client.request("/api/zip?path=missing").status == .notFound)
+            }
+            let check = Process()
+            check.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            check.arguments = ["-c", """
+                import sys, zipfile
+                z = zipfile.ZipFile(sys.argv[1])
+                assert z.testzip() is None
+                names = sorted(z.namelist())
+                assert names == ["Comics/", "Comics/Issue 1.cbz", "Comics/Été/", "Comics/Été/naïve.txt"], names
+                assert z.read("Comics/Issue 1.cbz") == b"one"
+                assert z.read("Comics/Été/naïve.txt") == b"n" * 300000
+                """, archive]
+            try check.run()
+            check.waitUntilExit()
+            #expect(check.terminationStatus == 0)
+            let unzip = Process()
+            unzip.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
+            unzip.arguments = ["-tq", archive]
+            unzip.standardOutput = FileHandle.nullDevice
+            try unzip.run()
+            unzip.waitUntilExit()
+            #expect(unzip.terminationStatus == 0)
+        }
+    }
 }

@@ -1,0 +1,90 @@
+import CFileshareShim
+import FileWatching
+import Hummingbird
+import NIOCore
+import NIOPosix
+import ZipStream
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ShareServer {
+    /// `GET /api/zip?path=P`: the folder as a ZIP, streamed as it is read
+    /// (stored, ZIP64 where needed), so memory stays flat whatever the size.
+    /// Hidden names and symbolic links are left out, as everywhere.
+    func zip(_ request: Request, context: ShareContext) async throws -> Response {
+        let path = try SharePath(plain: try ShareServer.query(request, "path") ?? "")
+        let fd = try await blocking { () throws(ShareError) in try self.folder.open(path, flags: O_RDONLY | O_DIRECTORY) }
+        let archiveName = (path.isRoot ? (folder.rootPath.split(separator: "/").last.map(String.init) ?? "share") : path.name)
+        let prefix = path.isRoot ? "" : path.name + "/"
+        let body = ResponseBody { writer in
+            defer { close(fd) }
+            var zip = ZipStreamWriter()
+            // Depth first, one open descriptor per level.
+            var stack: [(fd: Int32, name: String, entries: [String])] = []
+            func push(_ fd: Int32, _ name: String) async throws {
+                let entries = try await NIOThreadPool.singleton.runIfActive {
+                    try SharedFolder.entries(fd: fd, path: .root).filter { !$0.hasPrefix(".") }.sorted()
+                }
+                stack.append((fd, name, entries.reversed()))
+            }
+            if !prefix.isEmpty {
+                var directoryMetadata = cfs_stat()
+                _ = cfs_fstat(fd, &directoryMetadata)
+                try await writer.write(ByteBuffer(bytes: try zip.beginEntry(name: prefix, kind: .directory, modified: directoryMetadata.mtime_ns / 1_000_000_000)))
+                try await writer.write(ByteBuffer(bytes: try zip.endEntry()))
+            }
+            try await push(dup(fd), prefix)
+            defer { for level in stack { close(level.fd) } }
+            while !stack.isEmpty {
+                guard let name = stack[stack.count - 1].entries.popLast() else {
+                    close(stack.removeLast().fd)
+                    continue
+                }
+                let directory = stack[stack.count - 1]
+                var raw = cfs_stat()
+                guard cfs_lstat_at(directory.fd, name, &raw) == 0 else { continue }  // gone meanwhile
+                let entryName = directory.name + name
+                switch Int32(raw.kind) {
+                case Int32(CFS_KIND_DIRECTORY):
+                    let child = openat(directory.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                    guard child >= 0 else { continue }
+                    try await writer.write(ByteBuffer(bytes: try zip.beginEntry(name: entryName + "/", kind: .directory, modified: raw.mtime_ns / 1_000_000_000)))
+                    try await writer.write(ByteBuffer(bytes: try zip.endEntry()))
+                    try await push(child, entryName + "/")
+                case Int32(CFS_KIND_FILE):
+                    let file = openat(directory.fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+                    guard file >= 0 else { continue }
+                    defer { close(file) }
+                    try await writer.write(ByteBuffer(bytes: try zip.beginEntry(
+                        name: entryName, kind: .file, modified: raw.mtime_ns / 1_000_000_000, expectedSize: raw.size)))
+                    var offset: Int64 = 0
+                    while true {
+                        let position = offset
+                        let chunk = try await NIOThreadPool.singleton.runIfActive { () -> ByteBuffer in
+                            var buffer = ByteBufferAllocator().buffer(capacity: 256 * 1024)
+                            _ = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 256 * 1024) { raw in
+                                max(0, cfs_pread_checked(file, raw.baseAddress!, 256 * 1024, position))
+                            }
+                            return buffer
+                        }
+                        if chunk.readableBytes == 0 { break }
+                        chunk.withUnsafeReadableBytes { zip.update($0) }
+                        offset += Int64(chunk.readableBytes)
+                        try await writer.write(chunk)
+                    }
+                    try await writer.write(ByteBuffer(bytes: try zip.endEntry()))
+                default:
+                    continue  // symbolic links, fifos, sockets: not archived
+                }
+            }
+            try await writer.write(ByteBuffer(bytes: try zip.finish()))
+            try await writer.finish(nil)
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/zip", .contentDisposition: ShareServer.attachment(archiveName + ".zip"),
+                      .cacheControl: "no-store"],
+            body: body)
+    }
+}
