@@ -106,13 +106,15 @@ public final class ShareServer: Service {
 
     /// The Hummingbird application, for tests through the router.
     public func application(onListening: (@Sendable (String) async -> Void)? = nil) throws -> some ApplicationProtocol {
-        var server: HTTPServerBuilder = .http1()
+        let http1 = HTTPServerBuilder.http1(configuration: .init(
+            additionalChannelHandlers: [ExpectContinueHandler()], idleTimeout: .minutes(5)))
+        var server = http1
         if let tls = configuration.tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
             let key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
             let configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-            server = try HTTPServerBuilder.tls(.http1(), tlsConfiguration: configuration)
+            server = try HTTPServerBuilder.tls(http1, tlsConfiguration: configuration)
         }
         return Application(
             router: makeRouter(),

@@ -142,6 +142,21 @@ struct ShareLiveTests {
             #expect(share.stagingContent().isEmpty)
         }
     }
+
+    @Test("Expect: 100-continue is answered at once, then the upload completes")
+    func expectContinue() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try await share.test(.live) { client in
+                let connection = try RawConnection(port: try #require(client.port))
+                connection.send("PUT /api/files/e.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+                #expect(connection.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue"))
+                connection.send("hello")
+                #expect(connection.receive(until: "}").contains("HTTP/1.1 201"))
+            }
+            #expect(share.read("e.bin") == "hello")
+        }
+    }
 }
 
 /// Waits (up to ten seconds) for a condition.

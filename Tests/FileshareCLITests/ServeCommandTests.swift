@@ -65,6 +65,29 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("HTTPS with --tls-cert and --tls-key", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+    func https() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let openssl = Process()
+            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                                 "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem"]
+            openssl.standardError = FileHandle.nullDevice
+            try openssl.run()
+            openssl.waitUntilExit()
+            let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth",
+                                            "--tls-cert", dir.path + "/cert.pem", "--tls-key", dir.path + "/key.pem"])
+            #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
+            let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+            #expect(url.hasPrefix("https://127.0.0.1:"))
+            #expect(try curl(["-k", url + "api/info"]).0 == 200)
+            #expect(try curl([url.replacingOccurrences(of: "https", with: "http") + "api/info"]).0 != 200)
+            serve.send(SIGINT)
+            #expect(await serve.exitStatus() == 0)
+        }
+    }
+
     @Test("a port that is taken: exit 1 with a clear line")
     func portTaken() async throws {
         try await MachineSettings.shared {
