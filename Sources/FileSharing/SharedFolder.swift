@@ -27,6 +27,20 @@ final class SharedFolder: Sendable {
         var device: UInt64
 
         enum Kind: Sendable { case file, directory, symlink, other }
+
+        init(_ raw: cfs_stat) {
+            kind =
+                switch Int32(raw.kind) {
+                case Int32(CFS_KIND_FILE): .file
+                case Int32(CFS_KIND_DIRECTORY): .directory
+                case Int32(CFS_KIND_SYMLINK): .symlink
+                default: .other
+                }
+            size = Int64(raw.size)
+            modified = raw.mtime_ns
+            inode = raw.ino
+            device = raw.dev
+        }
     }
 
     /// Opens (and creates, if missing) the shared folder and its private staging folder.
@@ -97,14 +111,7 @@ final class SharedFolder: Sendable {
         var raw = cfs_stat()
         let result = cfs_fstat(fd, &raw)
         if result < 0 { throw error(-result, path) }
-        let kind: Metadata.Kind =
-            switch Int32(raw.kind) {
-            case Int32(CFS_KIND_FILE): .file
-            case Int32(CFS_KIND_DIRECTORY): .directory
-            case Int32(CFS_KIND_SYMLINK): .symlink
-            default: .other
-            }
-        return Metadata(kind: kind, size: Int64(raw.size), modified: raw.mtime_ns, inode: raw.ino, device: raw.dev)
+        return Metadata(raw)
     }
 
     // MARK: Folders
@@ -220,14 +227,7 @@ final class SharedFolder: Sendable {
         var raw = cfs_stat()
         let result = cfs_lstat_at(directory, name, &raw)
         if result < 0 { throw SharedFolder.error(-result, path) }
-        let kind: Metadata.Kind =
-            switch Int32(raw.kind) {
-            case Int32(CFS_KIND_FILE): .file
-            case Int32(CFS_KIND_DIRECTORY): .directory
-            case Int32(CFS_KIND_SYMLINK): .symlink
-            default: .other
-            }
-        return Metadata(kind: kind, size: Int64(raw.size), modified: raw.mtime_ns, inode: raw.ino, device: raw.dev)
+        return Metadata(raw)
     }
 
     // MARK: Staging
