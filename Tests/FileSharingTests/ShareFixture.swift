@@ -1,4 +1,4 @@
-import FileSharing
+@testable import FileSharing
 import FileWatching
 import Foundation
 import Hummingbird

@@ -1,4 +1,5 @@
-import FileSharing
+@testable import FileSharing
+import FileWatching
 import FileshareTestSupport
 import Foundation
 import HTTPTypes
@@ -11,7 +12,7 @@ import Glibc
 #endif
 
 /// The server on a real socket: what real clients (and broken ones) do.
-@Suite("Server, live")
+@Suite("Server, live", .serialized)
 struct ShareLiveTests {
     static let credentials = ShareFixture.authorization
 
@@ -85,13 +86,14 @@ struct ShareLiveTests {
                 // curl, a real client, holds the stream for four seconds.
                 let curl = Process()
                 curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-                curl.arguments = ["-sN", "-i", "--max-time", "4", "-u", "alice:secret", "http://127.0.0.1:\(port)/api/events"]
+                curl.arguments = ["-sN", "-i", "--max-time", "6", "-u", "alice:secret", "http://127.0.0.1:\(port)/api/events"]
                 let output = Pipe()
                 curl.standardOutput = output
                 try curl.run()
-                try await Task.sleep(for: .milliseconds(700))
+                // Once curl is subscribed (however long it takes to start), make the changes.
+                #expect(await eventually { share.server.relay.clientCount == 1 })
                 try share.write("from-disk.txt", "d")
-                try await Task.sleep(for: .milliseconds(700))
+                await share.server.observer.sync()
                 _ = try await client.request("/api/files/from-api.txt", .put, body: "a")
                 let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 curl.waitUntilExit()

@@ -1,0 +1,431 @@
+#!/usr/bin/env python3
+"""The web page of `fileshare serve`, driven in headless Chromium.
+
+Starts `fileshare serve` on a temporary folder (port 0, with credentials),
+opens the page and checks, through the page as a user would:
+
+  - the page loads, signed in, and shows the empty folder;
+  - a file uploaded through #upload-input is listed and is on disk, same bytes;
+  - renaming it with its Rename button and the dialog lists the new name and
+    renames it on disk;
+  - a file created on disk appears in the list without a reload (live
+    updates over /api/events);
+  - deleting it with its Delete button and the confirmation removes it from
+    the list and from disk;
+  - a screenshot of the page can be taken.
+
+One line per check, then `browser: N passed, M failed`. Exit 0 only when every
+check passed, 1 otherwise, and 77 when selenium or Chromium is missing (the
+Swift test in Tests/FileshareCLITests/BrowserTests.swift skips then, except
+on CI, whose .ci/run installs them).
+
+Usage: python3 Tests/Browser/browser_test.py --binary .build/debug/fileshare [--keep]
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+SKIP = 77
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+USER = "browser"
+PASSWORD = "s3cret-pw"
+WAIT = 30  # seconds: generous, for a loaded CI machine
+LIVE_WAIT = 15  # seconds for a change on disk to reach the page
+
+
+def say(line):
+    print(line, flush=True)
+
+
+def missing_dependencies():
+    """Why the test cannot run here, or None."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError as error:
+        return f"selenium is not installed for {sys.executable} ({error}); pip install selenium"
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not os.access(path, os.X_OK):
+            return f"{path} is missing; apt-get install {package}"
+    return None
+
+
+class Checks:
+    def __init__(self):
+        self.passed = 0
+        self.failed = 0
+        self.done = set()
+
+    def run(self, name, body, requires=()):
+        """Runs one check; a check whose prerequisite failed fails without running."""
+        missing = [r for r in requires if r not in self.done]
+        if missing:
+            self.failed += 1
+            say(f"FAIL {name}: not run, it needs an earlier check that failed ({', '.join(missing)})")
+            return False
+        started = time.monotonic()
+        try:
+            detail = body()
+        except Exception as error:  # noqa: BLE001 - any failure of the check is reported
+            self.failed += 1
+            message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            say(f"FAIL {name}: {type(error).__name__}: {message}")
+            if os.environ.get("BROWSER_TEST_TRACE"):
+                traceback.print_exc(file=sys.stdout)
+            return False
+        self.passed += 1
+        self.done.add(name)
+        elapsed = time.monotonic() - started
+        say(f"ok   {name} ({elapsed:.1f}s{'; ' + detail if detail else ''})")
+        return True
+
+
+class Server:
+    """`fileshare serve DIR --port 0 --user U --password P`, its output in files."""
+
+    def __init__(self, binary, shared, work):
+        self.stdout_path = os.path.join(work, "server.stdout")
+        self.stderr_path = os.path.join(work, "server.stderr")
+        self.process = None
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.process = subprocess.Popen(
+                [binary, "serve", shared, "--port", "0", "--user", USER, "--password", PASSWORD],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=work,
+                preexec_fn=die_with_parent)
+        self.url = None
+
+    def wait_for_url(self, timeout=WAIT):
+        """The URL of the first stdout line `Serving <DIR> at <URL>`."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with open(self.stdout_path, "r", errors="replace") as f:
+                text = f.read()
+            if "\n" in text:
+                first = text.split("\n", 1)[0]
+                if not first.startswith("Serving ") or " at " not in first:
+                    raise AssertionError(f"unexpected first line: {first!r}")
+                self.url = first.rsplit(" ", 1)[-1]
+                return first
+            if self.process.poll() is not None:
+                raise AssertionError(f"fileshare serve exited with {self.process.returncode}: {self.errors()}")
+            time.sleep(0.05)
+        raise AssertionError(f"no 'Serving' line within {timeout}s")
+
+    def errors(self, last=15):
+        try:
+            with open(self.stderr_path, "r", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return ""
+        return "\n".join(lines[-last:])
+
+    def stop(self):
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def die_with_parent():
+    """In the child, before exec: SIGTERM when this script dies, however it dies."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort
+        pass
+
+
+def start_driver(work):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1280,900", "--no-first-run", "--no-default-browser-check",
+                     "--disable-extensions", "--password-store=basic",
+                     f"--user-data-dir={os.path.join(work, 'profile')}"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=CHROMEDRIVER, log_output=os.path.join(work, "chromedriver.log"))
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_page_load_timeout(WAIT)
+    driver.set_script_timeout(WAIT)
+    return driver
+
+
+def wait_until(condition, timeout, what, interval=0.1):
+    """Polls `condition` (a function returning a true value when done) on this side: for the disk."""
+    end = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= end:
+            raise AssertionError(f"{what} (waited {timeout}s)")
+        time.sleep(interval)
+
+
+def css_string(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def row_selector(name):
+    return f"#file-list > li[data-name={css_string(name)}]"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--binary", required=True, help="the fileshare executable")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (kept anyway on failure)")
+    args = parser.parse_args()
+
+    why = missing_dependencies()
+    if why:
+        say(f"browser: skipped: {why}")
+        return SKIP
+    binary = os.path.abspath(args.binary)
+    if not os.access(binary, os.X_OK):
+        say(f"browser: no fileshare executable at {binary}")
+        return 1
+
+    from selenium.common.exceptions import (ElementClickInterceptedException,
+                                            ElementNotInteractableException,
+                                            StaleElementReferenceException)
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # SIGTERM (the Swift test's timeout) runs the finally blocks below too.
+    def terminated(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, terminated)
+
+    work = tempfile.mkdtemp(prefix="fileshare-browser-")
+    shared = os.path.join(work, "Shared Files")
+    os.mkdir(shared)
+    sources = os.path.join(work, "sources")
+    os.mkdir(sources)
+    checks = Checks()
+    server = None
+    driver = None
+
+    def wait(timeout=WAIT):
+        return WebDriverWait(driver, timeout, poll_frequency=0.1,
+                             ignored_exceptions=(StaleElementReferenceException,))
+
+    def rows():
+        return [li.get_attribute("data-name") for li in driver.find_elements(By.CSS_SELECTOR, "#file-list > li")]
+
+    def toasts():
+        try:
+            return " | ".join(t.text for t in driver.find_elements(By.CSS_SELECTOR, "#messages .toast") if t.text)
+        except Exception:  # noqa: BLE001
+            return ""
+
+    def wait_listed(name, timeout=WAIT):
+        try:
+            return wait(timeout).until(EC.presence_of_element_located((By.CSS_SELECTOR, row_selector(name))))
+        except Exception:
+            raise AssertionError(f"{name!r} not listed within {timeout}s; listed: {rows()}; messages: {toasts()!r}")
+
+    def wait_unlisted(name, timeout=WAIT):
+        try:
+            wait(timeout).until_not(EC.presence_of_element_located((By.CSS_SELECTOR, row_selector(name))))
+        except Exception:
+            raise AssertionError(f"{name!r} still listed after {timeout}s; listed: {rows()}; messages: {toasts()!r}")
+
+    def click(selector, what):
+        """Clicks once the element is there and clickable (a toast may cover it for a moment)."""
+        def attempt(_):
+            try:
+                element = driver.find_element(By.CSS_SELECTOR, selector)
+                if not element.is_displayed() or not element.is_enabled():
+                    return False
+                element.click()
+                return True
+            except (ElementClickInterceptedException, ElementNotInteractableException,
+                    StaleElementReferenceException):
+                return False
+            except Exception as error:  # NoSuchElement and friends: keep waiting
+                if type(error).__name__ == "NoSuchElementException":
+                    return False
+                raise
+        try:
+            wait().until(attempt)
+        except Exception:
+            raise AssertionError(f"could not click {what} ({selector}) within {WAIT}s; messages: {toasts()!r}")
+
+    def read(path):
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError:
+            return None
+
+    uploaded_name = "notes from the browser.txt"
+    renamed_name = "renamed – notes.txt"
+    disk_name = "made-on-disk.txt"
+    content = ("Uploaded through the page: ünïcödé, quotes \" ' and a long tail.\n".encode()
+               + os.urandom(256 * 1024))
+
+    try:
+        server = Server(binary, shared, work)
+
+        def serving():
+            first = server.wait_for_url()
+            expected = f"Serving {os.path.realpath(shared)} at "
+            if not first.startswith(expected):
+                raise AssertionError(f"first line {first!r} does not start with {expected!r}")
+            return server.url
+        if not checks.run("server starts and prints its URL", serving):
+            return finish(checks, work, args.keep, server)
+
+        def open_page():
+            nonlocal driver
+            driver = start_driver(work)
+            address = server.url.replace("://", f"://{USER}:{PASSWORD}@", 1)
+            driver.get(address)
+            wait().until(EC.presence_of_element_located((By.CSS_SELECTOR, '#file-list[aria-busy="false"]')))
+            # The info call got through with the credentials: the share's name is shown.
+            wait().until(lambda d: d.find_element(By.ID, "share-name").text == os.path.basename(shared))
+            wait().until(EC.visibility_of_element_located((By.ID, "empty")))
+            if rows():
+                raise AssertionError(f"the empty folder lists {rows()}")
+            return f"{driver.capabilities.get('browserVersion', '?')}, '{os.path.basename(shared)}' shown empty"
+        checks.run("page opens signed in, the empty folder shown", open_page, requires=["server starts and prints its URL"])
+
+        def upload():
+            source = os.path.join(sources, uploaded_name)
+            with open(source, "wb") as f:
+                f.write(content)
+            driver.find_element(By.ID, "upload-input").send_keys(source)
+            wait_listed(uploaded_name)
+            target = os.path.join(shared, uploaded_name)
+            wait_until(lambda: read(target) == content, WAIT,
+                       f"{target} does not hold the uploaded bytes (size on disk: "
+                       f"{len(read(target) or b'') if os.path.exists(target) else 'missing'})")
+            # What the page lists is the finished file.
+            row = driver.find_element(By.CSS_SELECTOR, row_selector(uploaded_name))
+            wait().until(lambda d: row.find_element(By.CSS_SELECTOR, ".size").text != "")
+            return f"{len(content)} bytes, listed as {row.find_element(By.CSS_SELECTOR, '.size').text!r}"
+        checks.run("upload through #upload-input: listed, same bytes on disk", upload,
+                   requires=["page opens signed in, the empty folder shown"])
+
+        def rename():
+            click(row_selector(uploaded_name) + " button.rename", "the Rename button")
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#dialog[open] #dialog-input")))
+            field = driver.find_element(By.ID, "dialog-input")
+            if field.get_attribute("value") != uploaded_name:
+                raise AssertionError(f"the dialog offers {field.get_attribute('value')!r}, not the current name")
+            field.clear()
+            field.send_keys(renamed_name)
+            wait().until(lambda d: d.find_element(By.ID, "dialog-input").get_attribute("value") == renamed_name)
+            click("#dialog-ok", "the dialog's OK button")
+            wait().until_not(EC.presence_of_element_located((By.CSS_SELECTOR, "dialog#dialog[open]")))
+            wait_listed(renamed_name)
+            wait_unlisted(uploaded_name)
+            wait_until(lambda: read(os.path.join(shared, renamed_name)) == content, WAIT,
+                       f"{renamed_name!r} is not on disk with the uploaded bytes")
+            wait_until(lambda: not os.path.lexists(os.path.join(shared, uploaded_name)), WAIT,
+                       f"{uploaded_name!r} is still on disk")
+            return f"now {renamed_name!r}"
+        checks.run("rename with .rename and the dialog: new name listed and on disk, old gone", rename,
+                   requires=["upload through #upload-input: listed, same bytes on disk"])
+
+        def live():
+            driver.execute_script("window.__fileshareNoReload = 'still here';")
+            started = time.monotonic()
+            with open(os.path.join(shared, disk_name), "w") as f:
+                f.write("written straight to the shared folder\n")
+            wait_listed(disk_name, timeout=LIVE_WAIT)
+            elapsed = time.monotonic() - started
+            if driver.execute_script("return window.__fileshareNoReload;") != "still here":
+                raise AssertionError("the page was reloaded")
+            return f"listed {elapsed:.1f}s after it was written, without a reload"
+        checks.run("a file created on disk appears live (/api/events)", live,
+                   requires=["page opens signed in, the empty folder shown"])
+
+        def delete():
+            click(row_selector(disk_name) + " button.delete", "the Delete button")
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#confirm[open] #confirm-ok")))
+            message = driver.find_element(By.ID, "confirm-message").text
+            if disk_name not in message:
+                raise AssertionError(f"the confirmation does not name the file: {message!r}")
+            click("#confirm-ok", "the confirmation's OK button")
+            wait_unlisted(disk_name)
+            wait_until(lambda: not os.path.lexists(os.path.join(shared, disk_name)), WAIT,
+                       f"{disk_name!r} is still on disk")
+            if renamed_name in os.listdir(shared) and renamed_name not in rows():
+                raise AssertionError(f"{renamed_name!r} disappeared from the list too: {rows()}")
+            return None
+        checks.run("delete with .delete and #confirm-ok: gone from the list and from disk", delete,
+                   requires=["a file created on disk appears live (/api/events)"])
+
+        def screenshot():
+            path = os.path.join(work, "page.png")
+            if not driver.save_screenshot(path):
+                raise AssertionError("the driver took no screenshot")
+            with open(path, "rb") as f:
+                head = f.read(8)
+            if head != b"\x89PNG\r\n\x1a\n" or os.path.getsize(path) < 1000:
+                raise AssertionError(f"{path} is not a PNG image")
+            return path
+        checks.run("screenshot of the page", screenshot, requires=["page opens signed in, the empty folder shown"])
+
+        def console():
+            # Errors the page's script threw (uncaught exceptions); failed requests are the checks' business.
+            entries = driver.get_log("browser")
+            thrown = [e["message"] for e in entries if e.get("level") == "SEVERE" and e.get("source") == "javascript"]
+            if thrown:
+                raise AssertionError(f"{len(thrown)} error(s) thrown: {thrown[:3]}")
+            others = [e["message"] for e in entries if e.get("level") == "SEVERE"]
+            return f"{len(others)} other console error(s): {others[:3]}" if others else None
+        checks.run("no uncaught JavaScript errors", console, requires=["page opens signed in, the empty folder shown"])
+    except KeyboardInterrupt as interruption:
+        checks.failed += 1
+        say(f"FAIL interrupted ({interruption})")
+    except Exception as error:  # noqa: BLE001
+        checks.failed += 1
+        say(f"FAIL unexpected error: {type(error).__name__}: {error}")
+        traceback.print_exc(file=sys.stdout)
+    finally:
+        if driver is not None:
+            try:
+                driver.quit()
+            except Exception as error:  # noqa: BLE001
+                say(f"(quitting the driver: {error})")
+        if server is not None:
+            server.stop()
+    return finish(checks, work, args.keep, server)
+
+
+def finish(checks, work, keep, server):
+    if server is not None:
+        server.stop()
+        if checks.failed:
+            errors = server.errors()
+            if errors:
+                say("server stderr (last lines):\n" + errors)
+    if checks.failed or keep:
+        say(f"kept {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    say(f"browser: {checks.passed} passed, {checks.failed} failed")
+    return 0 if checks.failed == 0 and checks.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
