@@ -75,22 +75,36 @@ extension ShareServer {
         closeHere = false
         let body = ResponseBody(contentLength: Int(length)) { writer in
             defer { close(fd) }
-            let chunk = 256 * 1024
-            var offset = start
+            // The next chunk is read while the current one is written.
+            let chunk = 512 * 1024
             let end = start + length
-            while offset < end {
+            func read(at offset: Int64) -> Task<ByteBuffer, any Error> {
                 let count = Int(min(Int64(chunk), end - offset))
-                let position = offset
-                let buffer = try await NIOThreadPool.singleton.runIfActive { () throws -> ByteBuffer in
-                    var buffer = ByteBufferAllocator().buffer(capacity: count)
-                    let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-                        max(0, cfs_pread_checked(fd, raw.baseAddress!, count, position))
+                return Task {
+                    try await NIOThreadPool.singleton.runIfActive { () throws -> ByteBuffer in
+                        var buffer = ByteBufferAllocator().buffer(capacity: count)
+                        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                            max(0, cfs_pread_checked(fd, raw.baseAddress!, count, offset))
+                        }
+                        if read == 0 { throw ShareError(.internalError, "the file shrank while it was sent") }
+                        return buffer
                     }
-                    if read == 0 { throw ShareError(.internalError, "the file shrank while it was sent") }
-                    return buffer
                 }
-                offset += Int64(buffer.readableBytes)
-                try await writer.write(buffer)
+            }
+            var offset = start
+            var next: Task<ByteBuffer, any Error>? = read(at: offset)
+            do {
+                while let pending = next {
+                    let buffer = try await pending.value
+                    offset += Int64(buffer.readableBytes)
+                    next = offset < end ? read(at: offset) : nil
+                    try await writer.write(buffer)
+                }
+            } catch {
+                // A read still running must end before the descriptor closes
+                // (the client went away, or the file shrank).
+                _ = try? await next?.value
+                throw error
             }
             try await writer.finish(nil)
         }

@@ -272,4 +272,20 @@ struct ShareAPITests {
             #expect(unzip.terminationStatus == 0)
         }
     }
+
+    @Test("a file of several chunks comes back byte for byte, whole and as a range across chunks")
+    func largeDownload() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            var random = SystemRandomNumberGenerator()
+            let bytes = (0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+            try Data(bytes).write(to: URL(fileURLWithPath: share.path("big.bin")))
+            try await share.test { client in
+                let whole = try await client.request("/api/files/big.bin")
+                #expect(Array(whole.body.readableBytesView) == bytes)
+                let part = try await client.request("/api/files/big.bin", headers: [.range: "bytes=500000-1600000"])
+                #expect(Array(part.body.readableBytesView) == Array(bytes[500_000...1_600_000]))
+            }
+        }
+    }
 }

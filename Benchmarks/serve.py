@@ -1,0 +1,1131 @@
+#!/usr/bin/env python3
+"""Benchmarks for `fileshare serve`, measured side by side with peers in the same run.
+
+    Benchmarks/serve-run [options]                  # installs peers, builds, runs this
+    python3 Benchmarks/serve.py --binary PATH [options]
+
+Every server shares the same generated folder on 127.0.0.1, one server at a
+time, each started fresh for each figure, with no authentication (fileshare
+with --no-auth: none of the peers is authenticated either).
+
+1. transfer  Download and upload of a --size file (default 1 GiB) with curl,
+             median of --runs rounds; each round measures every line once:
+             the disk reference (a Python write + fsync of the same size, and
+             the same write without fsync), the loopback ceiling (curl -T to a
+             socket here that discards the body), then each server started
+             fresh: one download from the page cache (`curl -o /dev/null`),
+             one upload (`curl -T FILE`, a PUT) timed until the server answers,
+             and that time plus an fsync of the uploaded file (fileshare
+             fsyncs before it answers; the peers do not).
+2. memory    Resident memory of the server while a --memory-size file (default
+             4 GiB) is uploaded with a Content-Length (a sparse file, so curl
+             reads no disk): VmRSS of the server's processes sampled every 50 ms,
+             and VmHWM after the peak was reset (/proc/PID/clear_refs) just
+             before the upload. fileshare is also measured with a chunked body
+             of the same size (`curl -T -` from a pipe).
+3. listing   A folder of --items files (default 10,000) listed under 50
+             concurrent clients: wrk -c 50 -t 2 -d --duration --latency,
+             requests per second and p99 latency. fileshare: GET
+             /api/list?path=big; nginx: autoindex_format json; wsgidav: PROPFIND
+             Depth 1 (a wrk Lua script); copyparty: GET /big/?ls.
+
+Peers: nginx (static files, the dav module for PUT, autoindex json for the
+listing; a minimal config generated in the temporary folder, run in the
+foreground with worker_processes 2), wsgidav (cheroot), copyparty. A peer that
+is not installed is skipped and said so. Only the Python standard library,
+curl and wrk are used here. Every process started is stopped and every
+temporary file removed on every way out.
+"""
+
+import argparse
+import collections
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+now = time.perf_counter
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+class BenchError(Exception):
+    pass
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# Processes: every one is registered and stopped on every way out.
+
+PROCS = []
+KILLED = collections.Counter()
+STOP_GRACE = 5.0
+
+
+def spawn(argv, stdout, stderr, stdin=subprocess.DEVNULL, **kw):
+    proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr,
+                            start_new_session=True, **kw)
+    PROCS.append(proc)
+    return proc
+
+
+def stop(proc, name="?", grace=None):
+    """SIGTERM the process group we started, SIGKILL it if it does not go."""
+    try:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(STOP_GRACE if grace is None else grace)
+            except subprocess.TimeoutExpired:
+                KILLED[name] += 1
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(30)
+        else:
+            # The leader is gone; make sure nothing of its group is left.
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    finally:
+        if proc in PROCS:
+            PROCS.remove(proc)
+
+
+def stop_all():
+    for proc in list(PROCS):
+        try:
+            stop(proc, grace=2)
+        except Exception as error:  # keep going: stop the others
+            print(f"warning: could not stop pid {proc.pid}: {error}", file=sys.stderr)
+
+
+def run(argv, timeout, **kw):
+    """Runs a short-lived tool (curl, wrk) as a registered process; returns (rc, stdout, stderr)."""
+    proc = spawn(argv, subprocess.PIPE, subprocess.PIPE, **kw)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(proc, argv[0], grace=1)
+        raise BenchError(f"{shlex.join(argv)}: no answer within {timeout:g} s")
+    finally:
+        if proc in PROCS:
+            PROCS.remove(proc)
+    return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def process_tree(pid):
+    """pid and all its descendants (through /proc/PID/task/TID/children)."""
+    seen, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        seen.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return seen
+
+
+def proc_status(pid):
+    """VmHWM and VmRSS of a process, in bytes."""
+    values = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                if key in ("VmHWM", "VmRSS"):
+                    values[key] = int(rest.split()[0]) * 1024
+    except OSError:
+        pass
+    return values
+
+
+def tree_rss(pid):
+    return sum(proc_status(p).get("VmRSS", 0) for p in process_tree(pid))
+
+
+def reset_hwm(pids):
+    """Resets VmHWM to the current RSS (write 5 to clear_refs); False if the kernel refused."""
+    ok = True
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            ok = False
+    return ok
+
+
+class Sampler(threading.Thread):
+    """Samples the summed VmRSS of a process tree every `interval` seconds."""
+
+    def __init__(self, pid, interval=0.05):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.interval = interval
+        self.samples = []      # (time, bytes)
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set():
+            self.samples.append((now(), tree_rss(self.pid)))
+            self.halt.wait(self.interval)
+
+    def finish(self):
+        self.halt.set()
+        self.join(10)
+
+
+# --------------------------------------------------------------------------
+# Servers: how to start each one, and its URLs.
+
+class Server:
+    name = "?"
+    note = ""
+
+    def __init__(self, args, tmp, share):
+        self.args = args
+        self.tmp = tmp
+        self.share = share
+        self.proc = None
+        self.base = None
+        self.logs = []
+
+    def available(self):
+        return True, ""
+
+    def version(self):
+        return self.name
+
+    def argv(self, port):
+        raise NotImplementedError
+
+    def start(self):
+        port = free_port()
+        self.base = f"http://127.0.0.1:{port}"
+        out_path = os.path.join(self.tmp, f"{self.name}.out")
+        err_path = os.path.join(self.tmp, f"{self.name}.err")
+        self.logs = [out_path, err_path]
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            self.proc = spawn(self.argv(port), out, err, cwd=self.tmp)
+        deadline = now() + self.args.timeout
+        while now() < deadline:
+            if self.proc.poll() is not None:
+                raise BenchError(f"{self.name} exited with {self.proc.returncode} at start: {self.log_tail()}")
+            if self.ready():
+                return
+            time.sleep(0.05)
+        raise BenchError(f"{self.name} not ready within {self.args.timeout:g} s: {self.log_tail()}")
+
+    def ready(self):
+        try:
+            with socket.create_connection(("127.0.0.1", int(self.base.rsplit(":", 1)[1])), timeout=1):
+                pass
+        except OSError:
+            return False
+        try:
+            with urllib.request.urlopen(self.list_url(), timeout=10) as r:
+                return r.status < 500
+        except urllib.error.HTTPError as error:
+            return error.code not in (502, 503)
+        except (OSError, ValueError):
+            return False
+
+    def stop(self):
+        if self.proc is not None:
+            stop(self.proc, self.name)
+            self.proc = None
+
+    def log_tail(self):
+        text = ""
+        for path in self.logs:
+            try:
+                with open(path, errors="replace") as f:
+                    text += f.read()[-800:]
+            except OSError:
+                pass
+        return text.strip() or "(no output)"
+
+    def file_url(self, rel):
+        return f"{self.base}/{rel}"
+
+    def upload_url(self, rel):
+        return self.file_url(rel)
+
+    def list_url(self):
+        return f"{self.base}/big/"
+
+    def wrk_script(self):
+        return None
+
+    def count_items(self, body):
+        raise NotImplementedError
+
+
+class Fileshare(Server):
+    name = "fileshare"
+    note = "--no-auth"
+
+    def argv(self, port):
+        return [self.args.binary, "serve", self.share, "--port", "0", "--no-auth"]
+
+    def start(self):
+        out_path = os.path.join(self.tmp, "fileshare.out")
+        err_path = os.path.join(self.tmp, "fileshare.err")
+        self.logs = [out_path, err_path]
+        self.base = None
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            self.proc = spawn(self.argv(0), out, err, cwd=self.tmp)
+        deadline = now() + self.args.timeout
+        while now() < deadline and self.base is None:
+            if self.proc.poll() is not None:
+                raise BenchError(f"fileshare exited with {self.proc.returncode} at start: {self.log_tail()}")
+            with open(out_path, errors="replace") as f:
+                first = f.readline()
+            if first.endswith("\n"):
+                m = re.match(r"Serving (.*) at (\S+)", first.strip())
+                if not m:
+                    raise BenchError(f"fileshare: unexpected first line {first!r}")
+                self.base = m.group(2).rstrip("/")
+                break
+            time.sleep(0.02)
+        if self.base is None:
+            raise BenchError(f"fileshare printed no URL within {self.args.timeout:g} s")
+        while now() < deadline:
+            if self.ready():
+                return
+            time.sleep(0.05)
+        raise BenchError(f"fileshare not ready within {self.args.timeout:g} s: {self.log_tail()}")
+
+    def version(self):
+        try:
+            commit = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip()
+            dirty = subprocess.run(["git", "-C", HERE, "status", "--porcelain", "--", "../Sources"],
+                                   capture_output=True, text=True).stdout.strip()
+            return f"fileshare {commit}{' (Sources modified)' if dirty else ''}"
+        except OSError:
+            return "fileshare"
+
+    def file_url(self, rel):
+        return f"{self.base}/api/files/{rel}"
+
+    def list_url(self):
+        return f"{self.base}/api/list?path=big"
+
+    def count_items(self, body):
+        return len(json.loads(body)["items"])
+
+
+class Nginx(Server):
+    name = "nginx"
+
+    def __init__(self, args, tmp, share):
+        super().__init__(args, tmp, share)
+        self.exe = shutil.which("nginx") or next(
+            (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.access(p, os.X_OK)), None)
+        self.dav = False
+
+    def available(self):
+        if not self.exe:
+            return False, "not installed (Debian: apt-get install nginx)"
+        info = subprocess.run([self.exe, "-V"], capture_output=True, text=True)
+        text = info.stdout + info.stderr
+        self.dav = "http_dav_module" in text
+        self.note = "worker_processes 2, sendfile on" + ("" if self.dav else "; no dav module: uploads skipped")
+        return True, ""
+
+    def version(self):
+        info = subprocess.run([self.exe, "-v"], capture_output=True, text=True)
+        return (info.stdout + info.stderr).strip().split(": ")[-1].replace("/", " ")
+
+    def argv(self, port):
+        prefix = os.path.join(self.tmp, "nginx")
+        os.makedirs(prefix, exist_ok=True)
+        for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            os.makedirs(os.path.join(prefix, sub), exist_ok=True)
+        user = "user root;\n" if os.geteuid() == 0 else ""
+        dav = ("            dav_methods PUT;\n"
+               "            create_full_put_path on;\n"
+               "            dav_access user:rw group:r all:r;\n") if self.dav else ""
+        conf = f"""# generated by Benchmarks/serve.py
+{user}worker_processes 2;
+daemon off;
+master_process on;
+pid {prefix}/nginx.pid;
+error_log stderr warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    default_type application/octet-stream;
+    client_body_temp_path {prefix}/body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {self.share};
+        client_max_body_size 0;
+        location / {{
+            autoindex on;
+            autoindex_format json;
+{dav}        }}
+    }}
+}}
+"""
+        path = os.path.join(prefix, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return [self.exe, "-p", prefix, "-c", path, "-e", "stderr"]
+
+    def count_items(self, body):
+        return len(json.loads(body))
+
+
+class Wsgidav(Server):
+    name = "wsgidav"
+
+    def available(self):
+        try:
+            import wsgidav  # noqa: F401
+            import cheroot  # noqa: F401
+        except ImportError:
+            return False, "not installed (PyPI: wsgidav cheroot)"
+        self.note = "cheroot, default threads"
+        return True, ""
+
+    def version(self):
+        import wsgidav
+        import cheroot
+        return f"wsgidav {wsgidav.__version__} (cheroot {cheroot.__version__})"
+
+    def argv(self, port):
+        return [sys.executable, "-m", "wsgidav.server.server_cli", "--host", "127.0.0.1", "--port", str(port),
+                "--root", self.share, "--auth", "anonymous", "--server", "cheroot", "--no-config", "-q", "-q"]
+
+    def ready(self):
+        try:
+            req = urllib.request.Request(f"{self.base}/", method="OPTIONS")
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.status < 500
+        except urllib.error.HTTPError as error:
+            return error.code < 500
+        except (OSError, ValueError):
+            return False
+
+    def wrk_script(self):
+        path = os.path.join(self.tmp, "propfind.lua")
+        with open(path, "w") as f:
+            f.write('wrk.method = "PROPFIND"\n'
+                    'wrk.headers["Depth"] = "1"\n'
+                    'wrk.headers["Content-Type"] = "application/xml"\n'
+                    'wrk.body = \'<?xml version="1.0" encoding="utf-8"?>'
+                    '<propfind xmlns="DAV:"><allprop/></propfind>\'\n')
+        return path
+
+    def fetch_listing(self):
+        req = urllib.request.Request(
+            self.list_url(), method="PROPFIND", headers={"Depth": "1", "Content-Type": "application/xml"},
+            data=b'<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><allprop/></propfind>')
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.read()
+
+    def count_items(self, body):
+        # One response per member, plus one for the folder itself.
+        return len(re.findall(rb"<(?:\w+:)?response[ >]", body)) - 1
+
+
+class Copyparty(Server):
+    name = "copyparty"
+
+    def available(self):
+        try:
+            import copyparty  # noqa: F401
+        except ImportError:
+            return False, "not installed (PyPI: copyparty)"
+        self.note = "-j 1 (default), --no-thumb"
+        return True, ""
+
+    def version(self):
+        info = subprocess.run([sys.executable, "-m", "copyparty", "--version"], capture_output=True, text=True)
+        first = (info.stdout + info.stderr).strip().splitlines()[:1]
+        return " ".join(first[0].split()[:2]) if first else "copyparty"
+
+    def argv(self, port):
+        hist = os.path.join(self.tmp, "copyparty-hist")
+        os.makedirs(hist, exist_ok=True)
+        return [sys.executable, "-m", "copyparty", "-i", "127.0.0.1", "-p", str(port), "-q",
+                "--http-only", "--no-crt", "--no-thumb", "--hist", hist, "-v", f"{self.share}::rw"]
+
+    def list_url(self):
+        return f"{self.base}/big/?ls"
+
+    def count_items(self, body):
+        data = json.loads(body)
+        return len(data.get("files", [])) + len(data.get("dirs", []))
+
+
+PEERS = {"nginx": Nginx, "wsgidav": Wsgidav, "copyparty": Copyparty}
+
+
+# --------------------------------------------------------------------------
+# The shared folder
+
+def make_share(args, tmp):
+    share = os.path.join(tmp, "share")
+    big = os.path.join(share, "big")
+    os.makedirs(big)
+    os.mkdir(os.path.join(share, "up"))
+    log(f"share: {args.items} files in big/ ...")
+    for i in range(args.items):
+        fd = os.open(os.path.join(big, f"file-{i:05d}.txt"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        os.write(fd, b"hello %d\n" % i)
+        os.close(fd)
+    log(f"share: blob.bin, {args.size / MiB:.0f} MiB of random bytes ...")
+    blob = os.path.join(share, "blob.bin")
+    block = os.urandom(8 * MiB)  # repeated, with a counter so no two blocks are equal
+    with open(blob, "wb") as f:
+        left, n = args.size, 0
+        while left > 0:
+            chunk = n.to_bytes(8, "little") + block[8:]
+            f.write(chunk[:left])
+            left -= len(chunk)
+            n += 1
+        f.flush()
+        os.fsync(f.fileno())
+    return share
+
+
+def page_cache(path):
+    """Reads a file once so the downloads are served from memory."""
+    with open(path, "rb", buffering=0) as f:
+        while f.read(8 * MiB):
+            pass
+
+
+def remove_uploads(share):
+    up = os.path.join(share, "up")
+    for name in os.listdir(up):
+        path = os.path.join(up, name)
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+
+# --------------------------------------------------------------------------
+# 1. Transfers
+
+def curl_download(url, size, timeout):
+    rc, out, err = run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download} %{time_total}",
+                        url], timeout)
+    if rc != 0:
+        raise BenchError(f"curl {url}: exit {rc} {err.strip()}")
+    code, got, seconds = out.split()
+    if code != "200" or int(got) != size:
+        raise BenchError(f"GET {url}: HTTP {code}, {got} of {size} bytes")
+    return size / float(seconds)
+
+
+def curl_upload(url, source, size, timeout, extra=(), stdin=None):
+    argv = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_upload} %{time_total}",
+            *extra, "-T", source, url]
+    if stdin is None:
+        rc, out, err = run(argv, timeout)
+    else:
+        proc = spawn(argv, subprocess.PIPE, subprocess.PIPE, **stdin)
+        try:
+            o, e = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop(proc, "curl", grace=1)
+            raise BenchError(f"curl -T {source} {url}: no answer within {timeout:g} s")
+        finally:
+            if proc in PROCS:
+                PROCS.remove(proc)
+        rc, out, err = proc.returncode, o.decode(), e.decode()
+    if rc != 0:
+        raise BenchError(f"curl -T {url}: exit {rc} {err.strip()}")
+    code, sent, seconds = out.split()
+    # Chunked: curl counts the chunk framing too; the file's size on disk is checked after.
+    if code not in ("200", "201", "204") or int(sent) < size or (stdin is None and int(sent) != size):
+        raise BenchError(f"PUT {url}: HTTP {code}, {sent} of {size} bytes sent")
+    return size / float(seconds)
+
+
+def disk_write(path, size, fsync):
+    block = os.urandom(8 * MiB)
+    t = now()
+    fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o644)
+    try:
+        left = size
+        while left > 0:
+            left -= os.write(fd, block[:min(left, len(block))])
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    elapsed = now() - t
+    os.unlink(path)
+    os.sync()
+    return size / elapsed
+
+
+class Sink(threading.Thread):
+    """A bare HTTP endpoint on loopback that reads a PUT body (with a Content-Length) and
+    throws it away: how fast curl -T can send on this machine, whatever the server."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/sink"
+        self.halt = threading.Event()
+
+    def run(self):
+        buf = bytearray(1 << 20)
+        while not self.halt.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(30)
+                try:
+                    head = b""
+                    while b"\r\n\r\n" not in head:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        head += chunk
+                    header, _, rest = head.partition(b"\r\n\r\n")
+                    fields = {k.strip().lower(): v.strip() for k, _, v in
+                              (line.partition(b":") for line in header.split(b"\r\n")[1:])}
+                    left = int(fields.get(b"content-length", b"0")) - len(rest)
+                    if fields.get(b"expect", b"").lower() == b"100-continue":
+                        conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    view = memoryview(buf)
+                    while left > 0:
+                        n = conn.recv_into(view, min(left, len(buf)))
+                        if n == 0:
+                            break
+                        left -= n
+                    conn.sendall(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                except OSError:
+                    pass
+
+    def finish(self):
+        self.halt.set()
+        self.sock.close()
+        self.join(5)
+
+
+def check_upload(share, rel, size, name):
+    path = os.path.join(share, rel)
+    got = os.path.getsize(path) if os.path.isfile(path) else None
+    if got != size:
+        raise BenchError(f"{name}: after the upload {rel} is {got} bytes, not {size}")
+
+
+def fsync_path(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def bench_transfer(args, tmp, share, servers, results):
+    """Rounds: in each, the disk reference, the loopback ceiling, then every server in turn
+    (started, one download, one upload, stopped), so that whatever else the machine does
+    falls on all of them alike; the median of the rounds is reported."""
+    blob = os.path.join(share, "blob.bin")
+    runs = collections.defaultdict(list)   # (kind, name) -> speeds
+    for i in range(args.runs):
+        log(f"transfer: round {i + 1}/{args.runs}: disk reference, loopback ceiling")
+        os.sync()
+        runs["disk", "fsync"].append(disk_write(os.path.join(tmp, "disk.bin"), args.size, True))
+        runs["disk", "cache"].append(disk_write(os.path.join(tmp, "disk.bin"), args.size, False))
+        sink = Sink()
+        sink.start()
+        try:
+            page_cache(blob)
+            runs["disk", "sink"].append(curl_upload(sink.url, blob, args.size, args.curl_timeout))
+        finally:
+            sink.finish()
+        for s in servers:
+            log(f"transfer: round {i + 1}/{args.runs}: {s.name}")
+            s.start()
+            try:
+                page_cache(blob)
+                runs["download", s.name].append(curl_download(s.file_url("blob.bin"), args.size, args.curl_timeout))
+                if getattr(s, "dav", True) is False:
+                    continue
+                remove_uploads(share)
+                os.sync()
+                page_cache(blob)
+                rel = f"up/run-{i}.bin"
+                speed = curl_upload(s.upload_url(rel), blob, args.size, args.curl_timeout)
+                # Until the bytes are on the disk: an fsync of the uploaded file right after the
+                # answer (next to nothing for fileshare, which fsyncs before it answers).
+                t = now()
+                fsync_path(os.path.join(share, rel))
+                runs["upload", s.name].append(speed)
+                runs["durable", s.name].append(args.size / (args.size / speed + now() - t))
+                check_upload(share, rel, args.size, s.name)
+            finally:
+                s.stop()
+                remove_uploads(share)
+                os.sync()
+    r = results["transfer"] = {"download": {}, "upload": {}, "durable": {}, "disk": {}}
+    for (kind, name), speeds in runs.items():
+        r[kind][name] = statistics.median(speeds)
+
+
+def human(size):
+    return f"{size / GiB:g} GiB" if size >= GiB else f"{size / MiB:g} MiB"
+
+
+def gbps(value):
+    return "-" if value is None else f"{value / MiB:,.0f}"
+
+
+def report_transfer(r, args, servers):
+    size = human(args.size)
+    out = [f"## 1. Transfer of a {size} file on loopback (curl), median of {args.runs} rounds "
+           f"(each: every line of the table once, servers started fresh)"]
+    names = [s.name for s in servers]
+    peers = [n for n in names if n != "fileshare"]
+    best_dl = max((r["download"][n] for n in peers if n in r["download"]), default=None)
+    best_ul = max((r["durable"][n] for n in peers if n in r["durable"]), default=None)
+    rows = []
+    for n in names:
+        dl, ul, du = r["download"].get(n), r["upload"].get(n), r["durable"].get(n)
+        rows.append([n, gbps(dl), f"{dl / best_dl:.2f}" if dl and best_dl else "-",
+                     gbps(ul), gbps(du), f"{du / best_ul:.2f}" if du and best_ul else "-",
+                     f"{du / r['disk']['fsync']:.2f}" if du else "-"])
+    rows.append(["disk: write + fsync", "", "", "", gbps(r["disk"]["fsync"]), "", "1.00"])
+    rows.append(["page cache: write, no fsync", "", "", gbps(r["disk"]["cache"]), "", "", ""])
+    rows.append(["curl -T to a discarding socket", "", "", gbps(r["disk"]["sink"]), "", "",
+                 f"{r['disk']['sink'] / r['disk']['fsync']:.2f}"])
+    out.append(table(["server", "download MiB/s", "x best peer", "upload MiB/s", "upload+fsync MiB/s",
+                      "x best peer", "x disk"], rows))
+    out.append("")
+    fs_dl = r["download"].get("fileshare")
+    nginx_dl = r["download"].get("nginx")
+    if fs_dl and nginx_dl:
+        out.append(f"goal: fileshare download >= 0.90x nginx's: {fs_dl / nginx_dl:.2f}x, "
+                   f"{'met' if fs_dl >= 0.9 * nginx_dl else 'NOT met'}")
+    else:
+        out.append("goal: fileshare download >= 0.90x nginx's: not measured (nginx missing)")
+    fs_ul = r["durable"].get("fileshare")
+    if fs_ul:
+        ratio = fs_ul / r["disk"]["fsync"]
+        out.append(f"goal: fileshare upload at disk speed (>= 0.90x write + fsync): {ratio:.2f}x, "
+                   f"{'met' if ratio >= 0.9 else 'NOT met'}")
+    out.append("upload: timed until the server answers (fileshare fsyncs before it answers, the peers do not); "
+               "upload+fsync: plus an fsync of the uploaded file right after, so the bytes are on the disk for "
+               "every server (the ratios and the goal use this one).")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------
+# 2. Memory during a large upload
+
+def memory_run(s, share, args, chunked):
+    size = args.memory_size
+    rel = "up/memory.bin"
+    pid = s.proc.pid
+    time.sleep(0.5)
+    pids = process_tree(pid)
+    before = tree_rss(pid)
+    hwm_reset = reset_hwm(pids)
+    sampler = Sampler(pid, 0.05)
+    sampler.start()
+    t0 = now()
+    try:
+        if chunked:
+            # Exactly `size` zero bytes through a pipe, without a length: curl sends them chunked.
+            feeder = spawn(["head", "-c", str(size), "/dev/zero"], subprocess.PIPE, subprocess.DEVNULL)
+            try:
+                speed = curl_upload(s.upload_url(rel), "-", size, args.curl_timeout,
+                                    extra=("-H", "Transfer-Encoding: chunked"), stdin={"stdin": feeder.stdout})
+            finally:
+                feeder.stdout.close()
+                stop(feeder, "head")
+        else:
+            sparse = os.path.join(os.path.dirname(share), "sparse.bin")
+            with open(sparse, "wb") as f:
+                f.truncate(size)
+            try:
+                speed = curl_upload(s.upload_url(rel), sparse, size, args.curl_timeout)
+            finally:
+                os.unlink(sparse)
+    finally:
+        sampler.finish()
+    elapsed = now() - t0
+    hwm = sum(proc_status(p).get("VmHWM", 0) for p in pids) if hwm_reset else None
+    check_upload(share, rel, size, s.name)
+    samples = sampler.samples
+    peak = max(v for _, v in samples)
+    half = t0 + elapsed / 2
+    first = max((v for t, v in samples if t < half), default=before)
+    second = max((v for t, v in samples if t >= half), default=before)
+    return {"before": before, "peak": peak, "hwm": hwm, "first": first, "second": second,
+            "speed": speed, "samples": len(samples), "procs": len(pids)}
+
+
+def bench_memory(args, tmp, share, servers, results):
+    r = results["memory"] = {}
+    for s in servers:
+        if getattr(s, "dav", True) is False:
+            continue
+        modes = [False, True] if s.name == "fileshare" else [False]
+        if s.name != "fileshare" and not args.memory_peers:
+            continue
+        for chunked in modes:
+            label = s.name + (" (chunked)" if chunked else "")
+            log(f"memory: {label}, {human(args.memory_size)} upload")
+            remove_uploads(share)
+            os.sync()
+            s.start()
+            try:
+                r[label] = memory_run(s, share, args, chunked)
+            finally:
+                s.stop()
+                remove_uploads(share)
+                os.sync()
+
+
+def report_memory(r, args):
+    size = human(args.memory_size)
+    out = [f"## 2. Server memory during a {size} upload (VmRSS sampled every 50 ms, summed over the "
+           f"server's processes; VmHWM reset just before the upload)"]
+    rows = []
+    for label, m in r.items():
+        rows.append([label, m["procs"], f"{m['before'] / MiB:.1f}", f"{m['peak'] / MiB:.1f}",
+                     "-" if m["hwm"] is None else f"{m['hwm'] / MiB:.1f}",
+                     f"{(m['peak'] - m['before']) / MiB:+.1f}",
+                     f"{m['first'] / MiB:.1f} / {m['second'] / MiB:.1f}", gbps(m["speed"])])
+    out.append(table(["server", "procs", "RSS before MiB", "peak RSS MiB", "VmHWM MiB", "growth MiB",
+                      "peak 1st / 2nd half MiB", "upload MiB/s"], rows))
+    out.append("")
+    for label in ("fileshare", "fileshare (chunked)"):
+        m = r.get(label)
+        if not m:
+            continue
+        peak = max(m["peak"], m["hwm"] or 0)
+        flat = m["second"] <= m["first"] + 4 * MiB
+        out.append(f"goal: {label} flat and under 64 MiB: peak {peak / MiB:.1f} MiB "
+                   f"({'met' if peak < 64 * MiB else 'NOT met'}), "
+                   f"2nd half {'flat' if flat else 'still growing'} "
+                   f"({(m['second'] - m['first']) / MiB:+.1f} MiB over the 1st)")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------
+# 3. Listing under load
+
+def parse_duration(text):
+    m = re.match(r"([\d.]+)(us|ms|s|m)", text)
+    if not m:
+        return None
+    scale = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def run_wrk(url, args, script, duration):
+    argv = ["wrk", "-c", str(args.connections), "-t", str(args.threads), "-d", f"{duration}s",
+            "--latency", "--timeout", f"{args.wrk_timeout}s"]
+    if script:
+        argv += ["-s", script]
+    argv.append(url)
+    rc, out, err = run(argv, duration + args.wrk_timeout + 30)
+    if rc != 0:
+        raise BenchError(f"wrk: exit {rc}: {err.strip() or out.strip()}")
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M)
+    p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
+    total = re.search(r"(\d+) requests in", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    requests = int(total.group(1)) if total else 0
+    if requests == 0:  # wrk prints zeros when no request finished within the run
+        p50 = p99 = None
+    return {
+        "rps": float(m.group(1)) if m else 0.0,
+        "p50": parse_duration(p50.group(1)) if p50 else None,
+        "p99": parse_duration(p99.group(1)) if p99 else None,
+        "requests": requests,
+        "non2xx": int(non2xx.group(1)) if non2xx else 0,
+        "errors": sum(int(x) for x in errors.groups()) if errors else 0,
+        "timeouts": int(errors.group(4)) if errors else 0,
+        "raw": out,
+    }
+
+
+def bench_listing(args, tmp, share, servers, results):
+    r = results["listing"] = {}
+    for s in servers:
+        log(f"listing: {s.name}, {args.items} items, wrk -c {args.connections} -d {args.duration}s")
+        s.start()
+        try:
+            t = now()
+            body = s.fetch_listing() if hasattr(s, "fetch_listing") else urllib.request.urlopen(
+                s.list_url(), timeout=120).read()
+            single = now() - t
+            count = s.count_items(body)
+            if count != args.items:
+                raise BenchError(f"{s.name}: the listing of big/ has {count} items, not {args.items}")
+            run_wrk(s.list_url(), args, s.wrk_script(), 1)  # warm-up
+            w = run_wrk(s.list_url(), args, s.wrk_script(), args.duration)
+            w["bytes"] = len(body)
+            w["single"] = single
+            r[s.name] = w
+        finally:
+            s.stop()
+
+
+def ms(value):
+    return "-" if value is None else f"{value * 1000:.1f}"
+
+
+def report_listing(r, args):
+    out = [f"## 3. Listing a folder of {args.items} files: wrk -c {args.connections} -t {args.threads} "
+           f"-d {args.duration}s --latency (timeout {args.wrk_timeout} s)"]
+    peers = {n: w for n, w in r.items() if n != "fileshare"}
+    best_rps = max((w["rps"] for w in peers.values()), default=None)
+    best_p99 = min((w["p99"] for w in peers.values() if w["p99"]), default=None)
+    rows = []
+    slow = f"> {args.duration * 1000}"  # no request finished within the run
+    for n, w in r.items():
+        rows.append([n, f"{w['rps']:,.1f}", f"{w['rps'] / best_rps:.2f}" if best_rps else "-",
+                     ms(w["p50"]) if w["requests"] else slow, ms(w["p99"]) if w["requests"] else slow,
+                     f"{w['p99'] / best_p99:.2f}" if best_p99 and w["p99"] else "-",
+                     f"{w['bytes'] / 1024:,.0f}", ms(w["single"]), w["requests"],
+                     w["non2xx"] + w["errors"]])
+    out.append(table(["server", "req/s", "x best peer", "p50 ms", "p99 ms", "p99 x best peer",
+                      "KiB per listing", "one alone ms", "requests", "errors"], rows))
+    out.append("")
+    fs = r.get("fileshare")
+    if fs and peers:
+        ahead = all(fs["rps"] > w["rps"] for w in peers.values())
+        inf = float("inf")
+        faster = all((fs["p99"] if fs["requests"] else inf) < (w["p99"] if w["requests"] else inf)
+                     for w in peers.values())
+        versus = f"{fs['rps'] / best_rps:.2f}x the best" if best_rps else "no peer finished a request"
+        out.append(f"goal: fileshare ahead of every peer: req/s {'met' if ahead else 'NOT met'} ({versus}), "
+                   f"p99 {'met' if faster else 'NOT met'}")
+    out.append("Listings: fileshare GET /api/list?path=big; nginx autoindex_format json; "
+               "wsgidav PROPFIND Depth 1 (allprop); copyparty GET /big/?ls. "
+               f"'> {args.duration * 1000}': no request finished within the run.")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------
+
+def table(headers, rows):
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(str(cell)))
+    lines = ["  ".join(str(h).ljust(widths[i]) for i, h in enumerate(headers))]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(row)))
+    return "\n".join(lines)
+
+
+def parse_size(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().rstrip("B").rstrip("I")
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--binary", required=True, help="the fileshare executable")
+    p.add_argument("--only", default="transfer,memory,listing", help="benchmarks to run (comma-separated)")
+    p.add_argument("--peers", default="nginx,wsgidav,copyparty",
+                   help="peers to measure beside fileshare (comma-separated; '' for none)")
+    p.add_argument("--size", type=parse_size, default=GiB, help="transfer: file size (default 1G)")
+    p.add_argument("--runs", type=int, default=3, help="transfer: rounds, each measuring every server once (median reported)")
+    p.add_argument("--memory-size", type=parse_size, default=4 * GiB, help="memory: upload size (default 4G)")
+    p.add_argument("--no-memory-peers", dest="memory_peers", action="store_false",
+                   help="memory: measure fileshare alone")
+    p.add_argument("--items", type=int, default=10_000, help="listing: files in the listed folder")
+    p.add_argument("--duration", type=int, default=10, help="listing: seconds of each wrk run")
+    p.add_argument("--connections", type=int, default=50, help="listing: wrk -c")
+    p.add_argument("--threads", type=int, default=2, help="listing: wrk -t")
+    p.add_argument("--wrk-timeout", type=int, default=10, help="listing: wrk --timeout, seconds")
+    p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one transfer")
+    p.add_argument("--timeout", type=float, default=60.0, help="longest wait for a server to be ready")
+    p.add_argument("--tmp", default="/tmp", help="where the temporary folder goes")
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes: --size 256M --memory-size 1G --duration 5")
+    args = p.parse_args(argv)
+    if args.quick:
+        given = set(a.split("=")[0] for a in argv)
+        if "--size" not in given:
+            args.size = 256 * MiB
+        if "--memory-size" not in given:
+            args.memory_size = GiB
+        if "--duration" not in given:
+            args.duration = 5
+    if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
+        p.error(f"--binary {args.binary}: not an executable file; build with "
+                f"'swift build -c release --scratch-path .build-release --product fileshare'")
+    args.binary = os.path.abspath(args.binary)
+    args.only = [b.strip() for b in args.only.split(",") if b.strip()]
+    return args
+
+
+def check_space(args):
+    need = args.size * 3 + args.memory_size + 256 * MiB  # blob, upload, disk test, memory upload
+    st = os.statvfs(args.tmp)
+    free = st.f_bavail * st.f_frsize
+    if free < need:
+        raise BenchError(f"{args.tmp} has {free / GiB:.1f} GiB free; this run needs about {need / GiB:.1f} GiB")
+
+
+def main(argv):
+    args = parse_args(argv)
+
+    def on_signal(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    tmp = None
+    results = {}
+    try:
+        for tool in ("curl",) + (("wrk",) if "listing" in args.only else ()):
+            if not shutil.which(tool):
+                raise BenchError(f"{tool} is needed (Debian: apt-get install {tool})")
+        check_space(args)
+        load_before = os.getloadavg()[0]
+        tmp = tempfile.mkdtemp(prefix="fileshare-serve-bench-", dir=args.tmp)
+        share = make_share(args, tmp)
+        servers = [Fileshare(args, tmp, share)]
+        skipped = []
+        for name in [n.strip() for n in args.peers.split(",") if n.strip()]:
+            if name not in PEERS:
+                raise SystemExit(f"--peers: unknown peer {name}")
+            s = PEERS[name](args, tmp, share)
+            ok, why = s.available()
+            if ok:
+                servers.append(s)
+            else:
+                skipped.append(f"{name}: {why}")
+        started = now()
+        phases = []
+        for name, fn in (("transfer", bench_transfer), ("memory", bench_memory), ("listing", bench_listing)):
+            if name in args.only:
+                t = now()
+                fn(args, tmp, share, servers, results)
+                phases.append(f"{name} {now() - t:.0f} s")
+                log(f"{name}: done in {now() - t:.0f} s")
+        elapsed = now() - started
+
+        print()
+        print("# fileshare serve benchmarks")
+        print(f"machine: {os.cpu_count()} cores, Linux {platform.release()}; "
+              + ", ".join(s.version() for s in servers) + f", {curl_version()}")
+        print("authentication: none for any server (fileshare --no-auth; no peer is authenticated); "
+              "all on 127.0.0.1, HTTP")
+        print("peer settings: " + "; ".join(f"{s.name} {s.note}" for s in servers if s.note))
+        print(f"load average (1 min) at the start: {load_before:.2f}")
+        if load_before > 0.5:
+            print(f"warning: the machine was busy with other work (load above 0.5 on {os.cpu_count()} cores): "
+                  f"the figures are noisy; the ratios within a round suffer least")
+        if skipped:
+            print("peers skipped: " + "; ".join(skipped))
+        for name, count in KILLED.items():
+            print(f"warning: {name} did not exit within {STOP_GRACE:g} s of SIGTERM {count} time(s); "
+                  f"it was killed with SIGKILL")
+        print("Every figure of a table was measured in this run, one server at a time; ratios are the "
+              "figures to compare across machines.")
+        print()
+        if "transfer" in results:
+            print(report_transfer(results["transfer"], args, servers))
+            print()
+        if "memory" in results:
+            print(report_memory(results["memory"], args))
+            print()
+        if "listing" in results:
+            print(report_listing(results["listing"], args))
+            print()
+        cleaned, skip = [], False
+        for a in argv:
+            if skip:
+                skip = False
+                continue
+            if a == "--binary":
+                skip = True
+                continue
+            if a.startswith("--binary="):
+                continue
+            cleaned.append(a)
+        print(f"Reproduce: Benchmarks/serve-run {shlex.join(cleaned)}".rstrip())
+        print(f"(took {elapsed:.0f} s: {', '.join(phases)})")
+        return 0
+    except BenchError as error:
+        print(f"serve bench: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("serve bench: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        stop_all()
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def curl_version():
+    try:
+        first = subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+        return " ".join(first.split()[:2])
+    except (OSError, IndexError):
+        return "curl"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
