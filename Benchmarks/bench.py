@@ -42,6 +42,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchcommon import reproduce_line  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HELPER = os.path.join(HERE, "peer_watch.py")
 now = time.perf_counter
@@ -1260,18 +1263,7 @@ def main(argv):
         if "restart" in results:
             print(report_restart(results["restart"], args))
             print()
-        cleaned, skip = [], False
-        for a in argv:
-            if skip:
-                skip = False
-                continue
-            if a == "--binary":
-                skip = True
-                continue
-            if a.startswith("--binary="):
-                continue
-            cleaned.append(a)
-        print(f"Reproduce: Benchmarks/run {shlex.join(cleaned)}".rstrip())
+        print(reproduce_line("Benchmarks/run", argv))
         print(f"(took {elapsed:.0f} s: {', '.join(phases)})")
         return 0
     except BenchError as error:

@@ -53,6 +53,9 @@ import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchcommon import reproduce_line  # noqa: E402
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -1093,18 +1096,7 @@ def main(argv):
         if "listing" in results:
             print(report_listing(results["listing"], args))
             print()
-        cleaned, skip = [], False
-        for a in argv:
-            if skip:
-                skip = False
-                continue
-            if a == "--binary":
-                skip = True
-                continue
-            if a.startswith("--binary="):
-                continue
-            cleaned.append(a)
-        print(f"Reproduce: Benchmarks/serve-run {shlex.join(cleaned)}".rstrip())
+        print(reproduce_line("Benchmarks/serve-run", argv))
         print(f"(took {elapsed:.0f} s: {', '.join(phases)})")
         return 0
     except BenchError as error:
