@@ -112,17 +112,36 @@ extension ShareServer {
     }
 
     /// `GET /api/thumbnail/P`: a small image for the list. Without an image
-    /// codec on the server, small images are sent as they are (the page scales
-    /// them); anything else answers 415.
+    /// codec on the server: the thumbnail a camera embedded in a JPEG's EXIF
+    /// block when there is one, else a small image (up to 4 MiB) as it is, for
+    /// the page to scale; anything else answers 415 (the page shows an icon).
     func thumbnail(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try ShareServer.path(of: request, after: "/api/thumbnail/")
         let type = ShareServer.mediaType(for: path.name)
         guard type.hasPrefix("image/") && type != "image/svg+xml" else {
             throw ShareError(.unsupportedMediaType, "no thumbnail for this kind of file")
         }
-        let metadata = try await blocking { () throws(ShareError) in try self.folder.metadata(path) }
+        let (metadata, embedded) = try await blocking { () throws(ShareError) -> (SharedFolder.Metadata, [UInt8]?) in
+            let fd = try self.folder.open(path, flags: O_RDONLY | O_NONBLOCK)
+            defer { close(fd) }
+            let metadata = try SharedFolder.metadata(fd: fd, path: path)
+            guard metadata.kind == .file, type == "image/jpeg" else { return (metadata, nil) }
+            var head = [UInt8](repeating: 0, count: ExifThumbnail.headerBytes)
+            let read = head.withUnsafeMutableBytes { cfs_pread_checked(fd, $0.baseAddress!, $0.count, 0) }
+            head.removeSubrange(max(0, read)...)
+            return (metadata, ExifThumbnail.extract(from: head))
+        }
+        if let embedded {
+            var buffer = ByteBuffer()
+            buffer.writeBytes(embedded)
+            return Response(
+                status: .ok,
+                headers: [.contentType: "image/jpeg", .contentLength: String(embedded.count),
+                          .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff"],
+                body: ResponseBody(byteBuffer: buffer))
+        }
         guard metadata.size <= 4 * 1024 * 1024 else {
-            throw ShareError(.unsupportedMediaType, "the image is too large for a thumbnail")
+            throw ShareError(.unsupportedMediaType, "the image is too large for a thumbnail and has none embedded")
         }
         var response = try await download(path, request: request, head: false)
         response.headers[.cacheControl] = "private, max-age=60"

@@ -288,4 +288,42 @@ struct ShareAPITests {
             }
         }
     }
+
+    /// A JPEG of `padding` bytes with (or without) an EXIF block embedding `thumbnail`.
+    static func jpeg(thumbnail: [UInt8]?, padding: Int) -> [UInt8] {
+        var bytes: [UInt8] = [0xFF, 0xD8]
+        if let thumbnail {
+            func be16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+            func be32(_ v: Int) -> [UInt8] { be16(v >> 16) + be16(v & 0xFFFF) }
+            var tiff: [UInt8] = Array("MM".utf8) + [0x00, 0x2A] + be32(8)
+            tiff += be16(0) + be32(14)  // IFD0: no entries; IFD1 at 14
+            tiff += be16(2)
+            tiff += be16(0x0201) + be16(4) + be32(1) + be32(44)  // JPEGInterchangeFormat
+            tiff += be16(0x0202) + be16(4) + be32(1) + be32(thumbnail.count)  // its length
+            tiff += be32(0)
+            tiff += thumbnail
+            let payload = Array("Exif\0\0".utf8) + tiff
+            bytes += [0xFF, 0xE1] + be16(payload.count + 2) + payload
+        }
+        bytes += [0xFF, 0xDA, 0x00, 0x02] + [UInt8](repeating: 0x55, count: padding) + [0xFF, 0xD9]
+        return bytes
+    }
+
+    @Test("a large JPEG's thumbnail is the one embedded in its EXIF block; a large image without one answers 415")
+    func exifThumbnail() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            let thumbnail: [UInt8] = [0xFF, 0xD8] + [UInt8](repeating: 0x42, count: 200) + [0xFF, 0xD9]
+            try Data(ShareAPITests.jpeg(thumbnail: thumbnail, padding: 5_000_000)).write(to: URL(fileURLWithPath: share.path("IMG_0001.jpg")))
+            try Data(ShareAPITests.jpeg(thumbnail: nil, padding: 5_000_000)).write(to: URL(fileURLWithPath: share.path("plain.jpg")))
+            try share.write("huge.png", String(repeating: "p", count: 5_000_000))
+            try await share.test { client in
+                let embedded = try await client.request("/api/thumbnail/IMG_0001.jpg")
+                #expect(embedded.status == .ok && embedded.headers[.contentType] == "image/jpeg")
+                #expect(Array(embedded.body.readableBytesView) == thumbnail)
+                #expect(try await client.request("/api/thumbnail/plain.jpg").status == .unsupportedMediaType)
+                #expect(try await client.request("/api/thumbnail/huge.png").status == .unsupportedMediaType)
+            }
+        }
+    }
 }
