@@ -37,12 +37,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "ZipStream", swiftSettings: swiftSettings),
+        .target(name: "CJPEGThumbnail", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(
             name: "FileSharing",
             dependencies: [
                 "FileWatching",
                 "ZipStream",
                 "CFileshareShim",
+                "CJPEGThumbnail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -88,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "FileshareTestSupport",
+                "FileSharing", "FileWatching", "FileshareTestSupport", "CJPEGThumbnail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

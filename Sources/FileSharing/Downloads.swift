@@ -1,3 +1,4 @@
+import CJPEGThumbnail
 import FileWatching
 import Hummingbird
 import NIOCore
@@ -111,10 +112,11 @@ extension ShareServer {
         return Response(status: status, headers: headers, body: body)
     }
 
-    /// `GET /api/thumbnail/P`: a small image for the list. Without an image
-    /// codec on the server: the thumbnail a camera embedded in a JPEG's EXIF
-    /// block when there is one, else a small image (up to 4 MiB) as it is, for
-    /// the page to scale; anything else answers 415 (the page shows an icon).
+    /// `GET /api/thumbnail/P`: a small image for the list. For a JPEG, the
+    /// thumbnail a camera embedded in its EXIF block, or else one made with
+    /// libjpeg (decoded at 1/2 to 1/8 scale, so a large photo costs little);
+    /// other images up to 4 MiB as they are, for the page to scale; anything
+    /// else answers 415 (the page shows an icon).
     func thumbnail(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try ShareServer.path(of: request, after: "/api/thumbnail/")
         let type = ShareServer.mediaType(for: path.name)
@@ -129,7 +131,12 @@ extension ShareServer {
             var head = [UInt8](repeating: 0, count: ExifThumbnail.headerBytes)
             let read = head.withUnsafeMutableBytes { cfs_pread_checked(fd, $0.baseAddress!, $0.count, 0) }
             head.removeSubrange(max(0, read)...)
-            return (metadata, ExifThumbnail.extract(from: head))
+            if let embedded = ExifThumbnail.extract(from: head) { return (metadata, embedded) }
+            var out: UnsafeMutablePointer<UInt8>? = nil
+            var size: UInt = 0
+            guard cjt_thumbnail(fd, 256, &out, &size) == 0, let out else { return (metadata, nil) }
+            defer { free(out) }
+            return (metadata, Array(UnsafeBufferPointer(start: out, count: Int(size))))
         }
         if let embedded {
             var buffer = ByteBuffer()

@@ -1,5 +1,6 @@
 import FileSharing
 import FileshareTestSupport
+import CJPEGThumbnail
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -325,5 +326,54 @@ struct ShareAPITests {
                 #expect(try await client.request("/api/thumbnail/huge.png").status == .unsupportedMediaType)
             }
         }
+    }
+
+    @Test("a JPEG without an embedded thumbnail gets one made by libjpeg, at most 512 pixels a side; a corrupt one answers 415")
+    func madeThumbnail() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            let (width, height) = (2400, 1600)
+            var pixels = [UInt8](repeating: 0, count: width * height * 3)
+            for y in 0..<height {
+                for x in 0..<width {
+                    let i = (y * width + x) * 3
+                    pixels[i] = UInt8(x * 255 / width)
+                    pixels[i + 1] = UInt8(y * 255 / height)
+                    pixels[i + 2] = UInt8((x ^ y) & 0xFF)
+                }
+            }
+            var encoded: UnsafeMutablePointer<UInt8>? = nil
+            var size: UInt = 0
+            #expect(cjt_encode_rgb(pixels, UInt32(width), UInt32(height), 95, &encoded, &size) == 0)
+            let photo = Array(UnsafeBufferPointer(start: encoded, count: Int(size)))
+            free(encoded)
+            try Data(photo).write(to: URL(fileURLWithPath: share.path("photo.jpg")))
+            try Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + [UInt8](repeating: 0x13, count: 5_000_000))
+                .write(to: URL(fileURLWithPath: share.path("corrupt.jpg")))
+            try await share.test { client in
+                let thumbnail = try await client.request("/api/thumbnail/photo.jpg")
+                #expect(thumbnail.status == .ok && thumbnail.headers[.contentType] == "image/jpeg")
+                let bytes = Array(thumbnail.body.readableBytesView)
+                #expect(bytes.count < photo.count / 4)
+                let (thumbWidth, thumbHeight) = try #require(ShareAPITests.jpegSize(bytes))
+                #expect(max(thumbWidth, thumbHeight) <= 512 && thumbWidth * 2 == thumbHeight * 3)
+                #expect(try await client.request("/api/thumbnail/corrupt.jpg").status == .unsupportedMediaType)
+                #expect(try await client.request("/api/info").status == .ok, "the server survives a corrupt JPEG")
+            }
+        }
+    }
+
+    /// The width and height in a JPEG's start-of-frame marker.
+    static func jpegSize(_ bytes: [UInt8]) -> (Int, Int)? {
+        var offset = 2
+        while offset + 9 < bytes.count, bytes[offset] == 0xFF {
+            let marker = bytes[offset + 1]
+            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            if (0xC0...0xC3).contains(marker) {
+                return (Int(bytes[offset + 7]) << 8 | Int(bytes[offset + 8]), Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]))
+            }
+            offset += 2 + length
+        }
+        return nil
     }
 }
