@@ -113,19 +113,44 @@ extension ShareServer {
         guard let items = observer.children(of: path.itemPath) else {
             throw ShareError(.notFound, "'\(path)': no such folder")
         }
-        var body = "{\"path\":\(JSONText.quoted(path.description)),\"items\":["
-        body.reserveCapacity(64 + items.count * 160)
+        var json = JSONBytes(capacity: 64 + items.count * 180)
+        json.raw("{\"path\":")
+        json.string(path.description)
+        json.raw(",\"items\":[")
         for (index, item) in items.enumerated() {
-            if index > 0 { body += "," }
-            body += "{\"name\":" + JSONText.quoted(item.name) + ",\"path\":" + JSONText.quoted(item.path.description)
-            body += ",\"kind\":\"\(item.kind)\",\"size\":\(item.kind == .directory ? 0 : item.size)"
-            body += ",\"modified\":\"" + RFC3339.format(nanoseconds: item.modificationTime) + "\",\"id\":\"\(item.id)\""
-            if let count = item.childCount { body += ",\"childCount\":\(count)" }
-            if item.kind == .file { body += ",\"writing\":\(item.isWriting)" }
-            body += "}"
+            if index > 0 { json.raw(",") }
+            json.raw("{\"name\":")
+            json.string(item.name)
+            json.raw(",\"path\":")
+            json.string(item.path.description)
+            switch item.kind {
+            case .file: json.raw(",\"kind\":\"file\"")
+            case .directory: json.raw(",\"kind\":\"directory\"")
+            case .symlink: json.raw(",\"kind\":\"symlink\"")
+            case .other: json.raw(",\"kind\":\"other\"")
+            }
+            json.raw(",\"size\":")
+            json.integer(item.kind == .directory ? 0 : item.size)
+            json.raw(",\"modified\":")
+            json.time(nanoseconds: item.modificationTime)
+            json.raw(",\"id\":")
+            json.string(item.id.description)
+            if let count = item.childCount {
+                json.raw(",\"childCount\":")
+                json.integer(Int64(count))
+            }
+            if item.kind == .file {
+                json.raw(",\"writing\":")
+                json.bool(item.isWriting)
+            }
+            json.raw("}")
         }
-        body += "]}"
-        return .json(status: .ok, body: body)
+        json.raw("]}")
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(json.bytes.count),
+                      .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.bytes)))
     }
 
     // MARK: Changes

@@ -1,0 +1,38 @@
+@testable import FileSharing
+import Foundation
+import Testing
+
+@Suite("JSON bytes")
+struct JSONBytesTests {
+    @Test("times agree with the C library's gmtime for dates across four centuries")
+    func times() {
+        var random = SystemRandomNumberGenerator()
+        let samples: [Int64] = [0, 951_782_400, 4_102_444_800, 1_700_000_000, -1, 1_709_164_800, 9_000_000_000]
+            + (0..<2000).map { _ in Int64.random(in: -2_208_988_800...4_102_444_800, using: &random) }
+        for seconds in samples {
+            var json = JSONBytes(capacity: 32)
+            json.time(nanoseconds: seconds * 1_000_000_000 + 123)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == "\"" + RFC3339.format(nanoseconds: seconds * 1_000_000_000) + "\"",
+                    "\(seconds)")
+        }
+    }
+
+    @Test("strings and numbers come back through a JSON parser as they went in")
+    func roundTrip() throws {
+        let texts = ["plain", "quote \" and \\ backslash", "tab\tnew\nline\r", "\u{01}\u{1F}", "Été ☃ 𝄞", ""]
+        var json = JSONBytes(capacity: 256)
+        json.raw("[")
+        for (index, text) in texts.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.string(text)
+        }
+        for value in [Int64(0), 7, 1_234_567_890_123, -42] {
+            json.raw(",")
+            json.integer(value)
+        }
+        json.raw("]")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [Any])
+        #expect(parsed.prefix(texts.count).compactMap { $0 as? String } == texts)
+        #expect(parsed.suffix(4).compactMap { ($0 as? NSNumber)?.int64Value } == [0, 7, 1_234_567_890_123, -42])
+    }
+}
