@@ -1,3 +1,4 @@
+import CFileshareShim
 import CJPEGThumbnail
 import FileWatching
 import Hummingbird
@@ -32,7 +33,7 @@ extension ShareServer {
         let etag = "\"\(String(metadata.inode, radix: 16))-\(String(metadata.size, radix: 16))-\(String(metadata.modified, radix: 16))\""
         var headers: HTTPFields = [
             .eTag: etag,
-            .lastModified: RFC3339.httpDate(nanoseconds: metadata.modified),
+            .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
             .acceptRanges: "bytes",
             .contentType: ShareServer.mediaType(for: path.name),
             .cacheControl: "no-cache",
@@ -48,7 +49,7 @@ extension ShareServer {
             if match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "W/" + etag }) {
                 return Response(status: .notModified, headers: headers)
             }
-        } else if let since = request.headers[.ifModifiedSince].flatMap(RFC3339.parseHTTPDate),
+        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse),
             metadata.modified / 1_000_000_000 * 1_000_000_000 <= since
         {
             return Response(status: .notModified, headers: headers)
@@ -85,7 +86,7 @@ extension ShareServer {
                     try await NIOThreadPool.singleton.runIfActive { () throws -> ByteBuffer in
                         var buffer = ByteBufferAllocator().buffer(capacity: count)
                         let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-                            max(0, cfs_pread_checked(fd, raw.baseAddress!, count, offset))
+                            max(0, cfs_pread(fd, raw.baseAddress!, count, offset))
                         }
                         if read == 0 { throw ShareError(.internalError, "the file shrank while it was sent") }
                         return buffer
@@ -129,7 +130,7 @@ extension ShareServer {
             let metadata = try SharedFolder.metadata(fd: fd, path: path)
             guard metadata.kind == .file, type == "image/jpeg" else { return (metadata, nil) }
             var head = [UInt8](repeating: 0, count: ExifThumbnail.headerBytes)
-            let read = head.withUnsafeMutableBytes { cfs_pread_checked(fd, $0.baseAddress!, $0.count, 0) }
+            let read = head.withUnsafeMutableBytes { cfs_pread(fd, $0.baseAddress!, $0.count, 0) }
             head.removeSubrange(max(0, read)...)
             if let embedded = ExifThumbnail.extract(from: head) { return (metadata, embedded) }
             var out: UnsafeMutablePointer<UInt8>? = nil
@@ -211,15 +212,6 @@ extension ShareServer {
         case "cbz": return "application/vnd.comicbook+zip"
         default: return "application/octet-stream"
         }
-    }
-}
-
-/// pread, retrying interruptions; the byte count, or -errno.
-func cfs_pread_checked(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, _ offset: Int64) -> Int {
-    while true {
-        let read = pread(fd, buffer, count, off_t(offset))
-        if read < 0 && errno == EINTR { continue }
-        return read
     }
 }
 

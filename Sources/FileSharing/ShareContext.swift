@@ -55,7 +55,7 @@ struct AuthMiddleware: RouterMiddleware {
     {
         var context = context
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
-            let decoded = Base64Decoding.decode(String(header.dropFirst(6)).trimmingSpaces()),
+            let decoded = Base64Decoding.decode(header.dropFirst(6).trimmingCharacters()),
             let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
         else { return AuthMiddleware.challenge() }
         let givenUser = Array(decoded[..<colon])
@@ -147,11 +147,5 @@ enum Base64Decoding {
             index += 4
         }
         return out
-    }
-}
-
-extension String {
-    func trimmingSpaces() -> String {
-        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

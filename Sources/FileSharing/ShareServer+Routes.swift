@@ -218,19 +218,10 @@ extension ShareServer {
     }
 }
 
-/// RFC 3339 times (UTC, seconds).
-enum RFC3339 {
+/// HTTP dates (RFC 9110, IMF-fixdate), formatted and parsed.
+enum HTTPDate {
+    /// A time as an HTTP date.
     static func format(nanoseconds: Int64) -> String {
-        var seconds = time_t(nanoseconds / 1_000_000_000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-    }
-
-    /// HTTP dates (RFC 9110, IMF-fixdate).
-    static func httpDate(nanoseconds: Int64) -> String {
         var seconds = time_t(nanoseconds / 1_000_000_000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
@@ -242,7 +233,7 @@ enum RFC3339 {
     }
 
     /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); `nil` when it is not one.
-    static func parseHTTPDate(_ text: String) -> Int64? {
+    static func parse(_ text: String) -> Int64? {
         let fields = text.split(separator: " ")
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         guard fields.count == 6, fields[5] == "GMT", let day = Int32(fields[1]),

@@ -64,7 +64,7 @@ extension ShareServer {
                         let chunk = try await NIOThreadPool.singleton.runIfActive { () -> ByteBuffer in
                             var buffer = ByteBufferAllocator().buffer(capacity: 256 * 1024)
                             _ = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 256 * 1024) { raw in
-                                max(0, cfs_pread_checked(file, raw.baseAddress!, 256 * 1024, position))
+                                max(0, cfs_pread(file, raw.baseAddress!, 256 * 1024, position))
                             }
                             return buffer
                         }

@@ -5,20 +5,13 @@ import Glibc
 import Darwin
 #endif
 
-/// The one place where `errno` values become text and raw results become
-/// typed results (swift-system's `valueOrErrno` habit). The C shim already
+/// The one place where `errno` values become text. The C shim already
 /// retries `EINTR` and returns `-errno`.
 extension Errno {
     static func describe(_ value: Int32) -> String {
         guard let text = strerror(value) else { return "error \(value)" }
         return String(cString: text)
     }
-}
-
-/// Turns a shim result (non-negative value, or `-errno`) into a `Result`.
-@inline(__always)
-func shimResult<T: BinaryInteger>(_ value: T) -> Result<T, Errno> {
-    value < 0 ? .failure(Errno(rawValue: Int32(truncatingIfNeeded: 0 - value))) : .success(value)
 }
 
 @inline(__always)

@@ -353,9 +353,4 @@ struct Tree {
             count -= 1
         }
     }
-
-    /// Clears the `visited` flag on a subtree.
-    mutating func clearVisited(from start: Index) {
-        walk(from: start) { nodes[Int($0)].flags &= ~Flag.visited }
-    }
 }

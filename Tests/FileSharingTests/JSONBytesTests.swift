@@ -1,6 +1,9 @@
 @testable import FileSharing
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("JSON bytes")
 struct JSONBytesTests {
@@ -12,7 +15,7 @@ struct JSONBytesTests {
         for seconds in samples {
             var json = JSONBytes(capacity: 32)
             json.time(nanoseconds: seconds * 1_000_000_000 + 123)
-            #expect(String(decoding: json.bytes, as: UTF8.self) == "\"" + RFC3339.format(nanoseconds: seconds * 1_000_000_000) + "\"",
+            #expect(String(decoding: json.bytes, as: UTF8.self) == "\"" + JSONBytesTests.gmtimeRFC3339(seconds) + "\"",
                     "\(seconds)")
         }
     }
@@ -34,5 +37,15 @@ struct JSONBytesTests {
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [Any])
         #expect(parsed.prefix(texts.count).compactMap { $0 as? String } == texts)
         #expect(parsed.suffix(4).compactMap { ($0 as? NSNumber)?.int64Value } == [0, 7, 1_234_567_890_123, -42])
+    }
+
+    /// The C library's answer, as the reference.
+    static func gmtimeRFC3339(_ value: Int64) -> String {
+        var seconds = time_t(value)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 }
