@@ -154,6 +154,65 @@ int cfs_set_xattr(const char *path, const char *name, const void *value, size_t 
     return RETRY(lsetxattr(path, name, value, size, 0)) == 0 ? 0 : -errno;
 }
 
+ssize_t cfs_fget_xattr(int fd, const char *name, void *value, size_t size) {
+    ssize_t n = RETRY(fgetxattr(fd, name, value, size));
+    return n < 0 ? -errno : n;
+}
+
+int cfs_fset_xattr(int fd, const char *name, const void *value, size_t size) {
+    return RETRY(fsetxattr(fd, name, value, size, 0)) == 0 ? 0 : -errno;
+}
+
+int cfs_fremove_xattr(int fd, const char *name) {
+    return RETRY(fremovexattr(fd, name)) == 0 ? 0 : -errno;
+}
+
+int64_t cfs_copy_file(int in, int out) {
+    if (ioctl(out, FICLONE, in) == 0) {
+        struct stat st;
+        if (fstat(out, &st) != 0) return -errno;
+        return (int64_t)st.st_size;
+    }
+    int64_t total = 0;
+    for (;;) {
+        ssize_t n = RETRY(copy_file_range(in, NULL, out, NULL, 1 << 30, 0));
+        if (n < 0 && total == 0 && (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL)) break;
+        if (n < 0) return -errno;
+        if (n == 0) return total;
+        total += n;
+    }
+    // No copy_file_range between these two: read and write.
+    char buffer[65536];
+    for (;;) {
+        ssize_t n = RETRY(read(in, buffer, sizeof buffer));
+        if (n < 0) return -errno;
+        if (n == 0) return total;
+        ssize_t done = 0;
+        while (done < n) {
+            ssize_t w = RETRY(write(out, buffer + done, (size_t)(n - done)));
+            if (w < 0) return -errno;
+            done += w;
+        }
+        total += n;
+    }
+}
+
+ssize_t cfs_readlink_at(int dirfd, const char *path, char *buffer, size_t size) {
+    if (size == 0) return -EINVAL;
+    ssize_t n = RETRY(readlinkat(dirfd, path, buffer, size - 1));
+    if (n < 0) return -errno;
+    buffer[n] = 0;
+    return n;
+}
+
+int cfs_symlink_at(const char *target, int dirfd, const char *path) {
+    return RETRY(symlinkat(target, dirfd, path)) == 0 ? 0 : -errno;
+}
+
+int cfs_fchmod(int fd, unsigned int mode) {
+    return RETRY(fchmod(fd, (mode_t)mode)) == 0 ? 0 : -errno;
+}
+
 int64_t cfs_filesystem_type(const char *path) {
     struct statfs s;
     if (RETRY(statfs(path, &s)) != 0) return -errno;
@@ -216,6 +275,12 @@ int64_t cfs_available_bytes(int fd) {
     struct statvfs s;
     if (fstatvfs(fd, &s) != 0) return -errno;
     return (int64_t)s.f_bavail * (int64_t)s.f_frsize;
+}
+
+int64_t cfs_used_bytes(int fd) {
+    struct statvfs s;
+    if (fstatvfs(fd, &s) != 0) return -errno;
+    return (int64_t)(s.f_blocks - s.f_bfree) * (int64_t)s.f_frsize;
 }
 
 ssize_t cfs_pwrite_all(int fd, const void *buffer, size_t count, int64_t offset) {

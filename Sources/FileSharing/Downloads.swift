@@ -30,7 +30,7 @@ extension ShareServer {
         guard metadata.kind == .file else {
             throw ShareError(.notFound, "'\(path)' is a folder; list it with /api/list or download it with /api/zip")
         }
-        let etag = "\"\(String(metadata.inode, radix: 16))-\(String(metadata.size, radix: 16))-\(String(metadata.modified, radix: 16))\""
+        let etag = metadata.entityTag
         var headers: HTTPFields = [
             .eTag: etag,
             .lastModified: HTTPDate.format(nanoseconds: metadata.modified),

@@ -106,13 +106,18 @@ public struct ShareError: Error, Sendable, CustomStringConvertible {
         case unauthorized = 401
         case forbidden = 403
         case notFound = 404
+        case methodNotAllowed = 405
         case conflict = 409
         case preconditionFailed = 412
         case contentTooLarge = 413
         case unsupportedMediaType = 415
         case rangeNotSatisfiable = 416
+        case locked = 423
+        case failedDependency = 424
         case insufficientStorage = 507
         case internalError = 500
+        case badGateway = 502
+        case serviceUnavailable = 503
     }
 
     /// What kind of failure, and so the status.

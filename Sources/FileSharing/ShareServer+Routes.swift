@@ -16,6 +16,7 @@ extension ShareServer {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
         }
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
+        router.add(middleware: WebDAVMiddleware(server: self))
 
         router.get("/") { _, _ in ShareServer.asset(WebAssets.html, type: "text/html; charset=utf-8") }
         router.get("/app.js") { _, _ in ShareServer.asset(WebAssets.javaScript, type: "text/javascript; charset=utf-8") }
@@ -89,11 +90,29 @@ extension ShareServer {
         _ paths: [SharePath], method: String, context: ShareContext,
         _ work: @escaping @Sendable () throws(ShareError) -> T
     ) async throws -> T {
-        let key = origins.begin(paths.map(\.itemPath), ChangeOrigin(face: "api", client: context.client, user: context.user, method: method))
+        try refuseIfLocked(paths)
+        return try await change(paths, origin: ChangeOrigin(face: "api", client: context.client, user: context.user, method: method), work)
+    }
+
+    /// Runs a change made on behalf of `origin` (see the other `change`).
+    func change<T: Sendable>(
+        _ paths: [SharePath], origin: ChangeOrigin, _ work: @escaping @Sendable () throws(ShareError) -> T
+    ) async throws -> T {
+        let key = origins.begin(paths.map(\.itemPath), origin)
         defer { origins.finish(key) }
         let result = try await blocking(work)
         await observer.sync()
         return result
+    }
+
+    /// 423 when a WebDAV client holds a lock on one of `paths` (or under
+    /// one): the page and the JSON API respect WebDAV locks too.
+    func refuseIfLocked(_ paths: [SharePath]) throws(ShareError) {
+        for path in paths {
+            if let lock = dav.locks(coveringOrUnder: path).first {
+                throw ShareError(.locked, "'\(lock.root)' is locked by a WebDAV client for \(lock.timeout) seconds at most; try again later")
+            }
+        }
     }
 
     // MARK: Info and listing

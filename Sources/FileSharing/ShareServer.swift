@@ -55,7 +55,7 @@ public struct ShareConfiguration: Sendable {
 }
 
 /// Shares a folder over HTTP: the web page at `/`, the JSON API at `/api/`
-/// (`http-api.md`), with the folder watched beside it so every change (made
+/// (`http-api.md`) and WebDAV at `/dav/`, with the folder watched beside it so every change (made
 /// through the server or not) reaches `/api/events`.
 public final class ShareServer: Service {
     /// The configuration.
@@ -66,6 +66,7 @@ public final class ShareServer: Service {
     let relay: EventRelay
     let origins = OriginRegistry()
     let uploads: ResumableUploads
+    let dav = WebDAVState()
     let logger: Logger
     private let observation: ObservationToken
     private let boundPort = Mutex<Int?>(nil)
@@ -139,12 +140,14 @@ public final class ShareServer: Service {
     public func run(onListening: (@Sendable (String) async -> Void)?) async throws {
         let app = try application(onListening: onListening)
         defer {
+            materializeAllPlaceholders()
             relay.finishAll()
             observer.stop()
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.run() }
             group.addTask { await self.relay.keepAlive() }
+            group.addTask { await self.maintainWebDAV() }
             group.addTask {
                 // The folder removed or moved away ends the server.
                 try await self.observer.waitUntilStopped()

@@ -25,6 +25,9 @@ final class SharedFolder: Sendable {
         var modified: Int64
         var inode: UInt64
         var device: UInt64
+        /// Birth time (nanoseconds since the epoch), or the modification time
+        /// where the file system does not record it.
+        var created: Int64
 
         enum Kind: Sendable { case file, directory, symlink, other }
 
@@ -40,6 +43,12 @@ final class SharedFolder: Sendable {
             modified = raw.mtime_ns
             inode = raw.ino
             device = raw.dev
+            created = raw.btime_ns != 0 ? raw.btime_ns : raw.mtime_ns
+        }
+
+        /// The strong validator of the content: inode, size and modification time.
+        var entityTag: String {
+            "\"\(String(inode, radix: 16))-\(String(size, radix: 16))-\(String(modified, radix: 16))\""
         }
     }
 
@@ -160,7 +169,7 @@ final class SharedFolder: Sendable {
         try SharedFolder.removeEntry(path.name, in: parentFD, path: path)
     }
 
-    private static func removeEntry(_ name: String, in directory: Int32, path: SharePath) throws(ShareError) {
+    static func removeEntry(_ name: String, in directory: Int32, path: SharePath) throws(ShareError) {
         let file = cfs_unlinkat(directory, name, 0)
         if file == 0 { return }
         guard file == -EISDIR else { throw error(-file, path) }
@@ -206,13 +215,15 @@ final class SharedFolder: Sendable {
         }
         let source = try parent(of: from, creating: false)
         defer { close(source) }
-        _ = try metadataNoFollow(name: from.name, in: source, path: from)
+        let moved = try metadataNoFollow(name: from.name, in: source, path: from)
         let destination = try parent(of: to, creating: true)
         defer { close(destination) }
         var result = cfs_renameat2(source, from.name, destination, to.name, 1)  // RENAME_NOREPLACE
         if result == -EEXIST && overwrite {
             let target = try metadataNoFollow(name: to.name, in: destination, path: to)
-            if target.kind == .directory {
+            // rename(2) replaces a file with a file in one step; a folder on
+            // either side is removed first.
+            if target.kind == .directory || moved.kind == .directory {
                 try SharedFolder.removeEntry(to.name, in: destination, path: to)
                 result = cfs_renameat2(source, from.name, destination, to.name, 1)
             } else {
@@ -266,16 +277,43 @@ final class SharedFolder: Sendable {
         _ = cfs_unlinkat(stagingFD, name, 0)
     }
 
+    /// The metadata of a staging file, or `nil` when it is gone.
+    func stagingMetadata(named name: String) throws(ShareError) -> Metadata? {
+        var raw = cfs_stat()
+        let result = cfs_lstat_at(stagingFD, name, &raw)
+        if result == -ENOENT { return nil }
+        if result < 0 { throw SharedFolder.error(-result, .root) }
+        return Metadata(raw)
+    }
+
+    /// Copies the WebDAV properties of a staging file to an open file.
+    func copyStagingProperties(from name: String, to fd: Int32) {
+        let source = openat(stagingFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard source >= 0 else { return }
+        defer { close(source) }
+        DeadProperties.copy(from: source, to: fd)
+    }
+
+    /// Opens a staging file for reading its properties; `nil` when it is gone.
+    func openStagingForProperties(named name: String) -> Int32? {
+        let fd = openat(stagingFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        return fd >= 0 ? fd : nil
+    }
+
     /// Whether a staging file exists (for resumable uploads after a restart).
     func stagingFileSize(named name: String) -> Int64? {
         var raw = cfs_stat()
         return cfs_lstat_at(stagingFD, name, &raw) == 0 ? Int64(raw.size) : nil
     }
 
-    /// Removes what interrupted uploads left behind, except resumable ones.
+    /// Removes what interrupted uploads and copies left behind, except
+    /// resumable uploads; empty files WebDAV clients created are put in place.
     private func cleanStaging() {
+        recoverPlaceholders()
         guard let names = try? SharedFolder.entries(fd: stagingFD, path: .root) else { return }
-        for name in names where !name.hasPrefix("resumable-") { discardStagingFile(named: name) }
+        for name in names where !name.hasPrefix("resumable-") {
+            try? SharedFolder.removeEntry(name, in: stagingFD, path: .root)
+        }
     }
 
     /// Bytes free for new files.

@@ -17,6 +17,7 @@ extension ShareServer {
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         try checkSize(declared)
+        try refuseIfLocked([path])
         let staging = "upload-" + UUID().uuidString
         let fd = try await blocking { () throws(ShareError) in try self.folder.createStagingFile(named: staging) }
         var committed = false

@@ -76,6 +76,19 @@ size_t cfs_dirent_at(const void *buffer, size_t offset, const char **name, uint8
 /// Extended attributes, without following symbolic links.
 ssize_t cfs_get_xattr(const char *path, const char *name, void *value, size_t size);
 int cfs_set_xattr(const char *path, const char *name, const void *value, size_t size);
+/// Extended attributes of an open descriptor (size 0 asks for the length).
+ssize_t cfs_fget_xattr(int fd, const char *name, void *value, size_t size);
+int cfs_fset_xattr(int fd, const char *name, const void *value, size_t size);
+int cfs_fremove_xattr(int fd, const char *name);
+
+/// Copies the whole of `in` to the (empty) `out`, sharing extents (FICLONE) where the file system can and with
+/// copy_file_range otherwise. Returns the bytes copied or -errno.
+int64_t cfs_copy_file(int in, int out);
+/// readlinkat into `buffer` (NUL-terminated); returns the length or -errno.
+ssize_t cfs_readlink_at(int dirfd, const char *path, char *buffer, size_t size);
+int cfs_symlink_at(const char *target, int dirfd, const char *path);
+/// fchmod, for copies that keep the original's permissions.
+int cfs_fchmod(int fd, unsigned int mode);
 
 /// statfs f_type of the file system holding `path`.
 int64_t cfs_filesystem_type(const char *path);
@@ -99,6 +112,8 @@ int cfs_mkdirat(int dirfd, const char *name, unsigned int mode);
 int cfs_unlinkat(int dirfd, const char *name, int flags);
 /// Bytes available to unprivileged users on the file system of `fd`.
 int64_t cfs_available_bytes(int fd);
+/// Bytes in use on the file system of `fd`.
+int64_t cfs_used_bytes(int fd);
 ssize_t cfs_pwrite_all(int fd, const void *buffer, size_t count, int64_t offset);
 ssize_t cfs_pread(int fd, void *buffer, size_t count, int64_t offset);
 int cfs_fsync(int fd);

@@ -1,0 +1,102 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+extension ShareServer {
+    /// `LOCK`: a new lock (a body with `DAV:lockinfo`), or a refresh (no
+    /// body, the lock's token in the `If` header). A lock on a name where
+    /// nothing is yet creates an empty file there, held back until its content
+    /// comes or the lock ends.
+    func davLock(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
+        let body = try await WebDAV.xmlBody(request)
+        let timeout = WebDAV.timeout(request)
+        guard let body else { return try await davRefresh(path, request: request, timeout: timeout) }
+        guard body.isDAV("lockinfo") else { throw ShareError(.badRequest, "a LOCK body must be a DAV:lockinfo element") }
+        guard let scope = body.child("lockscope")?.elements.first, scope.isDAV("exclusive") || scope.isDAV("shared") else {
+            throw ShareError(.badRequest, "DAV:lockinfo needs a DAV:lockscope of DAV:exclusive or DAV:shared")
+        }
+        guard body.child("locktype")?.elements.first?.isDAV("write") == true else {
+            throw ShareError(.badRequest, "DAV:lockinfo needs a DAV:locktype of DAV:write (the only kind of lock)")
+        }
+        let depth = try WebDAV.depth(request) ?? Int.max
+        guard depth == 0 || depth == Int.max else { throw ShareError(.badRequest, "LOCK takes Depth 0 or infinity") }
+        let tokens = try await davConditions(request, path: path)
+        let resource = try await davResource(path)
+        if !resource.exists {
+            guard !path.isRoot else { throw ShareError(.notFound, "the shared folder is missing") }
+            try await davRequireParent(path)
+            try davRequireTokens(tokens, changing: [], members: [path.parent])
+        }
+        let now = dav.now()
+        let lock = DAVLock(
+            token: "opaquelocktoken:" + UUID().uuidString.lowercased(), root: path, isDeep: depth != 0, isExclusive: scope.isDAV("exclusive"),
+            owner: body.child("owner")?.serialized, user: context.user, timeout: timeout, expires: now + timeout * 1_000_000_000)
+        switch dav.withLocks({ table, now in table.add(lock, now: now) }) {
+        case .conflict(let other):
+            throw DAVError.locked(other, condition: "no-conflicting-lock")
+        case .full:
+            throw ShareError(.serviceUnavailable, "too many locks are held (\(DAVLockTable.capacity)); try again later")
+        case .locked:
+            break
+        }
+        if !resource.exists {
+            let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: "LOCK")
+            do {
+                let name = try await blocking { () throws(ShareError) in try self.folder.createPlaceholder(for: path) }
+                dav.addPlaceholder(.init(staging: name, created: dav.now(), origin: origin), at: path)
+            } catch {
+                _ = dav.withLocks { table, now in table.unlock(token: lock.token, path: path, now: now) }
+                throw error
+            }
+        }
+        var response = lockResponse(lock, status: resource.exists ? .ok : .created)
+        response.headers[.init("Lock-Token")!] = "<\(lock.token)>"
+        return response
+    }
+
+    private func davRefresh(_ path: SharePath, request: Request, timeout: Int64) async throws -> Response {
+        guard request.headers[.init("If")!] != nil else {
+            throw ShareError(.badRequest, "a LOCK without a body refreshes a lock: send its token in an If header")
+        }
+        let tokens = try await davConditions(request, path: path)
+        for token in tokens.sorted() {
+            if let lock = dav.withLocks({ table, now in table.refresh(token: token, path: path, timeout: timeout, now: now) }) {
+                return lockResponse(lock, status: .ok)
+            }
+        }
+        throw DAVError(status: 412, message: "no lock of those in the If header applies to '\(path)'", condition: "lock-token-matches-request-uri")
+    }
+
+    private func lockResponse(_ lock: DAVLock, status: HTTPResponse.Status) -> Response {
+        var writer = XMLWriter()
+        writer.raw("<D:prop xmlns:D=\"DAV:\">")
+        writeLockDiscovery([lock], into: &writer)
+        writer.raw("</D:prop>\n")
+        return WebDAV.xmlResponse(status: status, writer.bytes)
+    }
+
+    /// `UNLOCK` with `Lock-Token: <token>`.
+    func davUnlock(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
+        guard let header = request.headers[.init("Lock-Token")!]?.trimmingCharacters(), header.hasPrefix("<"), header.hasSuffix(">") else {
+            throw ShareError(.badRequest, "UNLOCK needs a Lock-Token header: <opaquelocktoken:...>")
+        }
+        let token = String(header.dropFirst().dropLast())
+        guard let lock = dav.withLocks({ table, now in table.unlock(token: token, path: path, now: now) }) else {
+            throw DAVError(
+                status: 409, message: "no lock with that token applies to '\(path)'", condition: "lock-token-matches-request-uri",
+                hrefs: [WebDAV.href(path, collection: false)])
+        }
+        // An empty file the lock held back becomes a file now that no lock holds it.
+        for (placeholderPath, placeholder) in dav.placeholders(under: lock.root) where dav.locks(covering: placeholderPath).isEmpty {
+            try await materialize(placeholderPath, placeholder)
+        }
+        return Response(status: .noContent)
+    }
+}
+
+extension WebDAVState {
+    /// The placeholders at and under `path`.
+    func placeholders(under path: SharePath) -> [(SharePath, Placeholder)] {
+        duePlaceholders(all: true).filter { $0.0.isSame(asOrUnder: path) }
+    }
+}

@@ -1,0 +1,311 @@
+import CFileshareShim
+import Hummingbird
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a PROPFIND asks for.
+enum PropfindRequest: Sendable {
+    /// Every dead property and the live ones of RFC 4918 (plus those named in `include`).
+    case all(include: [PropertyName])
+    /// The names only.
+    case names
+    /// These properties.
+    case some([PropertyName])
+
+    init(_ body: XMLElement?) throws(ShareError) {
+        guard let body else {
+            self = .all(include: [])
+            return
+        }
+        guard body.isDAV("propfind") else { throw ShareError(.badRequest, "a PROPFIND body must be a DAV:propfind element") }
+        if let prop = body.child("prop") {
+            self = .some(prop.elements.map { PropertyName(namespace: $0.namespace, name: $0.name) })
+        } else if body.child("allprop") != nil {
+            self = .all(include: body.child("include")?.elements.map { PropertyName(namespace: $0.namespace, name: $0.name) } ?? [])
+        } else if body.child("propname") != nil {
+            self = .names
+        } else {
+            throw ShareError(.badRequest, "a DAV:propfind must hold DAV:prop, DAV:allprop or DAV:propname")
+        }
+    }
+}
+
+/// The live properties this server computes (all protected).
+enum LiveProperty: String, CaseIterable {
+    case creationdate, displayname, getcontentlength, getcontenttype, getetag, getlastmodified
+    case lockdiscovery, resourcetype, supportedlock
+    case quotaAvailable = "quota-available-bytes"
+    case quotaUsed = "quota-used-bytes"
+
+    /// Those an `allprop` answers (RFC 4331 keeps quotas out of it).
+    static let inAllprop: [LiveProperty] = [
+        .creationdate, .displayname, .getcontentlength, .getcontenttype, .getetag, .getlastmodified, .lockdiscovery,
+        .resourcetype, .supportedlock,
+    ]
+
+    var name: PropertyName { .dav(rawValue) }
+}
+
+extension ShareServer {
+    /// One resource of a multistatus answer.
+    struct DAVEntry {
+        var path: SharePath
+        var metadata: SharedFolder.Metadata
+        var properties: DeadProperties.Entries
+    }
+
+    func davPropfind(_ path: SharePath, request: Request) async throws -> Response {
+        let depth = try WebDAV.depth(request) ?? Int.max
+        guard depth <= 1 else {
+            throw DAVError(
+                status: 403, message: "PROPFIND with Depth: infinity is refused; ask for Depth: 0 or 1",
+                condition: "propfind-finite-depth")
+        }
+        let asked = try PropfindRequest(try await WebDAV.xmlBody(request))
+        let needsDead: Bool = switch asked {
+        case .all, .names: true
+        case .some(let names): names.contains { $0.namespace != "DAV:" || LiveProperty(rawValue: $0.name) == nil }
+        }
+        let resource = try await davResource(path)
+        var entries: [DAVEntry] = []
+        switch resource {
+        case .missing:
+            throw ShareError(.notFound, "'\(path)': no such file or folder")
+        case .placeholder(let placeholder, let metadata):
+            let properties = needsDead ? folder.stagingProperties(named: placeholder.staging) : []
+            entries.append(DAVEntry(path: path, metadata: metadata, properties: properties))
+        case .item(let metadata):
+            let folder = self.folder
+            let children = try await blocking { () throws(ShareError) in
+                let own = needsDead ? folder.properties(of: path) : []
+                let children = depth == 1 && metadata.kind == .directory ? try folder.davChildren(of: path, properties: needsDead) : []
+                return (own, children)
+            }
+            entries.append(DAVEntry(path: path, metadata: metadata, properties: children.0))
+            for child in children.1 {
+                guard let childPath = try? path.appending(child.name) else { continue }
+                entries.append(DAVEntry(path: childPath, metadata: child.metadata, properties: child.properties))
+            }
+            if depth == 1 && metadata.kind == .directory {
+                for (childPath, placeholder) in dav.placeholders(in: path) where !children.1.contains(where: { $0.name == childPath.name }) {
+                    guard let metadata = try? folder.stagingMetadata(named: placeholder.staging) else { continue }
+                    let properties = needsDead ? folder.stagingProperties(named: placeholder.staging) : []
+                    entries.append(DAVEntry(path: childPath, metadata: metadata, properties: properties))
+                }
+            }
+        }
+        let quota = (available: folder.availableBytes, used: folder.usedBytes)
+        var writer = XMLWriter(capacity: 256 + entries.count * 700)
+        writer.raw("<D:multistatus xmlns:D=\"DAV:\">")
+        for entry in entries { writeResponse(entry, asked: asked, quota: quota, into: &writer) }
+        writer.raw("</D:multistatus>\n")
+        return WebDAV.xmlResponse(status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"), writer.bytes)
+    }
+
+    private func writeResponse(
+        _ entry: DAVEntry, asked: PropfindRequest, quota: (available: Int64, used: Int64), into writer: inout XMLWriter
+    ) {
+        let collection = entry.metadata.kind == .directory
+        writer.raw("<D:response><D:href>")
+        writer.text(WebDAV.href(entry.path, collection: collection))
+        writer.raw("</D:href>")
+        var missing: [PropertyName] = []
+        writer.raw("<D:propstat><D:prop>")
+        switch asked {
+        case .names:
+            for live in LiveProperty.allCases where applies(live, collection: collection) {
+                writer.emptyElement(namespace: "DAV:", name: live.rawValue)
+            }
+            for property in entry.properties where !(property.name.namespace == "DAV:" && LiveProperty(rawValue: property.name.name) != nil) {
+                writer.emptyElement(namespace: property.name.namespace, name: property.name.name)
+            }
+        case .all(let include):
+            let deadDisplayName = entry.properties.contains { $0.name == .dav("displayname") }
+            for live in LiveProperty.inAllprop where applies(live, collection: collection) && !(live == .displayname && deadDisplayName) {
+                writeLive(live, entry, quota: quota, into: &writer)
+            }
+            for property in entry.properties { writer.raw(property.xml) }
+            for name in include where name.namespace == "DAV:" {
+                if let live = LiveProperty(rawValue: name.name), !LiveProperty.inAllprop.contains(live), applies(live, collection: collection) {
+                    writeLive(live, entry, quota: quota, into: &writer)
+                }
+            }
+        case .some(let names):
+            for name in names {
+                if let stored = entry.properties.first(where: { $0.name == name }) {
+                    writer.raw(stored.xml)
+                } else if name.namespace == "DAV:", let live = LiveProperty(rawValue: name.name), applies(live, collection: collection) {
+                    writeLive(live, entry, quota: quota, into: &writer)
+                } else {
+                    missing.append(name)
+                }
+            }
+        }
+        writer.raw("</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat>")
+        if !missing.isEmpty {
+            writer.raw("<D:propstat><D:prop>")
+            for name in missing { writer.emptyElement(namespace: name.namespace, name: name.name) }
+            writer.raw("</D:prop><D:status>HTTP/1.1 404 Not Found</D:status></D:propstat>")
+        }
+        writer.raw("</D:response>")
+    }
+
+    private func applies(_ live: LiveProperty, collection: Bool) -> Bool {
+        switch live {
+        case .getcontentlength, .getcontenttype: !collection
+        default: true
+        }
+    }
+
+    private func writeLive(_ live: LiveProperty, _ entry: DAVEntry, quota: (available: Int64, used: Int64), into writer: inout XMLWriter) {
+        let metadata = entry.metadata
+        switch live {
+        case .creationdate:
+            var time = JSONBytes(capacity: 24)
+            time.time(nanoseconds: metadata.created)
+            writer.raw("<D:creationdate>")
+            writer.raw(String(decoding: time.bytes.dropFirst().dropLast(), as: UTF8.self))
+            writer.raw("</D:creationdate>")
+        case .displayname:
+            writer.dav("displayname", entry.path.isRoot ? "" : entry.path.name)
+        case .getcontentlength:
+            writer.dav("getcontentlength", String(metadata.size))
+        case .getcontenttype:
+            writer.dav("getcontenttype", ShareServer.mediaType(for: entry.path.name))
+        case .getetag:
+            writer.dav("getetag", metadata.entityTag)
+        case .getlastmodified:
+            writer.dav("getlastmodified", HTTPDate.format(nanoseconds: metadata.modified))
+        case .resourcetype:
+            writer.raw(metadata.kind == .directory ? "<D:resourcetype><D:collection/></D:resourcetype>" : "<D:resourcetype/>")
+        case .supportedlock:
+            writer.raw(
+                "<D:supportedlock><D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
+                    + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry></D:supportedlock>")
+        case .lockdiscovery:
+            writeLockDiscovery(dav.locks(covering: entry.path), into: &writer)
+        case .quotaAvailable:
+            writer.dav("quota-available-bytes", String(quota.available))
+        case .quotaUsed:
+            writer.dav("quota-used-bytes", String(metadata.kind == .directory ? quota.used : metadata.size))
+        }
+    }
+
+    /// `DAV:lockdiscovery` with one `DAV:activelock` per lock.
+    func writeLockDiscovery(_ locks: [DAVLock], into writer: inout XMLWriter) {
+        guard !locks.isEmpty else {
+            writer.raw("<D:lockdiscovery/>")
+            return
+        }
+        let now = dav.now()
+        writer.raw("<D:lockdiscovery>")
+        for lock in locks {
+            writer.raw("<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope>")
+            writer.raw(lock.isExclusive ? "<D:exclusive/>" : "<D:shared/>")
+            writer.raw("</D:lockscope>")
+            writer.dav("depth", lock.isDeep ? "infinity" : "0")
+            if let owner = lock.owner { writer.raw(owner) }
+            writer.dav("timeout", "Second-\(max(0, (lock.expires - now) / 1_000_000_000))")
+            writer.raw("<D:locktoken>")
+            writer.dav("href", lock.token)
+            writer.raw("</D:locktoken><D:lockroot>")
+            writer.dav("href", WebDAV.href(lock.root, collection: false))
+            writer.raw("</D:lockroot></D:activelock>")
+        }
+        writer.raw("</D:lockdiscovery>")
+    }
+
+    // MARK: PROPPATCH
+
+    func davProppatch(_ path: SharePath, request: Request) async throws -> Response {
+        let tokens = try await davConditions(request, path: path)
+        let resource = try await davResource(path)
+        guard resource.exists else { throw ShareError(.notFound, "'\(path)': no such file or folder") }
+        try davRequireTokens(tokens, changing: [path])
+        guard let body = try await WebDAV.xmlBody(request), body.isDAV("propertyupdate") else {
+            throw ShareError(.badRequest, "a PROPPATCH body must be a DAV:propertyupdate element")
+        }
+        // The instructions in document order: set (with the element) or remove.
+        var instructions: [(name: PropertyName, element: XMLElement?)] = []
+        for instruction in body.elements {
+            let isSet = instruction.isDAV("set")
+            guard isSet || instruction.isDAV("remove") else { continue }
+            guard let prop = instruction.child("prop") else { throw ShareError(.badRequest, "DAV:\(instruction.name) without DAV:prop") }
+            for element in prop.elements {
+                instructions.append((PropertyName(namespace: element.namespace, name: element.name), isSet ? element : nil))
+            }
+        }
+        let protected = instructions.filter { $0.name.namespace == "DAV:" && LiveProperty(rawValue: $0.name.name) != nil && $0.name.name != "displayname" }
+        var failure: (status: String, names: [PropertyName])? = nil
+        if !protected.isEmpty {
+            failure = ("403 Forbidden", protected.map(\.name))
+        } else {
+            let placeholder: String? = if case .placeholder(let placeholder, _) = resource { placeholder.staging } else { nil }
+            let folder = self.folder
+            let changes = instructions
+            do {
+                try await blocking { () throws(ShareError) in
+                    let fd: Int32
+                    if let placeholder {
+                        guard let opened = folder.openStagingForProperties(named: placeholder) else {
+                            throw ShareError(.notFound, "'\(path)': no such file or folder")
+                        }
+                        fd = opened
+                    } else {
+                        fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
+                    }
+                    defer { close(fd) }
+                    var entries = DeadProperties.read(fd: fd)
+                    for (name, element) in changes {
+                        entries.removeAll { $0.name == name }
+                        if let element { entries.append((name, element.serialized)) }
+                    }
+                    try DeadProperties.write(entries, fd: fd, path: path)
+                }
+            } catch let error as ShareError {
+                failure = ("\(error.kind.rawValue) \(HTTPResponse.Status(code: error.kind.rawValue).reasonPhrase)", instructions.map(\.name))
+            }
+        }
+        var writer = XMLWriter()
+        writer.raw("<D:multistatus xmlns:D=\"DAV:\"><D:response><D:href>")
+        writer.text(WebDAV.href(path, collection: resource.isCollection))
+        writer.raw("</D:href>")
+        func propstat(_ names: [PropertyName], _ status: String) {
+            guard !names.isEmpty else { return }
+            writer.raw("<D:propstat><D:prop>")
+            for name in names { writer.emptyElement(namespace: name.namespace, name: name.name) }
+            writer.raw("</D:prop><D:status>HTTP/1.1 " + status + "</D:status>")
+            if status.hasPrefix("403") { writer.raw("<D:error><D:cannot-modify-protected-property/></D:error>") }
+            writer.raw("</D:propstat>")
+        }
+        if let failure {
+            propstat(failure.names, failure.status)
+            propstat(instructions.map(\.name).filter { !failure.names.contains($0) }, "424 Failed Dependency")
+        } else {
+            propstat(instructions.map(\.name), "200 OK")
+        }
+        writer.raw("</D:response></D:multistatus>\n")
+        return WebDAV.xmlResponse(status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"), writer.bytes)
+    }
+}
+
+extension SharedFolder {
+    /// The WebDAV properties of a shared item (none when it cannot be opened).
+    func properties(of path: SharePath) -> DeadProperties.Entries {
+        guard let fd = try? open(path, flags: O_RDONLY | O_NONBLOCK) else { return [] }
+        defer { close(fd) }
+        return DeadProperties.read(fd: fd)
+    }
+
+    /// The WebDAV properties of a held-back empty file.
+    func stagingProperties(named name: String) -> DeadProperties.Entries {
+        guard let fd = openStagingForProperties(named: name) else { return [] }
+        defer { close(fd) }
+        return DeadProperties.read(fd: fd)
+    }
+
+    /// Bytes in use on the shared folder's file system.
+    var usedBytes: Int64 { max(0, cfs_used_bytes(rootFD)) }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the WebDAV face remembers between requests: its locks and the empty
+/// files it holds back. Locks live in memory (a restart releases them, as a
+/// client is told by its next refresh failing).
+final class WebDAVState: Sendable {
+    /// An empty file a client created that waits in the staging folder for its content.
+    struct Placeholder: Sendable {
+        var staging: String
+        var created: Int64
+        var origin: ChangeOrigin
+    }
+
+    /// How long an empty file no lock holds is kept back (Finder locks it
+    /// right after its empty PUT).
+    static let placeholderGrace: Int64 = 2_000_000_000
+
+    private let table = Mutex(DAVLockTable())
+    private let placeholders = Mutex<[SharePath: Placeholder]>([:])
+    /// Monotonic nanoseconds.
+    let now: @Sendable () -> Int64
+
+    init(now: @escaping @Sendable () -> Int64 = WebDAVState.monotonicNow) { self.now = now }
+
+    static func monotonicNow() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    // MARK: Locks
+
+    func withLocks<T>(_ body: (inout DAVLockTable, Int64) -> T) -> T {
+        let now = self.now()
+        return table.withLock { body(&$0, now) }
+    }
+
+    func locks(covering path: SharePath) -> [DAVLock] { withLocks { $0.locks(covering: path, now: $1) } }
+
+    func locks(coveringOrUnder path: SharePath) -> [DAVLock] { withLocks { $0.locks(coveringOrUnder: path, now: $1) } }
+
+    func lock(token: String) -> DAVLock? { withLocks { $0.lock(token: token, now: $1) } }
+
+    func removeLocks(under path: SharePath) { table.withLock { $0.removeAll(under: path) } }
+
+    /// Drops the locks whose time is over.
+    func expireLocks() -> [DAVLock] { withLocks { $0.expire(now: $1) } }
+
+    // MARK: Held-back empty files
+
+    func placeholder(at path: SharePath) -> Placeholder? { placeholders.withLock { $0[path] } }
+
+    func placeholders(in folder: SharePath) -> [(SharePath, Placeholder)] {
+        placeholders.withLock { $0.filter { $0.key.parent == folder }.map { ($0.key, $0.value) } }
+    }
+
+    func addPlaceholder(_ placeholder: Placeholder, at path: SharePath) {
+        placeholders.withLock { $0[path] = placeholder }
+    }
+
+    /// Forgets the placeholder at `path` if it is still `staging`; returns whether it was.
+    @discardableResult
+    func removePlaceholder(at path: SharePath, staging: String) -> Bool {
+        placeholders.withLock {
+            guard $0[path]?.staging == staging else { return false }
+            $0[path] = nil
+            return true
+        }
+    }
+
+    /// Forgets the placeholders at and under `path`; returns them.
+    func removePlaceholders(under path: SharePath) -> [(SharePath, Placeholder)] {
+        placeholders.withLock { entries in
+            let removed = entries.filter { $0.key.isSame(asOrUnder: path) }.map { ($0.key, $0.value) }
+            for (key, _) in removed { entries[key] = nil }
+            return removed
+        }
+    }
+
+    /// The placeholders due to become files: no lock holds them and their grace is over
+    /// (all of them when `all`).
+    func duePlaceholders(all: Bool = false) -> [(SharePath, Placeholder)] {
+        let now = self.now()
+        let candidates = placeholders.withLock { $0.map { ($0.key, $0.value) } }
+        if all { return candidates }
+        return candidates.filter { path, placeholder in
+            now - placeholder.created >= WebDAVState.placeholderGrace && locks(covering: path).isEmpty
+        }
+    }
+}

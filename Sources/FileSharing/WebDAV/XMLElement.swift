@@ -1,0 +1,449 @@
+/// A namespace-aware XML element: what WebDAV request bodies are made of,
+/// and how dead property values are kept.
+///
+/// Written here rather than taken from FoundationXML: WebDAV needs a small
+/// tree with resolved namespaces, must refuse document type declarations
+/// (entity expansion, external entities) and must call an empty prefixed
+/// namespace declaration (`xmlns:p=""`) malformed, which libxml2 only warns
+/// about; a few hundred lines do exactly that, on bytes, with limits.
+struct XMLElement: Sendable, Equatable {
+    /// The namespace URI (`""` for none) and the local name.
+    var namespace: String
+    var name: String
+    var attributes: [Attribute]
+    var children: [Node]
+
+    struct Attribute: Sendable, Equatable {
+        var namespace: String
+        var name: String
+        var value: String
+    }
+
+    enum Node: Sendable, Equatable {
+        case element(XMLElement)
+        case text(String)
+    }
+
+    init(namespace: String, name: String, attributes: [Attribute] = [], children: [Node] = []) {
+        self.namespace = namespace
+        self.name = name
+        self.attributes = attributes
+        self.children = children
+    }
+
+    /// Whether this is `DAV:` + `name`.
+    func isDAV(_ name: String) -> Bool { namespace == "DAV:" && self.name == name }
+
+    /// The child elements.
+    var elements: [XMLElement] {
+        children.compactMap { if case .element(let element) = $0 { element } else { nil } }
+    }
+
+    /// The first child element `DAV:` + `name`.
+    func child(_ name: String) -> XMLElement? { elements.first { $0.isDAV(name) } }
+
+    /// The text directly inside, whitespace at both ends removed.
+    var text: String {
+        var result = ""
+        for case .text(let text) in children { result += text }
+        return String(result.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+
+    /// Whether the element holds only whitespace text.
+    var isEmpty: Bool { elements.isEmpty && text.isEmpty }
+}
+
+/// Why a body is not acceptable XML (answered 400).
+struct XMLParseError: Error, Sendable {
+    var message: String
+    var offset: Int
+}
+
+/// Parses a document into its root element.
+enum XMLDocumentParser {
+    static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
+    static let maximumDepth = 64
+
+    static func parse(_ bytes: [UInt8]) throws(XMLParseError) -> XMLElement {
+        var parser = Parser(bytes: bytes)
+        return try parser.document()
+    }
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var position = 0
+        /// In-scope prefix bindings, innermost last (`""` is the default namespace).
+        var scopes: [[String: String]] = [["xml": XMLDocumentParser.xmlNamespace, "": ""]]
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        func fail(_ message: String) -> XMLParseError { XMLParseError(message: message, offset: position) }
+
+        var atEnd: Bool { position >= bytes.count }
+        func peek(_ offset: Int = 0) -> UInt8? { position + offset < bytes.count ? bytes[position + offset] : nil }
+
+        func looking(at text: StaticString) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard position + count <= bytes.count else { return false }
+            return text.withUTF8Buffer { prefix in
+                for index in 0..<count where bytes[position + index] != prefix[index] { return false }
+                return true
+            }
+        }
+
+        static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+        mutating func skipSpace() { while let byte = peek(), Parser.isSpace(byte) { position += 1 } }
+
+        mutating func document() throws(XMLParseError) -> XMLElement {
+            if looking(at: "\u{FEFF}") { position += 3 }
+            var root: XMLElement? = nil
+            while true {
+                skipSpace()
+                if atEnd { break }
+                if looking(at: "<?") {
+                    try skip(past: "?>", what: "processing instruction")
+                } else if looking(at: "<!--") {
+                    try skip(past: "-->", what: "comment")
+                } else if looking(at: "<!DOCTYPE") || looking(at: "<!doctype") {
+                    throw fail("document type declarations are not accepted")
+                } else if peek() == UInt8(ascii: "<") {
+                    guard root == nil else { throw fail("a second root element") }
+                    root = try element(depth: 0)
+                } else {
+                    throw fail("text outside the root element")
+                }
+            }
+            guard let root else { throw fail("no root element") }
+            return root
+        }
+
+        mutating func skip(past end: StaticString, what: String) throws(XMLParseError) {
+            while !atEnd {
+                if looking(at: end) {
+                    position += end.utf8CodeUnitCount
+                    return
+                }
+                position += 1
+            }
+            throw fail("an unterminated \(what)")
+        }
+
+        static func isNameByte(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"), 0x80...0xFF:
+                true
+            default: false
+            }
+        }
+
+        mutating func name() throws(XMLParseError) -> String {
+            let start = position
+            while let byte = peek(), Parser.isNameByte(byte) { position += 1 }
+            guard position > start else { throw fail("a name was expected") }
+            let first = bytes[start]
+            if first == UInt8(ascii: "-") || first == UInt8(ascii: ".") || (first >= 0x30 && first <= 0x39) {
+                throw fail("a name cannot start with '\(UnicodeScalar(first))'")
+            }
+            guard let text = String(validating: bytes[start..<position], as: UTF8.self) else {
+                throw fail("a name that is not UTF-8")
+            }
+            return text
+        }
+
+        static func split(_ qualified: String) -> (prefix: String, local: String)? {
+            let parts = qualified.split(separator: ":", omittingEmptySubsequences: false)
+            switch parts.count {
+            case 1: return ("", qualified)
+            case 2 where !parts[0].isEmpty && !parts[1].isEmpty: return (String(parts[0]), String(parts[1]))
+            default: return nil
+            }
+        }
+
+        func resolve(_ prefix: String) -> String? {
+            for scope in scopes.reversed() { if let uri = scope[prefix] { return uri } }
+            return nil
+        }
+
+        mutating func element(depth: Int) throws(XMLParseError) -> XMLElement {
+            guard depth < XMLDocumentParser.maximumDepth else { throw fail("elements nested too deeply") }
+            position += 1  // <
+            let qualified = try name()
+            var rawAttributes: [(String, String)] = []
+            var selfClosing = false
+            while true {
+                let hadSpace = peek().map(Parser.isSpace) ?? false
+                skipSpace()
+                guard let byte = peek() else { throw fail("an unterminated tag <\(qualified)>") }
+                if byte == UInt8(ascii: ">") {
+                    position += 1
+                    break
+                }
+                if byte == UInt8(ascii: "/") {
+                    guard peek(1) == UInt8(ascii: ">") else { throw fail("'/' inside a tag") }
+                    position += 2
+                    selfClosing = true
+                    break
+                }
+                guard hadSpace else { throw fail("attributes must be separated by spaces") }
+                let attributeName = try name()
+                skipSpace()
+                guard peek() == UInt8(ascii: "=") else { throw fail("'=' expected after \(attributeName)") }
+                position += 1
+                skipSpace()
+                let value = try quoted()
+                if rawAttributes.contains(where: { $0.0 == attributeName }) { throw fail("attribute \(attributeName) given twice") }
+                rawAttributes.append((attributeName, value))
+            }
+            // Namespace declarations first, then names resolved in the new scope.
+            var scope: [String: String] = [:]
+            var attributes: [XMLElement.Attribute] = []
+            for (attributeName, value) in rawAttributes {
+                if attributeName == "xmlns" {
+                    scope[""] = value
+                } else if attributeName.hasPrefix("xmlns:") {
+                    let prefix = String(attributeName.dropFirst(6))
+                    guard !prefix.isEmpty, !prefix.contains(":") else { throw fail("a bad namespace prefix \(attributeName)") }
+                    guard !value.isEmpty else { throw fail("the namespace prefix '\(prefix)' is bound to an empty name") }
+                    scope[prefix] = value
+                }
+            }
+            scopes.append(scope)
+            defer { scopes.removeLast() }
+            for (attributeName, value) in rawAttributes where attributeName != "xmlns" && !attributeName.hasPrefix("xmlns:") {
+                guard let (prefix, local) = Parser.split(attributeName) else { throw fail("a bad attribute name \(attributeName)") }
+                var namespace = ""
+                if !prefix.isEmpty {
+                    guard let uri = resolve(prefix) else { throw fail("the prefix '\(prefix)' is not declared") }
+                    namespace = uri
+                }
+                if attributes.contains(where: { $0.namespace == namespace && $0.name == local }) {
+                    throw fail("attribute \(attributeName) given twice")
+                }
+                attributes.append(.init(namespace: namespace, name: local, value: value))
+            }
+            guard let (prefix, local) = Parser.split(qualified) else { throw fail("a bad element name \(qualified)") }
+            guard let namespace = resolve(prefix) else { throw fail("the prefix '\(prefix)' is not declared") }
+            var element = XMLElement(namespace: namespace, name: local, attributes: attributes)
+            if selfClosing { return element }
+            var text: [UInt8] = []
+            func flushText() throws(XMLParseError) {
+                guard !text.isEmpty else { return }
+                guard let string = String(validating: text, as: UTF8.self) else { throw fail("text that is not UTF-8") }
+                element.children.append(.text(string))
+                text.removeAll()
+            }
+            while true {
+                guard let byte = peek() else { throw fail("<\(qualified)> is not closed") }
+                if byte == UInt8(ascii: "<") {
+                    if looking(at: "</") {
+                        try flushText()
+                        position += 2
+                        let closing = try name()
+                        guard closing == qualified else { throw fail("</\(closing)> closes <\(qualified)>") }
+                        skipSpace()
+                        guard peek() == UInt8(ascii: ">") else { throw fail("'>' expected after </\(closing)") }
+                        position += 1
+                        return element
+                    } else if looking(at: "<!--") {
+                        try skip(past: "-->", what: "comment")
+                    } else if looking(at: "<![CDATA[") {
+                        position += 9
+                        let start = position
+                        try skip(past: "]]>", what: "CDATA section")
+                        text.append(contentsOf: bytes[start..<(position - 3)])
+                    } else if looking(at: "<?") {
+                        try skip(past: "?>", what: "processing instruction")
+                    } else if looking(at: "<!") {
+                        throw fail("a declaration inside an element")
+                    } else {
+                        try flushText()
+                        element.children.append(.element(try self.element(depth: depth + 1)))
+                    }
+                } else if byte == UInt8(ascii: "&") {
+                    text.append(contentsOf: try reference())
+                } else {
+                    text.append(byte)
+                    position += 1
+                }
+            }
+        }
+
+        mutating func quoted() throws(XMLParseError) -> String {
+            guard let quote = peek(), quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
+                throw fail("an attribute value must be quoted")
+            }
+            position += 1
+            var value: [UInt8] = []
+            while true {
+                guard let byte = peek() else { throw fail("an unterminated attribute value") }
+                if byte == quote {
+                    position += 1
+                    break
+                }
+                if byte == UInt8(ascii: "<") { throw fail("'<' in an attribute value") }
+                if byte == UInt8(ascii: "&") {
+                    value.append(contentsOf: try reference())
+                } else {
+                    value.append(Parser.isSpace(byte) ? 0x20 : byte)
+                    position += 1
+                }
+            }
+            guard let text = String(validating: value, as: UTF8.self) else { throw fail("an attribute value that is not UTF-8") }
+            return text
+        }
+
+        /// An entity or character reference, decoded.
+        mutating func reference() throws(XMLParseError) -> [UInt8] {
+            let start = position
+            position += 1
+            while let byte = peek(), byte != UInt8(ascii: ";") {
+                position += 1
+                if position - start > 12 { throw fail("a bad '&' reference") }
+            }
+            guard peek() == UInt8(ascii: ";") else { throw fail("a bad '&' reference") }
+            let body = String(decoding: bytes[(start + 1)..<position], as: UTF8.self)
+            position += 1
+            switch body {
+            case "lt": return [UInt8(ascii: "<")]
+            case "gt": return [UInt8(ascii: ">")]
+            case "amp": return [UInt8(ascii: "&")]
+            case "apos": return [UInt8(ascii: "'")]
+            case "quot": return [UInt8(ascii: "\"")]
+            default:
+                var value: UInt32? = nil
+                if body.hasPrefix("#x") {
+                    value = UInt32(body.dropFirst(2), radix: 16)
+                } else if body.hasPrefix("#") {
+                    value = UInt32(body.dropFirst(1))
+                }
+                guard let value, value != 0, let scalar = UnicodeScalar(value) else {
+                    throw fail("an unknown reference &\(body);")
+                }
+                return Array(String(Character(scalar)).utf8)
+            }
+        }
+    }
+}
+
+/// XML written straight into bytes, with the `DAV:` namespace as `D:`.
+struct XMLWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 1024) {
+        bytes.reserveCapacity(capacity)
+        raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n")
+    }
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
+    /// Escaped text (also fit for attribute values).
+    mutating func text(_ text: String) {
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "&"): raw("&amp;")
+            case UInt8(ascii: "<"): raw("&lt;")
+            case UInt8(ascii: ">"): raw("&gt;")
+            case UInt8(ascii: "\""): raw("&quot;")
+            case UInt8(ascii: "\r"): raw("&#13;")
+            default: bytes.append(byte)
+            }
+        }
+    }
+
+    /// `<D:name>text</D:name>`.
+    mutating func dav(_ name: StaticString, _ value: String) {
+        raw("<D:")
+        raw(name)
+        raw(">")
+        text(value)
+        raw("</D:")
+        raw(name)
+        raw(">")
+    }
+
+    /// An element with its namespace declared on it (for property names that are not `DAV:`).
+    mutating func emptyElement(namespace: String, name: String) {
+        if namespace == "DAV:" {
+            raw("<D:" + name + "/>")
+        } else if namespace.isEmpty {
+            raw("<" + name + " xmlns=\"\"/>")
+        } else {
+            raw("<P:" + name + " xmlns:P=\"")
+            text(namespace)
+            raw("\"/>")
+        }
+    }
+}
+
+extension XMLElement {
+    /// The element as a self-contained fragment: every namespace it uses is
+    /// declared on it, so it can be stored and written back anywhere.
+    var serialized: String {
+        var prefixes: [String: String] = ["DAV:": "D", XMLDocumentParser.xmlNamespace: "xml"]
+        var order: [String] = []
+        func collect(_ element: XMLElement) {
+            for namespace in [element.namespace] + element.attributes.map(\.namespace)
+            where !namespace.isEmpty && prefixes[namespace] == nil {
+                prefixes[namespace] = "ns\(order.count)"
+                order.append(namespace)
+            }
+            for child in element.elements { collect(child) }
+        }
+        collect(self)
+        func usesDAVNamespace(_ element: XMLElement) -> Bool {
+            element.namespace == "DAV:" || element.attributes.contains { $0.namespace == "DAV:" }
+                || element.elements.contains(where: usesDAVNamespace)
+        }
+        let usesDAV = usesDAVNamespace(self)
+        var writer = XMLWriter.fragment()
+        func write(_ element: XMLElement, top: Bool) {
+            let qualified = element.namespace.isEmpty ? element.name : prefixes[element.namespace]! + ":" + element.name
+            writer.raw("<" + qualified)
+            if top {
+                if usesDAV { writer.raw(" xmlns:D=\"DAV:\"") }
+                for namespace in order {
+                    writer.raw(" xmlns:" + prefixes[namespace]! + "=\"")
+                    writer.text(namespace)
+                    writer.raw("\"")
+                }
+            }
+            // Unprefixed names are in no namespace, whatever surrounds the fragment.
+            if element.namespace.isEmpty { writer.raw(" xmlns=\"\"") }
+            for attribute in element.attributes {
+                let name = attribute.namespace.isEmpty ? attribute.name : prefixes[attribute.namespace]! + ":" + attribute.name
+                writer.raw(" " + name + "=\"")
+                writer.text(attribute.value)
+                writer.raw("\"")
+            }
+            if element.children.isEmpty {
+                writer.raw("/>")
+                return
+            }
+            writer.raw(">")
+            for child in element.children {
+                switch child {
+                case .text(let text): writer.text(text)
+                case .element(let inner): write(inner, top: false)
+                }
+            }
+            writer.raw("</" + qualified + ">")
+        }
+        write(self, top: true)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+extension XMLWriter {
+    /// A writer without the XML declaration, for fragments.
+    static func fragment() -> XMLWriter {
+        var writer = XMLWriter(capacity: 256)
+        writer.bytes.removeAll(keepingCapacity: true)
+        return writer
+    }
+}
