@@ -26,13 +26,17 @@ struct DAVLock: Sendable, Equatable {
 /// caller passes `now`), so timeouts are tested without waiting. The server
 /// keeps it behind a lock.
 struct DAVLockTable: Sendable {
-    /// At most this many locks at once (a client looping on LOCK gets 503).
-    static let capacity = 10_000
+    /// At most this many locks at once by default (a client looping on LOCK gets 503).
+    static let defaultCapacity = 10_000
     /// The longest lock granted, and the one granted when none is asked.
     static let maximumTimeout: Int64 = 24 * 3600
     static let defaultTimeout: Int64 = 3600
 
     private(set) var locks: [String: DAVLock] = [:]
+    /// At most this many locks at once.
+    let capacity: Int
+
+    init(capacity: Int = DAVLockTable.defaultCapacity) { self.capacity = capacity }
 
     enum LockResult: Equatable {
         case locked(DAVLock)
@@ -68,7 +72,7 @@ struct DAVLockTable: Sendable {
     mutating func add(_ lock: DAVLock, now: Int64) -> LockResult {
         let overlapping = lock.isDeep ? locks(coveringOrUnder: lock.root, now: now) : locks(covering: lock.root, now: now)
         if let conflict = overlapping.first(where: { lock.isExclusive || $0.isExclusive }) { return .conflict(conflict) }
-        guard locks.count < DAVLockTable.capacity else { return .full }
+        guard locks.count < capacity else { return .full }
         locks[lock.token] = lock
         return .locked(lock)
     }

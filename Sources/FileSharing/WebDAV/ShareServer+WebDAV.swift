@@ -485,15 +485,20 @@ extension ShareServer {
     func maintainWebDAV() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
-            _ = dav.expireLocks()
-            for (path, placeholder) in dav.duePlaceholders() {
-                do {
-                    try await materialize(path, placeholder)
-                } catch {
-                    logger.warning("an empty file created over WebDAV could not be put in place", metadata: [
-                        "path": "\(path)", "error": "\(error)",
-                    ])
-                }
+            await maintainWebDAVOnce()
+        }
+    }
+
+    /// One round of `maintainWebDAV`.
+    func maintainWebDAVOnce() async {
+        _ = dav.expireLocks()
+        for (path, placeholder) in dav.duePlaceholders() {
+            do {
+                try await materialize(path, placeholder)
+            } catch {
+                logger.warning("an empty file created over WebDAV could not be put in place", metadata: [
+                    "path": "\(path)", "error": "\(error)",
+                ])
             }
         }
     }

@@ -35,7 +35,7 @@ extension ShareServer {
         case .conflict(let other):
             throw DAVError.locked(other, condition: "no-conflicting-lock")
         case .full:
-            throw ShareError(.serviceUnavailable, "too many locks are held (\(DAVLockTable.capacity)); try again later")
+            throw ShareError(.serviceUnavailable, "too many locks are held (\(DAVLockTable.defaultCapacity)); try again later")
         case .locked:
             break
         }

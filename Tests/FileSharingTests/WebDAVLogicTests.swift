@@ -1,0 +1,174 @@
+@testable import FileSharing
+import Testing
+
+/// The WebDAV face's pure parts: XML, the If header, the lock table (with an
+/// injected clock) and the encoding of dead properties.
+@Suite("WebDAV logic")
+struct WebDAVLogicTests {
+    // MARK: XML
+
+    @Test("namespaces: prefixes, default namespace, undeclaring it, nested scopes")
+    func namespaces() throws {
+        let root = try XMLDocumentParser.parse(Array("""
+            <?xml version="1.0" encoding="utf-8"?>
+            <!-- a comment -->
+            <D:propfind xmlns:D="DAV:" xmlns="urn:outer">
+              <D:prop><inner/><x:thing xmlns:x="urn:x" x:flag="1" plain='2'/><none xmlns=""/></D:prop>
+            </D:propfind>
+            """.utf8))
+        #expect(root.isDAV("propfind"))
+        let prop = try #require(root.child("prop"))
+        #expect(prop.elements.map(\.namespace) == ["urn:outer", "urn:x", ""])
+        #expect(prop.elements.map(\.name) == ["inner", "thing", "none"])
+        #expect(prop.elements[1].attributes == [
+            .init(namespace: "urn:x", name: "flag", value: "1"), .init(namespace: "", name: "plain", value: "2"),
+        ])
+    }
+
+    @Test("text: entities, character references, CDATA, UTF-8 beyond the BMP")
+    func text() throws {
+        let root = try XMLDocumentParser.parse(Array("<a>&lt;&amp;&gt;&quot;&apos; &#65;&#x42; <![CDATA[<raw>&]]> 𐀀é</a>".utf8))
+        #expect(root.text == "<&>\"' AB <raw>& 𐀀é")
+    }
+
+    @Test("malformed or unsafe documents are refused with a reason",
+          arguments: [
+            "", "<a>", "<a></b>", "<a><b></a></b>", "text", "<a/><b/>", "<p:a/>", "<a xmlns:p=\"\"><p:b/></a>",
+            "<!DOCTYPE a [<!ENTITY x \"y\">]><a>&x;</a>", "<a>&unknown;</a>", "<a b=1/>", "<a b=\"1\" b=\"2\"/>",
+            "<a>&#0;</a>", "<1a/>", "<a><![CDATA[x</a>", "<a>\u{FF}</a>",
+          ])
+    func malformed(document: String) {
+        var bytes = Array(document.utf8)
+        if document == "<a>\u{FF}</a>" { bytes = [0x3C, 0x61, 0x3E, 0xFF, 0x3C, 0x2F, 0x61, 0x3E] }
+        #expect(throws: XMLParseError.self) { try XMLDocumentParser.parse(bytes) }
+    }
+
+    @Test("nesting deeper than the limit is refused, not a stack overflow")
+    func depth() {
+        let deep = String(repeating: "<a>", count: 100_000) + String(repeating: "</a>", count: 100_000)
+        #expect(throws: XMLParseError.self) { try XMLDocumentParser.parse(Array(deep.utf8)) }
+    }
+
+    @Test("a property value is serialized self-contained and parses back to the same tree")
+    func serialization() throws {
+        let source = """
+            <D:prop xmlns:D="DAV:"><t:value xmlns:t="http://example.com/t" t:attr="a&amp;b"> x &lt; y <inner xmlns="urn:inner"><deeper/></inner><none xmlns=""/><D:href>/x</D:href></t:value></D:prop>
+            """
+        let value = try #require(try XMLDocumentParser.parse(Array(source.utf8)).elements.first)
+        let stored = value.serialized
+        let back = try XMLDocumentParser.parse(Array(stored.utf8))
+        #expect(back == value)
+    }
+
+    // MARK: If header
+
+    @Test("If header: untagged and tagged lists, Not, entity tags; submitted tokens are the positive ones")
+    func ifHeader() throws {
+        let untagged = try DAVIfHeader(parsing: #"(<opaquelocktoken:a> ["etag"]) (Not <DAV:no-lock>)"#)
+        #expect(untagged.lists.count == 2)
+        #expect(untagged.lists[0].conditions == [
+            .init(negated: false, kind: .token("opaquelocktoken:a")), .init(negated: false, kind: .entityTag("\"etag\"")),
+        ])
+        #expect(untagged.lists[1].conditions == [.init(negated: true, kind: .token("DAV:no-lock"))])
+        #expect(untagged.submittedTokens == ["opaquelocktoken:a"])
+        let tagged = try DAVIfHeader(parsing: "<http://h/dav/a> (<t1>) (<t2>) </dav/b> (not <t3>)")
+        #expect(tagged.lists.map(\.resource) == ["http://h/dav/a", "http://h/dav/a", "/dav/b"])
+        #expect(tagged.submittedTokens == ["t1", "t2"])
+    }
+
+    @Test("malformed If headers are 400", arguments: ["", "<x>", "(", "()", "(<a>", "(x)", "(<a>) <b> (<c>)", "junk"])
+    func badIfHeader(header: String) {
+        #expect(throws: ShareError.self) { try DAVIfHeader(parsing: header) }
+    }
+
+    // MARK: Locks
+
+    private func lock(_ token: String, _ path: String, deep: Bool = true, exclusive: Bool = true, now: Int64 = 0, seconds: Int64 = 60) throws
+        -> DAVLock
+    {
+        DAVLock(
+            token: token, root: try SharePath(plain: path), isDeep: deep, isExclusive: exclusive, owner: nil, user: nil,
+            timeout: seconds, expires: now + seconds * 1_000_000_000)
+    }
+
+    @Test("conflicts: exclusive against anything, shared with shared; deep locks cover what is under them")
+    func conflicts() throws {
+        var table = DAVLockTable()
+        #expect(table.add(try lock("a", "docs"), now: 0) == .locked(try lock("a", "docs")))
+        #expect(table.add(try lock("b", "docs/x"), now: 0) == .conflict(try lock("a", "docs")))
+        #expect(table.add(try lock("c", "other", exclusive: false), now: 0) != .conflict(try lock("a", "docs")))
+        if case .conflict = table.add(try lock("d", "other", exclusive: false), now: 0) { Issue.record("shared locks conflicted") }
+        if case .locked = table.add(try lock("e", "other", exclusive: true), now: 0) { Issue.record("an exclusive lock joined shared ones") }
+        // A deep lock on a folder conflicts with a lock under it; a depth-0 one does not.
+        var second = DAVLockTable()
+        _ = second.add(try lock("f", "a/b/c"), now: 0)
+        if case .locked = second.add(try lock("g", "a"), now: 0) { Issue.record("a deep lock above a locked item was granted") }
+        if case .conflict = second.add(try lock("h", "a", deep: false), now: 0) { Issue.record("a depth-0 lock above conflicted") }
+        #expect(second.locks(covering: try SharePath(plain: "a/b/c/d"), now: 0).map(\.token) == ["f"])
+        #expect(second.locks(coveringOrUnder: try SharePath(plain: "a"), now: 0).map(\.token) == ["f", "h"])
+    }
+
+    @Test("timeouts on the injected clock: expiry, refresh, unlock only where the lock applies")
+    func timeouts() throws {
+        var table = DAVLockTable()
+        _ = table.add(try lock("a", "f", seconds: 10), now: 0)
+        #expect(table.lock(token: "a", now: 9_999_999_999) != nil)
+        #expect(table.refresh(token: "a", path: try SharePath(plain: "f"), timeout: 10, now: 5_000_000_000)?.expires == 15_000_000_000)
+        #expect(table.lock(token: "a", now: 14_000_000_000) != nil)
+        #expect(table.unlock(token: "a", path: try SharePath(plain: "g"), now: 0) == nil)
+        #expect(table.expire(now: 15_000_000_000).map(\.token) == ["a"])
+        #expect(table.lock(token: "a", now: 15_000_000_000) == nil)
+        #expect(table.refresh(token: "a", path: try SharePath(plain: "f"), timeout: 10, now: 16_000_000_000) == nil)
+    }
+
+    @Test("writes need every applying lock's token: on the item, deep above it, under it, and on the folder whose members change")
+    func missingTokens() throws {
+        var table = DAVLockTable()
+        _ = table.add(try lock("deep", "a"), now: 0)
+        _ = table.add(try lock("zero", "b", deep: false), now: 0)
+        _ = table.add(try lock("inner", "c/d"), now: 0)
+        let x = try SharePath(plain: "a/x"), y = try SharePath(plain: "b/y"), c = try SharePath(plain: "c")
+        #expect(table.missingTokens(changing: [x], deep: [], members: [], tokens: [], now: 0)?.token == "deep")
+        #expect(table.missingTokens(changing: [x], deep: [], members: [], tokens: ["deep"], now: 0) == nil)
+        // A depth-0 lock on b does not protect b/y's content, only b's list of members.
+        #expect(table.missingTokens(changing: [y], deep: [], members: [], tokens: [], now: 0) == nil)
+        #expect(table.missingTokens(changing: [y], deep: [], members: [y.parent], tokens: [], now: 0)?.token == "zero")
+        // Deleting c needs the token of the lock under it.
+        #expect(table.missingTokens(changing: [c], deep: [c], members: [], tokens: [], now: 0)?.token == "inner")
+        #expect(table.missingTokens(changing: [c], deep: [c], members: [], tokens: ["inner"], now: 0) == nil)
+    }
+
+    @Test("at most `capacity` locks at once")
+    func capacity() throws {
+        var table = DAVLockTable(capacity: 100)
+        for index in 0..<100 { _ = table.add(try lock("t\(index)", "f\(index)"), now: 0) }
+        #expect(table.add(try lock("over", "over"), now: 0) == .full)
+    }
+
+    // MARK: Dead properties
+
+    @Test("dead properties: encoded and decoded; damaged or foreign values read as none")
+    func deadProperties() {
+        let entries: DeadProperties.Entries = [
+            (PropertyName(namespace: "urn:x", name: "a"), "<ns0:a xmlns:ns0=\"urn:x\">1</ns0:a>"),
+            (PropertyName(namespace: "", name: "b"), "<b xmlns=\"\">é 𐀀</b>"),
+        ]
+        let decoded = DeadProperties.decode(DeadProperties.encode(entries))
+        #expect(decoded.map(\.name) == entries.map(\.name))
+        #expect(decoded.map(\.xml) == entries.map(\.xml))
+        var damaged = DeadProperties.encode(entries)
+        damaged.removeLast(3)
+        #expect(DeadProperties.decode(damaged).isEmpty)
+        #expect(DeadProperties.decode(Array("something else".utf8)).isEmpty)
+    }
+
+    @Test("hrefs are percent-encoded per name; folders end with a slash")
+    func hrefs() throws {
+        #expect(WebDAV.href(.root, collection: true) == "/dav/")
+        #expect(WebDAV.href(try SharePath(plain: "a b/c#d%e+€"), collection: false) == "/dav/a%20b/c%23d%25e%2B%E2%82%AC")
+        #expect(WebDAV.href(try SharePath(plain: "folder"), collection: true) == "/dav/folder/")
+        #expect(try WebDAV.path(ofURLPath: "/dav/a%20b/c%23d%25e%2B%E2%82%AC") == (try SharePath(plain: "a b/c#d%e+€")))
+        #expect(try WebDAV.path(ofURLPath: "/api/x") == nil)
+        #expect(throws: ShareError.self) { try WebDAV.path(ofURLPath: "/dav/x#fragment") }
+    }
+}
