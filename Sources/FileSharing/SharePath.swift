@@ -61,6 +61,30 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
         self.init(checked: names)
     }
 
+    /// Whether `name` is one of the files Finder writes beside the user's
+    /// (`._name` AppleDouble files, `.DS_Store`): hidden, and kept by the
+    /// WebDAV face apart from the shared folder.
+    static func isClientMetadata(_ name: String) -> Bool {
+        (name.hasPrefix("._") && name.utf8.count > 2) || name == ".DS_Store"
+    }
+
+    /// Parses a percent-encoded path whose last name is client metadata
+    /// (see `isClientMetadata`); `nil` for any other path.
+    static func clientMetadata(percentEncoded raw: Substring) -> SharePath? {
+        let segments = raw.split(separator: "/", omittingEmptySubsequences: true)
+        guard let last = segments.last, let bytes = try? percentDecode(last),
+            let name = String(validating: bytes, as: UTF8.self), isClientMetadata(name),
+            !name.utf8.contains(0), !name.utf8.contains(UInt8(ascii: "/")), name.utf8.count <= 255,
+            let parent = try? SharePath(percentEncoded: raw[raw.startIndex..<last.startIndex])
+        else { return nil }
+        return SharePath(checked: parent.components + [name])
+    }
+
+    /// Finder's AppleDouble file beside this item (`._name`).
+    var appleDouble: SharePath? {
+        isRoot ? nil : SharePath(checked: parent.components + ["._" + name])
+    }
+
     static func check(_ name: String) throws(ShareError) {
         if name == "." || name == ".." {
             throw ShareError(.badRequest, "'\(name)' is not allowed in a path")

@@ -241,14 +241,10 @@ extension ShareServer {
 enum HTTPDate {
     /// A time as an HTTP date.
     static func format(nanoseconds: Int64) -> String {
-        var seconds = time_t(nanoseconds / 1_000_000_000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(29)
+        CivilTime(nanoseconds: nanoseconds).writeHTTPDate(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); `nil` when it is not one.

@@ -7,7 +7,7 @@ import Glibc
 
 @Suite("JSON bytes")
 struct JSONBytesTests {
-    @Test("times agree with the C library's gmtime for dates across four centuries")
+    @Test("times (RFC 3339 and HTTP dates) agree with the C library's gmtime for dates across four centuries")
     func times() {
         var random = SystemRandomNumberGenerator()
         let samples: [Int64] = [0, 951_782_400, 4_102_444_800, 1_700_000_000, -1, 1_709_164_800, 9_000_000_000]
@@ -17,6 +17,8 @@ struct JSONBytesTests {
             json.time(nanoseconds: seconds * 1_000_000_000 + 123)
             #expect(String(decoding: json.bytes, as: UTF8.self) == "\"" + JSONBytesTests.gmtimeRFC3339(seconds) + "\"",
                     "\(seconds)")
+            #expect(HTTPDate.format(nanoseconds: seconds * 1_000_000_000 + 123) == JSONBytesTests.strftimeHTTPDate(seconds), "\(seconds)")
+            #expect(HTTPDate.parse(HTTPDate.format(nanoseconds: seconds * 1_000_000_000)) == seconds * 1_000_000_000, "\(seconds)")
         }
     }
 
@@ -37,6 +39,16 @@ struct JSONBytesTests {
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [Any])
         #expect(parsed.prefix(texts.count).compactMap { $0 as? String } == texts)
         #expect(parsed.suffix(4).compactMap { ($0 as? NSNumber)?.int64Value } == [0, 7, 1_234_567_890_123, -42])
+    }
+
+    /// The C library's HTTP date (in the C locale), as the reference.
+    static func strftimeHTTPDate(_ value: Int64) -> String {
+        var seconds = time_t(value)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = strftime(&buffer, buffer.count, "%a, %d %b %Y %H:%M:%S GMT", &parts)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The C library's answer, as the reference.

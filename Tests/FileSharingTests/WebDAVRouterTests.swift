@@ -263,4 +263,37 @@ struct WebDAVRouterTests {
             #expect(share.stagingContent().isEmpty)
         }
     }
+
+    @Test("Finder's ._ and .DS_Store files are kept apart: readable, lockable, movable through WebDAV, never in the folder or its listings")
+    func clientMetadata() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("Docs/a.txt", "a")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/dav/.Spotlight-V100", .propfind, headers: [.depth: "0"]).status == .notFound)
+                #expect(try await client.request("/dav/Docs/._a.txt", .propfind, headers: [.depth: "0"]).status == .notFound)
+                #expect(try await client.request("/dav/Docs/._a.txt", .put, body: "finder info").status == .created)
+                #expect(try await client.request("/dav/Docs/.DS_Store", .put, body: "store").status == .created)
+                #expect(try await client.request("/dav/Nowhere/._a.txt", .put, body: "x").status == .conflict)
+                #expect(try await client.request("/dav/Docs/._a.txt").text == "finder info")
+                #expect(try await client.request("/dav/Docs/._a.txt", .propfind, headers: [.depth: "0"]).status.code == 207)
+                let listing = try await client.request("/dav/Docs/", .propfind, headers: [.depth: "1"])
+                #expect(!listing.text.contains("._a.txt") && !listing.text.contains("DS_Store"))
+                let locked = try await client.request("/dav/Docs/._a.txt", .lock, body: WebDAVRouterTests.lockBody)
+                let token = try #require(locked.headers[.lockToken])
+                #expect(try await client.request("/dav/Docs/._a.txt", .put, body: "other").status.code == 423)
+                #expect(try await client.request("/dav/Docs/._a.txt", .put, headers: [.davIf: "(\(token))"], body: "updated").status == .noContent)
+                #expect(try await client.request("/dav/Docs/._a.txt", .unlock, headers: [.lockToken: token]).status == .noContent)
+                #expect(try await client.request("/dav/Docs/._a.txt", .move, headers: [.destination: "/dav/Docs/._b.txt"]).status == .created)
+                #expect(try await client.request("/dav/Docs/._b.txt").text == "updated")
+                #expect(try await client.request("/dav/Docs/._b.txt", .move, headers: [.destination: "/dav/Docs/b.txt"]).status == .forbidden)
+                #expect(try await client.request("/dav/Docs/", .delete).status == .noContent)
+                #expect(try await client.request("/dav/Docs/._b.txt").status == .notFound)
+            }
+            #expect(share.visibleTree().isEmpty)
+            #expect(share.stagingContent().isEmpty)
+            let mirror = try FileManager.default.contentsOfDirectory(atPath: share.root + "/.fileshare/dav-metadata")
+            #expect(mirror.isEmpty, "\(mirror)")
+        }
+    }
 }

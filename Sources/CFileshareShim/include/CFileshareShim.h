@@ -80,6 +80,10 @@ int cfs_set_xattr(const char *path, const char *name, const void *value, size_t 
 ssize_t cfs_fget_xattr(int fd, const char *name, void *value, size_t size);
 int cfs_fset_xattr(int fd, const char *name, const void *value, size_t size);
 int cfs_fremove_xattr(int fd, const char *name);
+/// The extended attribute of `name` in the open folder `dirfd`, without
+/// following a final symbolic link: getxattrat (Linux 6.13) where the kernel
+/// has it, else lgetxattr through /proc/self/fd.
+ssize_t cfs_get_xattr_at(int dirfd, const char *name, const char *attribute, void *value, size_t size);
 
 /// Copies the whole of `in` to the (empty) `out`, sharing extents (FICLONE) where the file system can and with
 /// copy_file_range otherwise. Returns the bytes copied or -errno.

@@ -70,19 +70,21 @@ enum DeadProperties {
 
     /// The properties of `name` in an open folder, without opening it (one system call).
     static func read(name: String, in directory: Int32) -> Entries {
-        let path = "/proc/self/fd/\(directory)/\(name)"
-        return read { cfs_get_xattr(path, attribute, $0, $1) }
+        read { cfs_get_xattr_at(directory, name, attribute, $0, $1) }
     }
 
     private static func read(_ get: (UnsafeMutableRawPointer?, Int) -> Int) -> Entries {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var count = buffer.withUnsafeMutableBytes { get($0.baseAddress, $0.count) }
-        if count == -Int(ERANGE) {
-            let size = get(nil, 0)
-            guard size > 0, size <= maximumBytes else { return [] }
-            buffer = [UInt8](repeating: 0, count: size)
-            count = buffer.withUnsafeMutableBytes { get($0.baseAddress, $0.count) }
+        // Most items have none: one call into a buffer on the stack answers that.
+        let small = withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { buffer -> [UInt8]? in
+            let count = get(buffer.baseAddress, buffer.count)
+            if count == -Int(ERANGE) { return nil }
+            return count > 0 ? Array(UnsafeRawBufferPointer(rebasing: buffer[..<count])) : []
         }
+        if let small { return small.isEmpty ? [] : decode(small) }
+        let size = get(nil, 0)
+        guard size > 0, size <= maximumBytes else { return [] }
+        var buffer = [UInt8](repeating: 0, count: size)
+        let count = buffer.withUnsafeMutableBytes { get($0.baseAddress, $0.count) }
         guard count > 0 else { return [] }
         return decode(Array(buffer[..<count]))
     }

@@ -35,6 +35,8 @@ struct WebDAVMiddleware: RouterMiddleware {
         -> Response
     {
         let path = request.uri.path
+        // Office and Windows ask the server's root whether it speaks WebDAV.
+        if path == "/" && request.method == .options { return WebDAV.optionsResponse() }
         guard path == WebDAV.prefixWithoutSlash || path.hasPrefix(WebDAV.prefix) else { return try await next(request, context) }
         do {
             return try await server.webDAV(request, context: context)
@@ -68,6 +70,19 @@ enum WebDAV {
         return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
     }
 
+    /// The shared path of a request: hidden names are not shared, so to a
+    /// reader they do not exist (404; Finder probes many), to a writer they are 403.
+    static func requestPath(_ raw: Substring, method: String) throws(ShareError) -> SharePath? {
+        do {
+            return try path(ofURLPath: raw)
+        } catch {
+            if error.kind == .forbidden && (method == "GET" || method == "HEAD" || method == "PROPFIND") {
+                throw ShareError(.notFound, error.message)
+            }
+            throw error
+        }
+    }
+
     /// Splits an absolute URL (`http://host/dav/x`) into its authority and
     /// path; an absolute path has no authority.
     static func split(url: String) -> (authority: String?, path: Substring)? {
@@ -80,21 +95,15 @@ enum WebDAV {
 
     /// The percent-encoded URL path of a shared path (folders end with `/`).
     static func href(_ path: SharePath, collection: Bool) -> String {
-        var result = prefixWithoutSlash
-        for name in path.components {
-            result += "/"
-            for byte in name.utf8 {
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                    UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                    result.unicodeScalars.append(UnicodeScalar(byte))
-                default:
-                    result += "%" + String(byte, radix: 16, uppercase: true).leftPadded(2)
-                }
-            }
-        }
-        if collection || path.isRoot { result += "/" }
-        return result
+        var writer = XMLWriter.fragment()
+        writer.href(path, collection: collection)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    static func optionsResponse() -> Response {
+        Response(status: .ok, headers: [
+            .init("DAV")!: "1, 2", .allow: methods, .init("MS-Author-Via")!: "DAV", .contentLength: "0",
+        ])
     }
 
     static func errorResponse(_ error: DAVError) -> Response {
@@ -161,14 +170,17 @@ enum WebDAV {
 extension ShareServer {
     /// Answers one WebDAV request.
     func webDAV(_ request: Request, context: ShareContext) async throws -> Response {
-        guard let path = try WebDAV.path(ofURLPath: Substring(request.uri.path)) else {
+        let raw = Substring(request.uri.path)
+        if raw.hasPrefix(WebDAV.prefix), !raw.contains("#"),
+            let metadataPath = SharePath.clientMetadata(percentEncoded: raw.dropFirst(WebDAV.prefix.count))
+        {
+            return try await davClientMetadata(metadataPath, request: request, context: context)
+        }
+        guard let path = try WebDAV.requestPath(raw, method: request.method.rawValue) else {
             throw ShareError(.notFound, "not a WebDAV path")
         }
         switch request.method.rawValue {
-        case "OPTIONS":
-            return Response(status: .ok, headers: [
-                .init("DAV")!: "1, 2", .allow: WebDAV.methods, .init("MS-Author-Via")!: "DAV", .contentLength: "0",
-            ])
+        case "OPTIONS": return WebDAV.optionsResponse()
         case "GET", "HEAD": return try await davGet(path, request: request, head: request.method == .head)
         case "PUT": return try await davPut(path, request: request, context: context)
         case "DELETE": return try await davDelete(path, request: request, context: context)
@@ -383,6 +395,12 @@ extension ShareServer {
         }
         discardPlaceholders(under: path)
         dav.removeLocks(under: path)
+        // Finder's metadata for it (and, for a folder, for everything in it) goes too.
+        let folder = self.folder
+        try? await blocking { () throws(ShareError) in
+            folder.removeClientMetadata(path)
+            if let appleDouble = path.appleDouble { folder.removeClientMetadata(appleDouble) }
+        }
         return Response(status: .noContent)
     }
 
@@ -467,6 +485,10 @@ extension ShareServer {
         if move {
             dav.removeLocks(under: source)
             discardPlaceholders(under: source)
+            if sourceResource.isCollection {
+                let folder = self.folder
+                try? await blocking { () throws(ShareError) in folder.moveClientMetadata(from: source, to: destination) }
+            }
         }
         if destinationResource.exists { dav.removeLocks(under: destination) }
         return Response(status: destinationResource.exists ? .noContent : .created, headers: [.contentLength: "0"])

@@ -7,7 +7,7 @@ extension ShareServer {
     /// body, the lock's token in the `If` header). A lock on a name where
     /// nothing is yet creates an empty file there, held back until its content
     /// comes or the lock ends.
-    func davLock(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
+    func davLock(_ path: SharePath, request: Request, context: ShareContext, clientMetadata: Bool = false) async throws -> Response {
         let body = try await WebDAV.xmlBody(request)
         let timeout = WebDAV.timeout(request)
         guard let body else { return try await davRefresh(path, request: request, timeout: timeout) }
@@ -21,8 +21,18 @@ extension ShareServer {
         let depth = try WebDAV.depth(request) ?? Int.max
         guard depth == 0 || depth == Int.max else { throw ShareError(.badRequest, "LOCK takes Depth 0 or infinity") }
         let tokens = try await davConditions(request, path: path)
-        let resource = try await davResource(path)
-        if !resource.exists {
+        let folder = self.folder
+        let exists: Bool
+        if clientMetadata {
+            exists = try await blocking { () throws(ShareError) -> Bool in
+                guard let fd = try folder.openClientMetadata(path) else { return false }
+                close(fd)
+                return true
+            }
+        } else {
+            exists = try await davResource(path).exists
+        }
+        if !exists {
             guard !path.isRoot else { throw ShareError(.notFound, "the shared folder is missing") }
             try await davRequireParent(path)
             try davRequireTokens(tokens, changing: [], members: [path.parent])
@@ -39,17 +49,27 @@ extension ShareServer {
         case .locked:
             break
         }
-        if !resource.exists {
+        if !exists {
             let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: "LOCK")
             do {
-                let name = try await blocking { () throws(ShareError) in try self.folder.createPlaceholder(for: path) }
-                dav.addPlaceholder(.init(staging: name, created: dav.now(), origin: origin), at: path)
+                if clientMetadata {
+                    // Kept apart at once: nobody sees these files, so nothing is held back.
+                    try await blocking { () throws(ShareError) in
+                        let staging = "dav-metadata-" + UUID().uuidString
+                        close(try folder.createStagingFile(named: staging))
+                        defer { folder.discardStagingFile(named: staging) }
+                        _ = try folder.commitClientMetadata(staging: staging, to: path)
+                    }
+                } else {
+                    let name = try await blocking { () throws(ShareError) in try folder.createPlaceholder(for: path) }
+                    dav.addPlaceholder(.init(staging: name, created: dav.now(), origin: origin), at: path)
+                }
             } catch {
                 _ = dav.withLocks { table, now in table.unlock(token: lock.token, path: path, now: now) }
                 throw error
             }
         }
-        var response = lockResponse(lock, status: resource.exists ? .ok : .created)
+        var response = lockResponse(lock, status: exists ? .ok : .created)
         response.headers[.init("Lock-Token")!] = "<\(lock.token)>"
         return response
     }

@@ -97,19 +97,19 @@ extension ShareServer {
             }
         }
         let quota = (available: folder.availableBytes, used: folder.usedBytes)
-        var writer = XMLWriter(capacity: 256 + entries.count * 700)
+        var writer = XMLWriter(capacity: 256 + entries.count * 900)
         writer.raw("<D:multistatus xmlns:D=\"DAV:\">")
         for entry in entries { writeResponse(entry, asked: asked, quota: quota, into: &writer) }
         writer.raw("</D:multistatus>\n")
         return WebDAV.xmlResponse(status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"), writer.bytes)
     }
 
-    private func writeResponse(
+    func writeResponse(
         _ entry: DAVEntry, asked: PropfindRequest, quota: (available: Int64, used: Int64), into writer: inout XMLWriter
     ) {
         let collection = entry.metadata.kind == .directory
         writer.raw("<D:response><D:href>")
-        writer.text(WebDAV.href(entry.path, collection: collection))
+        writer.href(entry.path, collection: collection)
         writer.raw("</D:href>")
         var missing: [PropertyName] = []
         writer.raw("<D:propstat><D:prop>")
@@ -163,21 +163,32 @@ extension ShareServer {
         let metadata = entry.metadata
         switch live {
         case .creationdate:
-            var time = JSONBytes(capacity: 24)
-            time.time(nanoseconds: metadata.created)
             writer.raw("<D:creationdate>")
-            writer.raw(String(decoding: time.bytes.dropFirst().dropLast(), as: UTF8.self))
+            writer.rfc3339(nanoseconds: metadata.created)
             writer.raw("</D:creationdate>")
         case .displayname:
-            writer.dav("displayname", entry.path.isRoot ? "" : entry.path.name)
+            writer.raw("<D:displayname>")
+            writer.text(entry.path.isRoot ? "" : entry.path.name)
+            writer.raw("</D:displayname>")
         case .getcontentlength:
-            writer.dav("getcontentlength", String(metadata.size))
+            writer.raw("<D:getcontentlength>")
+            writer.number(metadata.size)
+            writer.raw("</D:getcontentlength>")
         case .getcontenttype:
             writer.dav("getcontenttype", ShareServer.mediaType(for: entry.path.name))
         case .getetag:
-            writer.dav("getetag", metadata.entityTag)
+            // The same as `SharedFolder.Metadata.entityTag`, written in place.
+            writer.raw("<D:getetag>&quot;")
+            writer.number(metadata.inode, radix: 16)
+            writer.raw("-")
+            writer.number(metadata.size, radix: 16)
+            writer.raw("-")
+            writer.number(metadata.modified, radix: 16)
+            writer.raw("&quot;</D:getetag>")
         case .getlastmodified:
-            writer.dav("getlastmodified", HTTPDate.format(nanoseconds: metadata.modified))
+            writer.raw("<D:getlastmodified>")
+            writer.httpDate(nanoseconds: metadata.modified)
+            writer.raw("</D:getlastmodified>")
         case .resourcetype:
             writer.raw(metadata.kind == .directory ? "<D:resourcetype><D:collection/></D:resourcetype>" : "<D:resourcetype/>")
         case .supportedlock:
@@ -185,7 +196,7 @@ extension ShareServer {
                 "<D:supportedlock><D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
                     + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry></D:supportedlock>")
         case .lockdiscovery:
-            writeLockDiscovery(dav.locks(covering: entry.path), into: &writer)
+            writeLockDiscovery(dav.hasLocks ? dav.locks(covering: entry.path) : [], into: &writer)
         case .quotaAvailable:
             writer.dav("quota-available-bytes", String(quota.available))
         case .quotaUsed:

@@ -1,8 +1,4 @@
-import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the WebDAV face remembers between requests: its locks and the empty
 /// files it holds back. Locks live in memory (a restart releases them, as a
@@ -26,10 +22,12 @@ final class WebDAVState: Sendable {
 
     init(now: @escaping @Sendable () -> Int64 = WebDAVState.monotonicNow) { self.now = now }
 
+    private static let start = ContinuousClock.now
+
+    /// Nanoseconds on the monotonic clock since the process started.
     static func monotonicNow() -> Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        let elapsed = start.duration(to: .now).components
+        return elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
     }
 
     // MARK: Locks
@@ -40,6 +38,9 @@ final class WebDAVState: Sendable {
     }
 
     func locks(covering path: SharePath) -> [DAVLock] { withLocks { $0.locks(covering: path, now: $1) } }
+
+    /// Whether any lock is held (a quick test before looking for those on a path).
+    var hasLocks: Bool { table.withLock { !$0.locks.isEmpty } }
 
     func locks(coveringOrUnder path: SharePath) -> [DAVLock] { withLocks { $0.locks(coveringOrUnder: path, now: $1) } }
 

@@ -367,6 +367,38 @@ struct XMLWriter {
         raw(">")
     }
 
+    /// The percent-encoded URL path of a shared path under `/dav` (folders end with `/`).
+    mutating func href(_ path: SharePath, collection: Bool) {
+        raw("/dav")
+        for name in path.components {
+            bytes.append(UInt8(ascii: "/"))
+            for byte in name.utf8 {
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                    bytes.append(byte)
+                default:
+                    let hex: StaticString = "0123456789ABCDEF"
+                    bytes.append(UInt8(ascii: "%"))
+                    hex.withUTF8Buffer {
+                        bytes.append($0[Int(byte >> 4)])
+                        bytes.append($0[Int(byte & 0xF)])
+                    }
+                }
+            }
+        }
+        if collection || path.isRoot { bytes.append(UInt8(ascii: "/")) }
+    }
+
+    /// A number in decimal or lowercase hexadecimal.
+    mutating func number<T: BinaryInteger>(_ value: T, radix: Int = 10) {
+        bytes.append(contentsOf: String(value, radix: radix).utf8)
+    }
+
+    mutating func httpDate(nanoseconds: Int64) { CivilTime(nanoseconds: nanoseconds).writeHTTPDate(into: &bytes) }
+
+    mutating func rfc3339(nanoseconds: Int64) { CivilTime(nanoseconds: nanoseconds).writeRFC3339(into: &bytes) }
+
     /// An element with its namespace declared on it (for property names that are not `DAV:`).
     mutating func emptyElement(namespace: String, name: String) {
         if namespace == "DAV:" {

@@ -1,0 +1,105 @@
+import CFileshareShim
+import Foundation
+import Hummingbird
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ShareServer {
+    /// Requests for Finder's `._name` and `.DS_Store` files: kept apart (see
+    /// `SharedFolder.openClientMetadata`), never in the shared folder, never
+    /// listed, never in the events. Locks on them are real locks.
+    func davClientMetadata(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
+        let folder = self.folder
+        switch request.method.rawValue {
+        case "OPTIONS":
+            return WebDAV.optionsResponse()
+        case "GET", "HEAD", "PROPFIND":
+            let kept = try await blocking { () throws(ShareError) -> (SharedFolder.Metadata, [UInt8])? in
+                guard let fd = try folder.openClientMetadata(path) else { return nil }
+                defer { close(fd) }
+                let metadata = try SharedFolder.metadata(fd: fd, path: path)
+                guard metadata.kind == .file, request.method == .get else { return (metadata, []) }
+                var bytes = [UInt8](repeating: 0, count: Int(min(metadata.size, SharedFolder.clientMetadataLimit)))
+                let count = bytes.withUnsafeMutableBytes { cfs_pread(fd, $0.baseAddress, $0.count, 0) }
+                return (metadata, Array(bytes[..<max(0, count)]))
+            }
+            guard let (metadata, bytes) = kept, metadata.kind == .file else {
+                throw ShareError(.notFound, "'\(path)': no such file")
+            }
+            if request.method.rawValue == "PROPFIND" {
+                let asked = try PropfindRequest(try await WebDAV.xmlBody(request))
+                var writer = XMLWriter()
+                writer.raw("<D:multistatus xmlns:D=\"DAV:\">")
+                writeResponse(DAVEntry(path: path, metadata: metadata, properties: []), asked: asked,
+                              quota: (folder.availableBytes, folder.usedBytes), into: &writer)
+                writer.raw("</D:multistatus>\n")
+                return WebDAV.xmlResponse(status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"), writer.bytes)
+            }
+            return Response(
+                status: .ok,
+                headers: [.contentType: "application/octet-stream", .contentLength: String(metadata.size), .eTag: metadata.entityTag,
+                          .lastModified: HTTPDate.format(nanoseconds: metadata.modified)],
+                body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        case "PUT":
+            let tokens = try await davConditions(request, path: path)
+            try davRequireTokens(tokens, changing: [path])
+            try await davRequireParent(path)
+            let staging = "dav-metadata-" + UUID().uuidString
+            let fd = try await blocking { () throws(ShareError) in try folder.createStagingFile(named: staging) }
+            defer {
+                close(fd)
+                folder.discardStagingFile(named: staging)
+            }
+            _ = try await write(request.body, to: fd, at: 0, limit: SharedFolder.clientMetadataLimit)
+            let replaced = try await blocking { () throws(ShareError) in try folder.commitClientMetadata(staging: staging, to: path) }
+            return Response(status: replaced ? .noContent : .created, headers: [.contentLength: "0"])
+        case "DELETE":
+            let tokens = try await davConditions(request, path: path)
+            try davRequireTokens(tokens, changing: [path])
+            guard try await blocking({ () throws(ShareError) in folder.removeClientMetadata(path) }) else {
+                throw ShareError(.notFound, "'\(path)': no such file")
+            }
+            dav.removeLocks(under: path)
+            return Response(status: .noContent)
+        case "MOVE", "COPY":
+            guard let header = request.headers[.init("Destination")!], let (_, urlPath) = WebDAV.split(url: header),
+                urlPath.hasPrefix(WebDAV.prefix), let destination = SharePath.clientMetadata(percentEncoded: urlPath.dropFirst(WebDAV.prefix.count))
+            else {
+                throw ShareError(.forbidden, "Finder's metadata files are moved or copied only to names of the same kind")
+            }
+            let tokens = try await davConditions(request, path: path)
+            try davRequireTokens(tokens, changing: request.method.rawValue == "MOVE" ? [path, destination] : [destination])
+            let overwrite = try WebDAV.overwrite(request)
+            let move = request.method.rawValue == "MOVE"
+            let existed = try await blocking { () throws(ShareError) -> Bool in
+                guard let source = try folder.openClientMetadata(path) else { throw ShareError(.notFound, "'\(path)': no such file") }
+                defer { close(source) }
+                if let existing = try folder.openClientMetadata(destination) {
+                    close(existing)
+                    guard overwrite else { throw ShareError(.preconditionFailed, "'\(destination)' exists and Overwrite is F") }
+                }
+                let staging = "dav-metadata-" + UUID().uuidString
+                let copy = try folder.createStagingFile(named: staging)
+                defer {
+                    close(copy)
+                    folder.discardStagingFile(named: staging)
+                }
+                let copied = cfs_copy_file(source, copy)
+                if copied < 0 { throw SharedFolder.error(Int32(-copied), destination) }
+                let replaced = try folder.commitClientMetadata(staging: staging, to: destination)
+                if move { folder.removeClientMetadata(path) }
+                return replaced
+            }
+            if move { dav.removeLocks(under: path) }
+            return Response(status: existed ? .noContent : .created, headers: [.contentLength: "0"])
+        case "LOCK":
+            return try await davLock(path, request: request, context: context, clientMetadata: true)
+        case "UNLOCK":
+            return try await davUnlock(path, request: request, context: context)
+        default:
+            throw DAVError(status: 403, message: "Finder's metadata files take no properties")
+        }
+    }
+}
