@@ -296,4 +296,24 @@ struct WebDAVRouterTests {
             #expect(mirror.isEmpty, "\(mirror)")
         }
     }
+
+    @Test("a large folder's PROPFIND is written in parts and is one well-formed answer listing every item")
+    func largeFolder() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try FileManager.default.createDirectory(atPath: share.path("Big"), withIntermediateDirectories: true)
+            for index in 0..<(ShareServer.propfindBatch * 2 + 77) {
+                FileManager.default.createFile(atPath: share.path("Big/file \(index).txt"), contents: Data("\(index)".utf8))
+            }
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let answer = try await client.request("/dav/Big/", .propfind, headers: [.depth: "1"])
+                #expect(answer.status.code == 207)
+                let parsed = try XMLDocumentParser.parse(Array(answer.text.utf8))
+                #expect(parsed.isDAV("multistatus"))
+                #expect(parsed.elements.count == ShareServer.propfindBatch * 2 + 78)
+                let hrefs = Set(parsed.elements.compactMap { $0.child("href")?.text })
+                #expect(hrefs.count == parsed.elements.count && hrefs.contains("/dav/Big/file%20100.txt"))
+            }
+        }
+    }
 }

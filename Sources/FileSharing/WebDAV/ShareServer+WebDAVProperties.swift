@@ -50,7 +50,7 @@ enum LiveProperty: String, CaseIterable {
 
 extension ShareServer {
     /// One resource of a multistatus answer.
-    struct DAVEntry {
+    struct DAVEntry: Sendable {
         var path: SharePath
         var metadata: SharedFolder.Metadata
         var properties: DeadProperties.Entries
@@ -97,12 +97,37 @@ extension ShareServer {
             }
         }
         let quota = (available: folder.availableBytes, used: folder.usedBytes)
-        var writer = XMLWriter(capacity: 256 + entries.count * 900)
-        writer.raw("<D:multistatus xmlns:D=\"DAV:\">")
-        for entry in entries { writeResponse(entry, asked: asked, quota: quota, into: &writer) }
-        writer.raw("</D:multistatus>\n")
-        return WebDAV.xmlResponse(status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"), writer.bytes)
+        let status = HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status")
+        let batch = ShareServer.propfindBatch
+        guard entries.count > batch else {
+            var writer = XMLWriter(capacity: 256 + entries.count * 900)
+            writer.raw("<D:multistatus xmlns:D=\"DAV:\">")
+            for entry in entries { writeResponse(entry, asked: asked, quota: quota, into: &writer) }
+            writer.raw("</D:multistatus>\n")
+            return WebDAV.xmlResponse(status: status, writer.bytes)
+        }
+        // A large folder is answered in parts as they are written, so fifty
+        // clients listing 10,000 items do not hold fifty whole answers.
+        let all = entries
+        let body = ResponseBody { writer in
+            let entries = all
+            var start = 0
+            while start < entries.count {
+                var xml = start == 0 ? XMLWriter(capacity: batch * 900 + 256) : XMLWriter.fragment()
+                if start == 0 { xml.raw("<D:multistatus xmlns:D=\"DAV:\">") }
+                let end = min(start + batch, entries.count)
+                for entry in entries[start..<end] { self.writeResponse(entry, asked: asked, quota: quota, into: &xml) }
+                if end == entries.count { xml.raw("</D:multistatus>\n") }
+                try await writer.write(ByteBuffer(bytes: xml.bytes))
+                start = end
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: status, headers: [.contentType: "application/xml; charset=utf-8"], body: body)
     }
+
+    /// How many items of a PROPFIND answer are written at a time.
+    static let propfindBatch = 512
 
     func writeResponse(
         _ entry: DAVEntry, asked: PropfindRequest, quota: (available: Int64, used: Int64), into writer: inout XMLWriter
