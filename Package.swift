@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FileWatching", targets: ["FileWatching"]),
         .library(name: "FileSharing", targets: ["FileSharing"]),
         .library(name: "ZipStream", targets: ["ZipStream"]),
+        .library(name: "DocumentTypes", targets: ["DocumentTypes"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -24,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         .target(name: "CFileshareShim"),
@@ -37,6 +40,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "ZipStream", swiftSettings: swiftSettings),
+        .target(
+            name: "DocumentTypes",
+            dependencies: [
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "CJPEGThumbnail", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(
             name: "FileSharing",
@@ -85,6 +96,11 @@ let package = Package(
         .testTarget(
             name: "ZipStreamTests",
             dependencies: ["ZipStream"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DocumentTypesTests",
+            dependencies: ["DocumentTypes", "ZipStream"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
