@@ -417,6 +417,27 @@ http {{
         return len(json.loads(body))
 
 
+# WebDAV listings (wsgidav here; every server in dav.py): one PROPFIND, Depth 1, allprop.
+PROPFIND_BODY = b'<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><allprop/></propfind>'
+PROPFIND_HEADERS = {"Depth": "1", "Content-Type": "application/xml"}
+
+
+def propfind_lua(tmp):
+    """A wrk script that sends that PROPFIND; returns its path (in the temporary folder)."""
+    path = os.path.join(tmp, "propfind.lua")
+    with open(path, "w") as f:
+        f.write('wrk.method = "PROPFIND"\n')
+        for key, value in PROPFIND_HEADERS.items():
+            f.write(f'wrk.headers["{key}"] = "{value}"\n')
+        f.write(f"wrk.body = '{PROPFIND_BODY.decode()}'\n")
+    return path
+
+
+def count_dav_responses(body):
+    """The <response> elements of a multistatus body, whatever the namespace prefix or case."""
+    return len(re.findall(rb"<(?:[\w.-]+:)?response[\s/>]", body, re.I))
+
+
 class Wsgidav(Server):
     name = "wsgidav"
 
@@ -449,25 +470,17 @@ class Wsgidav(Server):
             return False
 
     def wrk_script(self):
-        path = os.path.join(self.tmp, "propfind.lua")
-        with open(path, "w") as f:
-            f.write('wrk.method = "PROPFIND"\n'
-                    'wrk.headers["Depth"] = "1"\n'
-                    'wrk.headers["Content-Type"] = "application/xml"\n'
-                    'wrk.body = \'<?xml version="1.0" encoding="utf-8"?>'
-                    '<propfind xmlns="DAV:"><allprop/></propfind>\'\n')
-        return path
+        return propfind_lua(self.tmp)
 
     def fetch_listing(self):
-        req = urllib.request.Request(
-            self.list_url(), method="PROPFIND", headers={"Depth": "1", "Content-Type": "application/xml"},
-            data=b'<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><allprop/></propfind>')
+        req = urllib.request.Request(self.list_url(), method="PROPFIND", headers=PROPFIND_HEADERS,
+                                     data=PROPFIND_BODY)
         with urllib.request.urlopen(req, timeout=120) as r:
             return r.read()
 
     def count_items(self, body):
         # One response per member, plus one for the folder itself.
-        return len(re.findall(rb"<(?:\w+:)?response[ >]", body)) - 1
+        return count_dav_responses(body) - 1
 
 
 class Copyparty(Server):
@@ -579,7 +592,10 @@ def curl_upload(url, source, size, timeout, extra=(), stdin=None):
                 PROCS.remove(proc)
         rc, out, err = proc.returncode, o.decode(), e.decode()
     if rc != 0:
-        raise BenchError(f"curl -T {url}: exit {rc} {err.strip()}")
+        # -w is written on failures too: a server that refuses early often resets the connection.
+        code = out.split()[0] if out.split() else "000"
+        status = f" (HTTP {code})" if code != "000" else ""
+        raise BenchError(f"curl -T {url}: exit {rc}{status} {err.strip()}")
     code, sent, seconds = out.split()
     # Chunked: curl counts the chunk framing too; the file's size on disk is checked after.
     if code not in ("200", "201", "204") or int(sent) < size or (stdin is None and int(sent) != size):
@@ -982,6 +998,15 @@ def parse_size(text):
     return int(text)
 
 
+def check_binary_and_only(p, args):
+    """--binary must be an executable (made absolute); --only becomes a list of names."""
+    if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
+        p.error(f"--binary {args.binary}: not an executable file; build with "
+                f"'swift build -c release --scratch-path .build-release --product fileshare'")
+    args.binary = os.path.abspath(args.binary)
+    args.only = [b.strip() for b in args.only.split(",") if b.strip()]
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the fileshare executable")
@@ -1012,11 +1037,7 @@ def parse_args(argv):
             args.memory_size = GiB
         if "--duration" not in given:
             args.duration = 5
-    if not (os.path.isfile(args.binary) and os.access(args.binary, os.X_OK)):
-        p.error(f"--binary {args.binary}: not an executable file; build with "
-                f"'swift build -c release --scratch-path .build-release --product fileshare'")
-    args.binary = os.path.abspath(args.binary)
-    args.only = [b.strip() for b in args.only.split(",") if b.strip()]
+    check_binary_and_only(p, args)
     return args
 
 
@@ -1028,65 +1049,102 @@ def check_space(args):
         raise BenchError(f"{args.tmp} has {free / GiB:.1f} GiB free; this run needs about {need / GiB:.1f} GiB")
 
 
-def main(argv):
-    args = parse_args(argv)
+def pick_servers(first, peers, names, args, tmp, share):
+    """`first` (fileshare) and the peers named (comma-separated) from the table `peers`;
+    returns (servers, skipped), skipped saying why each missing peer is left out."""
+    servers, skipped = [first(args, tmp, share)], []
+    for name in [n.strip() for n in names.split(",") if n.strip()]:
+        if name not in peers:
+            raise SystemExit(f"--peers: unknown peer {name} (known: {', '.join(peers)})")
+        s = peers[name](args, tmp, share)
+        ok, why = s.available()
+        if ok:
+            servers.append(s)
+        else:
+            skipped.append(f"{name}: {why}")
+            log(f"{name}: skipped: {why}")
+    return servers, skipped
+
+
+def print_header(title, servers, skipped, load_before):
+    """The machine line, what each server runs with, and the warnings every report starts with."""
+    print()
+    print(f"# {title}")
+    print(f"machine: {os.cpu_count()} cores, Linux {platform.release()}; "
+          + ", ".join(s.version() for s in servers) + f", {curl_version()}")
+    print("authentication: none for any server (fileshare --no-auth; no peer is authenticated); "
+          "all on 127.0.0.1, HTTP")
+    print("peer settings: " + "; ".join(f"{s.name} {s.note}" for s in servers if s.note))
+    print(f"load average (1 min) at the start: {load_before:.2f}")
+    if load_before > 0.5:
+        print(f"warning: the machine was busy with other work (load above 0.5 on {os.cpu_count()} cores): "
+              f"the figures are noisy; the ratios within a round suffer least")
+    if skipped:
+        print("peers skipped: " + "; ".join(skipped))
+    for name, count in KILLED.items():
+        print(f"warning: {name} did not exit within {STOP_GRACE:g} s of SIGTERM {count} time(s); "
+              f"it was killed with SIGKILL")
+    print("Every figure of a table was measured in this run, one server at a time; ratios are the "
+          "figures to compare across machines.")
+    print()
+
+
+def run_phases(benches, args, tmp, share, servers):
+    """Runs each (name, fn) of `benches` that --only names, in order; returns
+    (results, how long each took as text, the time of all)."""
+    results, phases = {}, []
+    started = now()
+    for name, fn in benches:
+        if name in args.only:
+            t = now()
+            fn(args, tmp, share, servers, results)
+            phases.append(f"{name} {now() - t:.0f} s")
+            log(f"{name}: done in {now() - t:.0f} s")
+    return results, phases, now() - started
+
+
+def guarded(label, prefix, args, body):
+    """Runs body(tmp) with a fresh temporary folder under --tmp; on every way out (errors,
+    Ctrl-C, SIGTERM, SIGHUP) stops every process started and removes the folder.
+    Returns body's exit code, 1 on a BenchError, 130 when interrupted."""
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
-
     tmp = None
-    results = {}
     try:
+        tmp = tempfile.mkdtemp(prefix=prefix, dir=args.tmp)
+        return body(tmp)
+    except BenchError as error:
+        print(f"{label}: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{label}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        stop_all()
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv):
+    args = parse_args(argv)
+
+    def body(tmp):
         for tool in ("curl",) + (("wrk",) if "listing" in args.only else ()):
             if not shutil.which(tool):
                 raise BenchError(f"{tool} is needed (Debian: apt-get install {tool})")
         check_space(args)
         load_before = os.getloadavg()[0]
-        tmp = tempfile.mkdtemp(prefix="fileshare-serve-bench-", dir=args.tmp)
         share = make_share(args, tmp)
-        servers = [Fileshare(args, tmp, share)]
-        skipped = []
-        for name in [n.strip() for n in args.peers.split(",") if n.strip()]:
-            if name not in PEERS:
-                raise SystemExit(f"--peers: unknown peer {name}")
-            s = PEERS[name](args, tmp, share)
-            ok, why = s.available()
-            if ok:
-                servers.append(s)
-            else:
-                skipped.append(f"{name}: {why}")
-        started = now()
-        phases = []
-        for name, fn in (("transfer", bench_transfer), ("memory", bench_memory), ("listing", bench_listing)):
-            if name in args.only:
-                t = now()
-                fn(args, tmp, share, servers, results)
-                phases.append(f"{name} {now() - t:.0f} s")
-                log(f"{name}: done in {now() - t:.0f} s")
-        elapsed = now() - started
+        servers, skipped = pick_servers(Fileshare, PEERS, args.peers, args, tmp, share)
+        results, phases, elapsed = run_phases(
+            (("transfer", bench_transfer), ("memory", bench_memory), ("listing", bench_listing)),
+            args, tmp, share, servers)
 
-        print()
-        print("# fileshare serve benchmarks")
-        print(f"machine: {os.cpu_count()} cores, Linux {platform.release()}; "
-              + ", ".join(s.version() for s in servers) + f", {curl_version()}")
-        print("authentication: none for any server (fileshare --no-auth; no peer is authenticated); "
-              "all on 127.0.0.1, HTTP")
-        print("peer settings: " + "; ".join(f"{s.name} {s.note}" for s in servers if s.note))
-        print(f"load average (1 min) at the start: {load_before:.2f}")
-        if load_before > 0.5:
-            print(f"warning: the machine was busy with other work (load above 0.5 on {os.cpu_count()} cores): "
-                  f"the figures are noisy; the ratios within a round suffer least")
-        if skipped:
-            print("peers skipped: " + "; ".join(skipped))
-        for name, count in KILLED.items():
-            print(f"warning: {name} did not exit within {STOP_GRACE:g} s of SIGTERM {count} time(s); "
-                  f"it was killed with SIGKILL")
-        print("Every figure of a table was measured in this run, one server at a time; ratios are the "
-              "figures to compare across machines.")
-        print()
+        print_header("fileshare serve benchmarks", servers, skipped, load_before)
         if "transfer" in results:
             print(report_transfer(results["transfer"], args, servers))
             print()
@@ -1099,16 +1157,8 @@ def main(argv):
         print(reproduce_line("Benchmarks/serve-run", argv))
         print(f"(took {elapsed:.0f} s: {', '.join(phases)})")
         return 0
-    except BenchError as error:
-        print(f"serve bench: {error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("serve bench: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        stop_all()
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    return guarded("serve bench", "fileshare-serve-bench-", args, body)
 
 
 def curl_version():
