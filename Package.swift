@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "FileSharing", targets: ["FileSharing"]),
         .library(name: "ZipStream", targets: ["ZipStream"]),
         .library(name: "DocumentTypes", targets: ["DocumentTypes"]),
+        .library(name: "Inbox", targets: ["Inbox"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -48,12 +49,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "Inbox",
+            dependencies: [
+                "CFileshareShim", "FileWatching", "DocumentTypes",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(name: "CJPEGThumbnail", linkerSettings: [.linkedLibrary("jpeg")]),
         .target(
             name: "FileSharing",
             dependencies: [
                 "FileWatching",
                 "ZipStream",
+                "DocumentTypes",
                 "CFileshareShim",
                 "CJPEGThumbnail",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -73,6 +84,8 @@ let package = Package(
             dependencies: [
                 "FileWatching",
                 "FileSharing",
+                "DocumentTypes",
+                "Inbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -99,6 +112,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "InboxTests",
+            dependencies: ["Inbox"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "DocumentTypesTests",
             dependencies: ["DocumentTypes", "ZipStream"],
             swiftSettings: swiftSettings
@@ -106,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "FileshareTestSupport", "CJPEGThumbnail",
+                "FileSharing", "FileWatching", "DocumentTypes", "FileshareTestSupport", "CJPEGThumbnail",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -55,6 +55,7 @@ enum OpenAPIDocument {
           "200": { "$ref": "#/components/responses/Path" },
           "409": { "$ref": "#/components/responses/Error" },
           "413": { "$ref": "#/components/responses/Error" },
+          "415": { "$ref": "#/components/responses/Refused" },
           "507": { "$ref": "#/components/responses/Error" }
         }
       },
@@ -110,6 +111,7 @@ enum OpenAPIDocument {
         "responses": {
           "201": { "description": "Started", "content": { "application/json": { "schema": { "type": "object", "properties": { "upload": { "type": "string" }, "offset": { "type": "integer" } } } } } },
           "413": { "$ref": "#/components/responses/Error" },
+          "415": { "$ref": "#/components/responses/Refused" },
           "507": { "$ref": "#/components/responses/Error" }
         }
       }
@@ -125,7 +127,8 @@ enum OpenAPIDocument {
           "201": { "$ref": "#/components/responses/Path" },
           "200": { "$ref": "#/components/responses/Path" },
           "409": { "description": "Wrong offset; Upload-Offset has the server's" },
-          "404": { "$ref": "#/components/responses/Error" }
+          "404": { "$ref": "#/components/responses/Error" },
+          "415": { "$ref": "#/components/responses/Refused" }
         }
       },
       "head": { "summary": "Where to continue", "responses": { "204": { "description": "Upload-Offset and Upload-Length headers" }, "404": { "description": "No such upload" } } },
@@ -136,13 +139,20 @@ enum OpenAPIDocument {
     "securitySchemes": { "basic": { "type": "http", "scheme": "basic" } },
     "responses": {
       "Error": { "description": "What went wrong", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "Refused": { "description": "The file's type is not accepted (see acceptedTypes in /api/info); the error says why, such as \"the name of 'photo.jpg' says JPEG image, but the content is a PDF document, which this folder does not accept\". Nothing is left behind; a resumable upload is ended (a later chunk is 404). Checked on the first 64 KiB as they arrive when they already tell, and on the complete file before it is put in place", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "Path": { "description": "Done", "content": { "application/json": { "schema": { "type": "object", "properties": { "path": { "type": "string" } } } } } }
     },
     "schemas": {
       "Error": { "type": "object", "required": ["error"], "properties": { "error": { "type": "string" } } },
       "Info": {
         "type": "object",
-        "properties": { "name": { "type": "string" }, "readOnly": { "type": "boolean" }, "maxUploadBytes": { "type": "integer" }, "resumableChunkBytes": { "type": "integer" } }
+        "properties": {
+          "name": { "type": "string" },
+          "readOnly": { "type": "boolean" },
+          "maxUploadBytes": { "type": "integer" },
+          "resumableChunkBytes": { "type": "integer" },
+          "acceptedTypes": { "type": "array", "items": { "type": "string" }, "description": "The type identifiers uploads may be (every kind of them too, e.g. public.image accepts PNG and JPEG); absent when every type is accepted" }
+        }
       },
       "Listing": {
         "type": "object",

@@ -119,9 +119,13 @@ extension ShareServer {
 
     func info() -> Response {
         let name = folder.rootPath.split(separator: "/").last.map(String.init) ?? "/"
-        let body = "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(configuration.readOnly),"
-            + "\"maxUploadBytes\":\(configuration.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)}"
-        return .json(status: .ok, body: body)
+        var body = "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(configuration.readOnly),"
+            + "\"maxUploadBytes\":\(configuration.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
+        // Only when uploads are limited: no "acceptedTypes" means every type.
+        if let uploadTypes {
+            body += ",\"acceptedTypes\":[" + uploadTypes.identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
+        }
+        return .json(status: .ok, body: body + "}")
     }
 
     func list(_ request: Request) async throws -> Response {

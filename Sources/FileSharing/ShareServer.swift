@@ -1,3 +1,4 @@
+public import DocumentTypes
 public import FileWatching
 public import Hummingbird
 import HummingbirdCore
@@ -34,6 +35,12 @@ public struct ShareConfiguration: Sendable {
     public var maxUploadBytes: Int64?
     /// PEM certificate chain and private key files, for HTTPS.
     public var tls: (certificate: String, key: String)?
+    /// The types uploads may be, or `nil` for every type. Every way a file
+    /// enters through the server is checked (the page and the JSON API,
+    /// resumable uploads, WebDAV `PUT`); a refused upload answers 415 with
+    /// the reason and leaves nothing behind. Renames, moves and copies of
+    /// what is already in the folder are not checked again.
+    public var acceptedTypes: AcceptedTypes?
     /// How the folder is observed.
     public var observerOptions: ObserverOptions
 
@@ -41,7 +48,7 @@ public struct ShareConfiguration: Sendable {
     public init(
         root: String, host: String = "127.0.0.1", port: Int = 8080, credentials: Credentials? = nil,
         readOnly: Bool = false, maxUploadBytes: Int64? = nil, tls: (certificate: String, key: String)? = nil,
-        observerOptions: ObserverOptions = ObserverOptions()
+        acceptedTypes: AcceptedTypes? = nil, observerOptions: ObserverOptions = ObserverOptions()
     ) {
         self.root = root
         self.host = host
@@ -50,6 +57,7 @@ public struct ShareConfiguration: Sendable {
         self.readOnly = readOnly
         self.maxUploadBytes = maxUploadBytes
         self.tls = tls
+        self.acceptedTypes = acceptedTypes
         self.observerOptions = observerOptions
     }
 }
@@ -66,6 +74,8 @@ public final class ShareServer: Service {
     let relay: EventRelay
     let origins = OriginRegistry()
     let uploads: ResumableUploads
+    /// What uploads are checked against; `nil` when every type is accepted.
+    let uploadTypes: UploadTypePolicy?
     let dav = WebDAVState()
     let logger: Logger
     private let observation: ObservationToken
@@ -87,6 +97,7 @@ public final class ShareServer: Service {
         let relay = EventRelay(origins: origins, printer: changePrinter)
         self.relay = relay
         uploads = ResumableUploads(folder: folder)
+        uploadTypes = UploadTypePolicy(configuration.acceptedTypes)
         observation = observer.observe { batch in relay.deliver(batch) }
         try observer.start()
     }

@@ -25,8 +25,11 @@ extension ShareServer {
             close(fd)
             if !committed { folder.discardStagingFile(named: staging) }
         }
-        _ = try await write(request.body, to: fd, at: 0, limit: configuration.maxUploadBytes)
+        _ = try await write(
+            request.body, to: fd, at: 0, limit: configuration.maxUploadBytes,
+            checkingTypeFor: path, totalSize: declared)
         let replaced = try await change([path], method: "PUT", context: context) { () throws(ShareError) in
+            try self.uploadTypes?.check(stagedFile: fd, for: path)
             if cfs_fsync(fd) < 0 { throw SharedFolder.error(errno, path) }
             return try self.folder.commitStagingFile(named: staging, to: path)
         }
@@ -48,10 +51,27 @@ extension ShareServer {
     /// Writes a request body at `offset`; returns the bytes written. Parts
     /// are gathered up to 1 MiB before each write, so the thread hops stay
     /// few and memory stays flat.
-    func write(_ body: RequestBody, to fd: Int32, at offset: Int64, limit: Int64?) async throws -> Int64 {
+    ///
+    /// With accepted types and `checkingTypeFor`, the file's first bytes
+    /// are checked as soon as they are written (`UploadTypePolicy`): an
+    /// upload whose prefix already shows a refused type ends with 415 then,
+    /// not after the rest has arrived.
+    ///
+    /// - Parameters:
+    ///   - path: Where the file will be, to check its first bytes; `nil` not to.
+    ///   - totalSize: The complete file's size, if announced.
+    func write(
+        _ body: RequestBody, to fd: Int32, at offset: Int64, limit: Int64?,
+        checkingTypeFor path: SharePath? = nil, totalSize: Int64? = nil
+    ) async throws -> Int64 {
         var written: Int64 = 0
         var pending = ByteBuffer()
-        func flush() async throws {
+        // Checked once: when the bytes written first reach what identification reads.
+        let policy = path == nil ? nil : uploadTypes
+        var prefixChecked = policy.map { offset >= Int64($0.prefixLength) } ?? true
+        /// - Parameter last: Whether the body has ended (then the whole file is checked
+        ///   anyway, unless this is a chunk before the end of a resumable upload).
+        func flush(last: Bool = false) async throws {
             guard pending.readableBytes > 0 else { return }
             let chunk = pending
             let position = offset + written
@@ -63,6 +83,14 @@ extension ShareServer {
             }
             written += Int64(chunk.readableBytes)
             pending.clear()
+            let available = offset + written
+            let moreToCome = !last || totalSize.map { available < $0 } ?? false
+            if !prefixChecked, moreToCome, let policy, let path, available >= Int64(policy.prefixLength) {
+                prefixChecked = true
+                try await blocking { () throws(ShareError) in
+                    try policy.checkPrefix(ofStagedFile: fd, available: available, for: path, totalSize: totalSize)
+                }
+            }
         }
         for try await buffer in body {
             if let limit, offset + written + Int64(pending.readableBytes + buffer.readableBytes) > limit {
@@ -76,7 +104,7 @@ extension ShareServer {
             }
             if pending.readableBytes >= 1 << 20 { try await flush() }
         }
-        try await flush()
+        try await flush(last: true)
         return written
     }
 
@@ -91,6 +119,8 @@ extension ShareServer {
             throw ShareError(.badRequest, "an Upload-Length header with the file's size is needed")
         }
         try checkSize(length)
+        // An empty file is judged by its name, and can be judged now.
+        if length == 0 { try uploadTypes?.checkEmptyFile(at: path) }
         let token = try await blocking { () throws(ShareError) in try self.uploads.start(path: path, length: length) }
         var response = Response.json(status: .created, body: "{\"upload\":\"\(token)\",\"offset\":0}")
         response.headers[.init("Upload-Offset")!] = "0"
@@ -111,16 +141,27 @@ extension ShareServer {
             response.headers[.init("Upload-Offset")!] = String(upload.offset)
             return response
         }
-        let written = try await write(request.body, to: upload.fd, at: offset, limit: upload.length)
-        let now = offset + written
-        guard now == upload.length else {
-            var response = Response(status: .noContent)
-            response.headers[.init("Upload-Offset")!] = String(now)
-            return response
-        }
-        let replaced = try await change([upload.path], method: "PATCH", context: context) { () throws(ShareError) in
-            if cfs_fsync(upload.fd) < 0 { throw SharedFolder.error(errno, upload.path) }
-            return try self.uploads.finish(token, path: upload.path)
+        let replaced: Bool
+        let now: Int64
+        do {
+            let written = try await write(
+                request.body, to: upload.fd, at: offset, limit: upload.length,
+                checkingTypeFor: upload.path, totalSize: upload.length)
+            now = offset + written
+            guard now == upload.length else {
+                var response = Response(status: .noContent)
+                response.headers[.init("Upload-Offset")!] = String(now)
+                return response
+            }
+            replaced = try await change([upload.path], method: "PATCH", context: context) { () throws(ShareError) in
+                try self.uploadTypes?.check(stagedFile: upload.fd, for: upload.path)
+                if cfs_fsync(upload.fd) < 0 { throw SharedFolder.error(errno, upload.path) }
+                return try self.uploads.finish(token, path: upload.path)
+            }
+        } catch let error as ShareError where error.kind == .unsupportedMediaType {
+            // A refused type does not become acceptable by sending it again: the upload ends here.
+            uploads.discard(token)
+            throw error
         }
         var response = Response.json(status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(upload.path.description))}")
         response.headers[.init("Upload-Offset")!] = String(now)
@@ -222,6 +263,11 @@ final class ResumableUploads: Sendable {
         guard folder.stagingFileSize(named: "resumable-" + token + ".info") != nil else {
             throw ShareError(.notFound, "no such upload")
         }
+        cancelQuietly(token)
+    }
+
+    /// Ends an upload and removes what it staged, whether or not it exists.
+    func discard(_ token: String) {
         cancelQuietly(token)
     }
 

@@ -6,7 +6,7 @@ struct Fileshare: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fileshare",
         abstract: "Watch a folder tree and report precisely what changed.",
-        subcommands: [Serve.self, Watch.self, Changes.self]
+        subcommands: [Serve.self, Watch.self, Changes.self, InboxCommand.self]
     )
 
     /// Parses and runs, with the exit codes of `cli.md`: bad usage is 2

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocumentTypes
 import FileSharing
 import FileWatching
 import Logging
@@ -16,7 +17,8 @@ struct Serve: AsyncParsableCommand {
             Listens on 127.0.0.1:8080 by default. Every request needs the credentials (HTTP Basic): \
             give them with --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD); without \
             them a random password is made and printed to stderr. Changes to DIR are printed to stderr \
-            as JSON lines. Stops cleanly on SIGINT or SIGTERM.
+            as JSON lines. With --accept or --types, uploads of other types are refused (415). Stops \
+            cleanly on SIGINT or SIGTERM.
             """
     )
 
@@ -50,6 +52,20 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-upload"), help: ArgumentHelp("The largest upload accepted, in bytes (suffixes K, M, G).", valueName: "SIZE"))
     var maxUpload: String?
 
+    @Option(
+        name: .customLong("accept"),
+        help: ArgumentHelp(
+            "The only types uploads may be: type identifiers or file name extensions, comma-separated (public.image,com.adobe.pdf,epub); every kind of them is accepted.",
+            valueName: "ID[,ID...]"))
+    var accept: String?
+
+    @Option(
+        name: .customLong("types"),
+        help: ArgumentHelp(
+            "A document types file (JSON, YAML or TOML): its accepted types apply, and its declared types can be named by --accept.",
+            valueName: "FILE"))
+    var typesFile: String?
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if (tlsCertificate == nil) != (tlsKey == nil) {
@@ -58,6 +74,67 @@ struct Serve: AsyncParsableCommand {
         if let maxUpload, Serve.parseSize(maxUpload) == nil {
             throw ValidationError("--max-upload takes a size such as 500M or 2G")
         }
+        if let accept, Serve.listItems(accept).isEmpty {
+            throw ValidationError("--accept takes type identifiers or extensions separated by commas, such as public.image,com.adobe.pdf")
+        }
+    }
+
+    /// The comma-separated items of a list option, trimmed, empty ones left out.
+    static func listItems(_ text: String) -> [String] {
+        text.split(separator: ",").map { item in
+            String(item.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        }.filter { !$0.isEmpty }
+    }
+
+    /// The accepted types of `--types` and `--accept`: the file's, unless
+    /// `--accept` names others (which may be types the file declares);
+    /// `nil` for every type.
+    ///
+    /// - Throws: A message naming the problem: the file and line, or the
+    ///   unknown identifier (with the closest known one).
+    static func acceptedTypes(typesFile: String?, accept: String?) throws(UsageProblem) -> AcceptedTypes? {
+        var registry = DocumentTypeRegistry.standard
+        var accepted: AcceptedTypes?
+        if let typesFile {
+            do {
+                let configuration = try DocumentTypeConfiguration(contentsOf: typesFile)
+                registry = configuration.registry
+                accepted = configuration.acceptedTypes
+            } catch let error as DocumentTypeError where error.position == nil && error.message.contains(typesFile) {
+                throw UsageProblem("--types: \(error.message)")  // the message names the file already
+            } catch {
+                throw UsageProblem("--types: \(error)")
+            }
+        }
+        if let accept {
+            var identifiers: [TypeIdentifier] = []
+            for item in listItems(accept) {
+                let identifier = TypeIdentifier(item)
+                if registry.contains(identifier) {
+                    identifiers.append(identifier)
+                } else if let type = registry.type(forExtension: item) {
+                    // An extension, as `fileshare inbox --accept` takes them (pdf, .epub, tar.gz).
+                    identifiers.append(type.identifier)
+                } else if identifier.isWellFormed {
+                    // Unknown: AcceptedTypes names it, with the closest known identifier.
+                    identifiers.append(identifier)
+                } else {
+                    throw UsageProblem("--accept: '\(item)' is neither a known type identifier nor a known file name extension")
+                }
+            }
+            do {
+                accepted = try AcceptedTypes(identifiers, registry: registry)
+            } catch {
+                throw UsageProblem("--accept: \(error)")
+            }
+        }
+        return accepted
+    }
+
+    /// A bad option value, said in one line.
+    struct UsageProblem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
     }
 
     static func parseSize(_ text: String) -> Int64? {
@@ -87,6 +164,12 @@ struct Serve: AsyncParsableCommand {
             }
             tls = (tlsCertificate, tlsKey)
         }
+        let acceptedTypes: AcceptedTypes?
+        do {
+            acceptedTypes = try Serve.acceptedTypes(typesFile: typesFile, accept: accept)
+        } catch {
+            CommandOutput.fail(error.message, code: 2)
+        }
         let environment = ProcessInfoLite.environment
         let user = self.user ?? environment["FILESHARE_USER"]
         let password = self.password ?? environment["FILESHARE_PASSWORD"]
@@ -113,7 +196,7 @@ struct Serve: AsyncParsableCommand {
         }
         let configuration = ShareConfiguration(
             root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
-            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls)
+            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes)
         let server: ShareServer
         do {
             server = try ShareServer(configuration: configuration, logger: logger) { line in

@@ -1,3 +1,4 @@
+import DocumentTypes
 @testable import FileSharing
 import FileWatching
 import Foundation
@@ -5,6 +6,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,9 +15,14 @@ import Glibc
 final class ShareFixture: @unchecked Sendable {
     let root: String
     let server: ShareServer
+    /// The changes' JSON lines, as `fileshare serve` prints them.
+    let printed = PrintedLines()
     static let authorization = "Basic " + Data("alice:secret".utf8).base64EncodedString()
 
-    init(readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil) throws {
+    init(
+        readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
+        acceptedTypes: AcceptedTypes? = nil
+    ) throws {
         if let root {
             self.root = root
         } else {
@@ -25,12 +32,14 @@ final class ShareFixture: @unchecked Sendable {
         }
         var logger = Logger(label: "test")
         logger.logLevel = .critical
+        let printed = self.printed
         server = try ShareServer(
             configuration: ShareConfiguration(
                 root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
-                readOnly: readOnly, maxUploadBytes: maxUpload,
+                readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
                 observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero)),
-            logger: logger)
+            logger: logger,
+            changePrinter: { line in printed.append(line) })
     }
 
     deinit {
@@ -69,6 +78,16 @@ final class ShareFixture: @unchecked Sendable {
     func test<T>(_ setup: TestingSetup = .router, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
         try await server.application().test(setup, body)
     }
+}
+
+/// Lines printed by the server, kept for a test to read.
+final class PrintedLines: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    /// Every line so far.
+    var all: [String] { lines.withLock { $0 } }
 }
 
 extension TestClientProtocol {

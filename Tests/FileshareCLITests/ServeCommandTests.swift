@@ -8,20 +8,6 @@ import Glibc
 /// `fileshare serve` end to end: the real binary, a real socket, curl.
 @Suite("fileshare serve")
 struct ServeCommandTests {
-    /// Runs curl and returns (status, body).
-    func curl(_ arguments: [String]) throws -> (Int, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "10"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
-    }
-
     @Test("the first line names the folder and the URL; a random password on stderr; DIR is created; SIGINT exits 0")
     func startsAndStops() async throws {
         try await MachineSettings.shared {
@@ -108,7 +94,8 @@ struct ServeCommandTests {
           arguments: [
             ["serve", "D", "--no-auth", "--bind", "0.0.0.0"], ["serve", "D", "--user", "only"], ["serve", "D", "--tls-cert", "x.pem"],
             ["serve", "D", "--port", "70000"], ["serve", "D", "--tls-cert", "missing.pem", "--tls-key", "missing.key"],
-            ["serve", "D", "--max-upload", "lots"],
+            ["serve", "D", "--max-upload", "lots"], ["serve", "D", "--accept", "public.imgae"], ["serve", "D", "--accept", " , "],
+            ["serve", "D", "--accept", "nonsense"], ["serve", "D", "--types", "missing.yaml"], ["serve", "D", "--types", "types.ini"],
           ])
     func badUsage(arguments: [String]) async throws {
         try await MachineSettings.shared {
@@ -119,12 +106,63 @@ struct ServeCommandTests {
             #expect(!FileManager.default.fileExists(atPath: dir.path + "/new"))
         }
     }
-}
 
-func waitFor(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<1000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+    @Test("--accept and --types: the line names the problem")
+    func badTypes() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let unknown = try CommandProcess(["serve", dir.path + "/new", "--accept", "public.image,public.imgae"])
+            #expect(await unknown.exitStatus() == 2)
+            #expect(unknown.errorOutput.contains("--accept: unknown type 'public.imgae' (did you mean 'public.image'?)"), "\(unknown.errorOutput)")
+            try "accept: [com.adobe.pdf, public.imgae]\n".write(toFile: dir.path + "/types.yaml", atomically: true, encoding: .utf8)
+            let file = try CommandProcess(["serve", dir.path + "/new", "--types", dir.path + "/types.yaml"])
+            #expect(await file.exitStatus() == 2)
+            #expect(file.errorOutput.contains("--types: \(dir.path)/types.yaml:1:25: unknown type 'public.imgae'"), "\(file.errorOutput)")
+            #expect(file.errorOutput.split(separator: "\n").count == 1)
+            #expect(!FileManager.default.fileExists(atPath: dir.path + "/new"))
+        }
     }
-    return condition()
+
+    @Test("--accept live: an accepted upload arrives, a refused one answers 415 with the reason and leaves nothing; --types applies its accept")
+    func acceptedTypesLive() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]
+            try Data(png).write(to: URL(fileURLWithPath: dir.path + "/dot.png"))
+            let pdf = Data("%PDF-1.7\n".utf8) + Data(repeating: 0x20, count: 3 << 20) + Data("\n%%EOF\n".utf8)
+            try Data(pdf.prefix(2000)).write(to: URL(fileURLWithPath: dir.path + "/small.pdf"))
+            try pdf.write(to: URL(fileURLWithPath: dir.path + "/large.pdf"))
+            let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth", "--accept", "public.image"])
+            #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
+            let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+            #expect(try curl([url + "api/info"]).1.contains(#""acceptedTypes":["public.image"]"#))
+            #expect(try curl(["-T", dir.path + "/dot.png", url + "api/files/dot.png"]).0 == 201)
+            let reason = "the name of 'photo.jpg' says JPEG image, but the content is a PDF document, which this folder does not accept"
+            let refused = try curl(["-T", dir.path + "/small.pdf", url + "api/files/photo.jpg"])
+            #expect(refused.0 == 415 && refused.1.contains(reason), "\(refused)")
+            // Large: refused once its first bytes have arrived, over a real connection.
+            let large = try curl(["-T", dir.path + "/large.pdf", url + "api/files/photo.jpg"])
+            #expect(large.0 == 415 && large.1.contains(reason), "\(large)")
+            let dav = try curl(["-T", dir.path + "/small.pdf", url + "dav/report.pdf"])
+            #expect(dav.0 == 415 && dav.1.contains("'report.pdf' is a PDF document"), "\(dav)")
+            #expect(try curl([url + "api/info"]).0 == 200, "the connection and the server are fine")
+            #expect(await waitFor { serve.errorOutput.contains(#""path":"dot.png""#) })
+            serve.send(SIGINT)
+            #expect(await serve.exitStatus() == 0)
+            #expect(!serve.errorOutput.contains("photo.jpg") && !serve.errorOutput.contains("report.pdf"))
+            let shared = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/share").filter { !$0.hasPrefix(".") }
+            #expect(shared == ["dot.png"])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/share/.fileshare/staging").isEmpty)
+
+            // A types file: its accept applies.
+            try "accept = [\"com.adobe.pdf\"]\n".write(toFile: dir.path + "/types.toml", atomically: true, encoding: .utf8)
+            let again = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth", "--types", dir.path + "/types.toml"])
+            #expect(await again.waitForLine { $0.hasPrefix("Serving ") })
+            let second = String(again.lines.first?.split(separator: " ").last ?? "")
+            #expect(try curl(["-T", dir.path + "/small.pdf", second + "api/files/report.pdf"]).0 == 201)
+            #expect(try curl(["-T", dir.path + "/dot.png", second + "api/files/dot2.png"]).0 == 415)
+            again.send(SIGINT)
+            #expect(await again.exitStatus() == 0)
+        }
+    }
 }

@@ -332,12 +332,22 @@ extension ShareServer {
             close(fd)
             if !committed { folder.discardStagingFile(named: staging) }
         }
-        let written = try await write(request.body, to: fd, at: 0, limit: configuration.maxUploadBytes)
+        let written: Int64
+        do {
+            written = try await write(
+                request.body, to: fd, at: 0, limit: configuration.maxUploadBytes,
+                checkingTypeFor: path, totalSize: request.headers[.contentLength].flatMap { Int64($0) })
+        } catch let error as ShareError where error.kind == .unsupportedMediaType {
+            discardPlaceholder(of: resource, at: path)
+            throw error
+        }
         let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: "PUT")
         if written == 0 {
             switch resource {
             case .placeholder: return Response(status: .noContent)
             case .missing:
+                // An empty file is judged by its name.
+                try uploadTypes?.checkEmptyFile(at: path)
                 // Held back until its content comes (or its grace ends): one event for one new file.
                 let name = try await blocking { () throws(ShareError) in try self.folder.createPlaceholder(for: path) }
                 dav.addPlaceholder(.init(staging: name, created: dav.now(), origin: origin), at: path)
@@ -345,26 +355,41 @@ extension ShareServer {
             case .item: break
             }
         }
-        let replaced = try await change([path], origin: origin) { () throws(ShareError) -> Bool in
-            // The properties stay with the name, as the content changes.
-            switch resource {
-            case .placeholder(let placeholder, _):
-                self.folder.copyStagingProperties(from: placeholder.staging, to: fd)
-            case .item:
-                if let old = try? self.folder.open(path, flags: O_RDONLY | O_NONBLOCK) {
-                    DeadProperties.copy(from: old, to: fd)
-                    close(old)
+        let replaced: Bool
+        do {
+            replaced = try await change([path], origin: origin) { () throws(ShareError) -> Bool in
+                // Judged by its content under the name it will have, before anything is in place.
+                try self.uploadTypes?.check(stagedFile: fd, for: path)
+                // The properties stay with the name, as the content changes.
+                switch resource {
+                case .placeholder(let placeholder, _):
+                    self.folder.copyStagingProperties(from: placeholder.staging, to: fd)
+                case .item:
+                    if let old = try? self.folder.open(path, flags: O_RDONLY | O_NONBLOCK) {
+                        DeadProperties.copy(from: old, to: fd)
+                        close(old)
+                    }
+                case .missing: break
                 }
-            case .missing: break
+                if cfs_fsync(fd) < 0 { throw SharedFolder.error(errno, path) }
+                return try self.folder.commitStagingFile(named: staging, to: path)
             }
-            if cfs_fsync(fd) < 0 { throw SharedFolder.error(errno, path) }
-            return try self.folder.commitStagingFile(named: staging, to: path)
+        } catch let error as ShareError where error.kind == .unsupportedMediaType {
+            discardPlaceholder(of: resource, at: path)
+            throw error
         }
         committed = true
+        discardPlaceholder(of: resource, at: path)
+        return Response(status: replaced || resource.exists ? .noContent : .created, headers: [.contentLength: "0"])
+    }
+
+    /// The empty file held back at `path` before a PUT's content (Finder's
+    /// empty PUT, Windows' LOCK): the content replaced it, or was refused,
+    /// and then nothing of the refused upload appears either.
+    private func discardPlaceholder(of resource: DAVResource, at path: SharePath) {
         if case .placeholder(let placeholder, _) = resource, dav.removePlaceholder(at: path, staging: placeholder.staging) {
             folder.discardStagingFile(named: placeholder.staging)
         }
-        return Response(status: replaced || resource.exists ? .noContent : .created, headers: [.contentLength: "0"])
     }
 
     /// 409 when the folder that would hold `path` does not exist.

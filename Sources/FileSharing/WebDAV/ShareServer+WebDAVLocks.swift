@@ -6,7 +6,8 @@ extension ShareServer {
     /// `LOCK`: a new lock (a body with `DAV:lockinfo`), or a refresh (no
     /// body, the lock's token in the `If` header). A lock on a name where
     /// nothing is yet creates an empty file there, held back until its content
-    /// comes or the lock ends.
+    /// comes or the lock ends (unless the accepted types refuse an empty file
+    /// of that name: then it holds the name only).
     func davLock(_ path: SharePath, request: Request, context: ShareContext, clientMetadata: Bool = false) async throws -> Response {
         let body = try await WebDAV.xmlBody(request)
         let timeout = WebDAV.timeout(request)
@@ -49,7 +50,11 @@ extension ShareServer {
         case .locked:
             break
         }
-        if !exists {
+        // A new name whose empty file would be refused (the name says a type
+        // not accepted, or none): the lock is granted, for the PUT that
+        // follows to be judged by its content, but no empty file is held back.
+        let holdsEmptyFile = !exists && (clientMetadata || uploadTypes?.acceptsEmptyFile(at: path) ?? true)
+        if holdsEmptyFile {
             let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: "LOCK")
             do {
                 if clientMetadata {
@@ -69,7 +74,7 @@ extension ShareServer {
                 throw error
             }
         }
-        var response = lockResponse(lock, status: exists ? .ok : .created)
+        var response = lockResponse(lock, status: holdsEmptyFile ? .created : .ok)
         response.headers[.init("Lock-Token")!] = "<\(lock.token)>"
         return response
     }

@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+
+/// What curl got back for one request.
+struct CurlResponse: Sendable {
+    /// The status of the final response (0 when there was none).
+    var status: Int
+    /// The final response's header fields, in order.
+    var headers: [(name: String, value: String)]
+    var body: String
+
+    /// The value of the last header field with this name (case-insensitive).
+    func header(_ name: String) -> String? {
+        headers.last { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// Runs curl (silent, 10 seconds at most) and returns (status, body).
+func curl(_ arguments: [String]) throws -> (Int, String) {
+    let response = try curlResponse(arguments)
+    return (response.status, response.body)
+}
+
+/// Runs curl (silent, 10 seconds at most) and returns the status, the header
+/// fields and the body of the final response (after any `100 Continue`).
+func curlResponse(_ arguments: [String]) throws -> CurlResponse {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "10", "-D", "/dev/stderr"] + arguments
+    let (output, headerOutput) = try processLaunch.withLock { _ in
+        let pipes = (Pipe(), Pipe())
+        process.standardOutput = pipes.0
+        process.standardError = pipes.1
+        try process.run()
+        return pipes
+    }
+    // curl writes the (small) header block before the body: reading the body
+    // first cannot stall it.
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let headerText = String(decoding: headerOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    var headers: [(name: String, value: String)] = []
+    for line in headerText.split(separator: "\r\n") {
+        if line.hasPrefix("HTTP/") {
+            headers = []
+        } else if let colon = line.firstIndex(of: ":") {
+            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+    }
+    return CurlResponse(status: Int(lines.last ?? "") ?? 0, headers: headers, body: lines.dropLast().joined(separator: "\n"))
+}
