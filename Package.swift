@@ -113,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "InboxTests",
-            dependencies: ["Inbox"],
+            dependencies: ["Inbox", "DocumentTypes", "FileshareTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -69,7 +69,12 @@ struct InboxCommand: AsyncParsableCommand {
             CommandOutput.fail("--folders takes 'package' or 'unpack', not '\(folders)'", code: 2)
         }
         guard settle >= 0 && settle <= 3600 else { CommandOutput.fail("--settle must be between 0 and 3600 seconds", code: 2) }
-        let accepted = InboxCommand.acceptedTypes(accept: accept, types: types)
+        let accepted: AcceptedTypes
+        do {
+            accepted = try TypeOptions.acceptedTypes(typesFile: types, accept: accept) ?? .all()
+        } catch {
+            CommandOutput.fail(error.message, code: 2)
+        }
         let options = InboxOptions(
             inboxName: inbox, quarantine: quarantine, acceptedTypes: accepted, foldersPerType: folderPerType,
             folderHandling: handling, settleTime: .milliseconds(Int64(settle * 1000)))
@@ -100,39 +105,6 @@ struct InboxCommand: AsyncParsableCommand {
             try await group.run()
         } catch {
             CommandOutput.fail("the Inbox stopped: \(error)", code: 1)
-        }
-    }
-
-    /// The accepted types of `--accept` and `--types` (both: a type must satisfy the file's and the list's).
-    static func acceptedTypes(accept: String?, types: String?) -> AcceptedTypes {
-        var registry = DocumentTypeRegistry.standard
-        var fromFile: AcceptedTypes? = nil
-        if let types {
-            do {
-                let configuration = try DocumentTypeConfiguration(contentsOf: types)
-                registry = configuration.registry
-                fromFile = configuration.acceptedTypes
-            } catch {
-                CommandOutput.fail("\(error)", code: 2)
-            }
-        }
-        guard let accept else { return fromFile ?? .all(in: registry) }
-        var identifiers: [TypeIdentifier] = []
-        for item in accept.split(separator: ",").map({ $0.trimmingCharacters() }) where !item.isEmpty {
-            let identifier = TypeIdentifier(item)
-            if registry.contains(identifier) {
-                identifiers.append(identifier)
-            } else if let type = registry.type(forExtension: item.hasPrefix(".") ? String(item.dropFirst()) : item) {
-                identifiers.append(type.identifier)
-            } else {
-                CommandOutput.fail("--accept: '\(item)' is neither a known type identifier nor a known file name extension", code: 2)
-            }
-        }
-        guard !identifiers.isEmpty else { CommandOutput.fail("--accept needs at least one type", code: 2) }
-        do {
-            return try AcceptedTypes(identifiers, registry: registry)
-        } catch {
-            CommandOutput.fail("--accept: \(error)", code: 2)
         }
     }
 
@@ -172,8 +144,3 @@ struct InboxCommand: AsyncParsableCommand {
     }
 }
 
-extension StringProtocol {
-    func trimmingCharacters() -> String {
-        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
-}

@@ -2,6 +2,7 @@ import ArgumentParser
 import DocumentTypes
 import FileSharing
 import FileWatching
+import Inbox
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -49,6 +50,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("read-only"), help: "Allow no change through the server (403).")
     var readOnly = false
 
+    @Flag(name: .customLong("inbox"), help: "Also take in the documents that arrive in DIR/Inbox (as 'fileshare inbox' does; the types of --accept/--types apply), with its events on stderr.")
+    var takesInInbox = false
+
     @Option(name: .customLong("max-upload"), help: ArgumentHelp("The largest upload accepted, in bytes (suffixes K, M, G).", valueName: "SIZE"))
     var maxUpload: String?
 
@@ -74,67 +78,9 @@ struct Serve: AsyncParsableCommand {
         if let maxUpload, Serve.parseSize(maxUpload) == nil {
             throw ValidationError("--max-upload takes a size such as 500M or 2G")
         }
-        if let accept, Serve.listItems(accept).isEmpty {
+        if let accept, TypeOptions.listItems(accept).isEmpty {
             throw ValidationError("--accept takes type identifiers or extensions separated by commas, such as public.image,com.adobe.pdf")
         }
-    }
-
-    /// The comma-separated items of a list option, trimmed, empty ones left out.
-    static func listItems(_ text: String) -> [String] {
-        text.split(separator: ",").map { item in
-            String(item.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-        }.filter { !$0.isEmpty }
-    }
-
-    /// The accepted types of `--types` and `--accept`: the file's, unless
-    /// `--accept` names others (which may be types the file declares);
-    /// `nil` for every type.
-    ///
-    /// - Throws: A message naming the problem: the file and line, or the
-    ///   unknown identifier (with the closest known one).
-    static func acceptedTypes(typesFile: String?, accept: String?) throws(UsageProblem) -> AcceptedTypes? {
-        var registry = DocumentTypeRegistry.standard
-        var accepted: AcceptedTypes?
-        if let typesFile {
-            do {
-                let configuration = try DocumentTypeConfiguration(contentsOf: typesFile)
-                registry = configuration.registry
-                accepted = configuration.acceptedTypes
-            } catch let error as DocumentTypeError where error.position == nil && error.message.contains(typesFile) {
-                throw UsageProblem("--types: \(error.message)")  // the message names the file already
-            } catch {
-                throw UsageProblem("--types: \(error)")
-            }
-        }
-        if let accept {
-            var identifiers: [TypeIdentifier] = []
-            for item in listItems(accept) {
-                let identifier = TypeIdentifier(item)
-                if registry.contains(identifier) {
-                    identifiers.append(identifier)
-                } else if let type = registry.type(forExtension: item) {
-                    // An extension, as `fileshare inbox --accept` takes them (pdf, .epub, tar.gz).
-                    identifiers.append(type.identifier)
-                } else if identifier.isWellFormed {
-                    // Unknown: AcceptedTypes names it, with the closest known identifier.
-                    identifiers.append(identifier)
-                } else {
-                    throw UsageProblem("--accept: '\(item)' is neither a known type identifier nor a known file name extension")
-                }
-            }
-            do {
-                accepted = try AcceptedTypes(identifiers, registry: registry)
-            } catch {
-                throw UsageProblem("--accept: \(error)")
-            }
-        }
-        return accepted
-    }
-
-    /// A bad option value, said in one line.
-    struct UsageProblem: Error {
-        let message: String
-        init(_ message: String) { self.message = message }
     }
 
     static func parseSize(_ text: String) -> Int64? {
@@ -166,7 +112,7 @@ struct Serve: AsyncParsableCommand {
         }
         let acceptedTypes: AcceptedTypes?
         do {
-            acceptedTypes = try Serve.acceptedTypes(typesFile: typesFile, accept: accept)
+            acceptedTypes = try TypeOptions.acceptedTypes(typesFile: typesFile, accept: accept)
         } catch {
             CommandOutput.fail(error.message, code: 2)
         }
@@ -206,9 +152,22 @@ struct Serve: AsyncParsableCommand {
             CommandOutput.fail(error.message, code: 2)
         }
         let announced = ShareAnnouncement(root: server.root)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: ListeningServer(server: server, announcement: announced), successTerminationBehavior: .gracefullyShutdownGroup)
+        ]
+        if takesInInbox {
+            do {
+                let processor = try InboxProcessor(
+                    root: server.root, options: InboxOptions(acceptedTypes: acceptedTypes ?? .all()), logger: logger,
+                    report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
+                services.append(.init(service: processor))
+            } catch {
+                CommandOutput.fail(error.message, code: 2)
+            }
+        }
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: ListeningServer(server: server, announcement: announced), successTerminationBehavior: .gracefullyShutdownGroup)],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         do {

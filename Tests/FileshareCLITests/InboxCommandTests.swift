@@ -102,6 +102,39 @@ struct InboxCommandTests {
         }
     }
 
+    @Test("serve --inbox: an upload into Inbox/ (page, API or WebDAV) is taken in; a refused one is quarantined")
+    func serveInbox() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            try InboxCommandTests.write(dir.path + "/report.pdf", Array(InboxCommandTests.pdf.utf8))
+            try InboxCommandTests.write(dir.path + "/photo.png", InboxCommandTests.png)
+            let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth", "--inbox"])
+            #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
+            let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+            #expect(try curl(["-T", dir.path + "/report.pdf", url + "api/files/Inbox/report.pdf"]).0 == 201)
+            #expect(await waitFor(timeout: .seconds(30)) { serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report.pdf""#) })
+            #expect(try curl(["-T", dir.path + "/report.pdf", url + "dav/Inbox/report.pdf"]).0 == 201)
+            #expect(await waitFor(timeout: .seconds(30)) {
+                serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report 2.pdf""#)
+            }, "\(serve.errorOutput)")
+            let root = dir.path + "/share"
+            #expect(InboxCommandTests.read(root + "/report.pdf") == InboxCommandTests.pdf)
+            #expect(InboxCommandTests.read(root + "/report 2.pdf") == InboxCommandTests.pdf)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/Inbox").isEmpty)
+            serve.send(SIGINT)
+            #expect(await serve.exitStatus() == 0)
+            // With --accept, an upload into the Inbox is checked at the door already; one put there on disk goes to the quarantine.
+            let limited = try CommandProcess(["serve", root, "--port", "0", "--no-auth", "--inbox", "--accept", "pdf"])
+            #expect(await limited.waitForLine { $0.hasPrefix("Serving ") })
+            try InboxCommandTests.write(dir.path + "/.drop/photo.png", InboxCommandTests.png)
+            #expect(rename(dir.path + "/.drop/photo.png", root + "/Inbox/photo.png") == 0)
+            #expect(await waitFor(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: root + "/Quarantine/photo.png.reason.txt") })
+            #expect(limited.errorOutput.contains(#""type":"refused""#))
+            limited.send(SIGINT)
+            #expect(await limited.exitStatus() == 0)
+        }
+    }
+
     @Test("bad options exit 2 with one line", arguments: [
         ["--accept", "no.such.type"], ["--folders", "sideways"], ["--quarantine", "Inbox/Q"], ["--types", "/nonexistent.json"],
     ])
