@@ -286,8 +286,17 @@ public final class InboxProcessor: Service, Sendable {
                 let taken = try await takeIn(source: source + "/" + relative, name: String(relative.split(separator: "/").last ?? ""), journal: journal)
                 complete = complete && taken
             }
-            if complete { await offload { InboxProcessor.removeEmptyFolders(absolute) } }
-            return complete
+            guard complete else { return false }
+            await offload { InboxProcessor.removeEmptyFolders(absolute) }
+            // What unpacking leaves (hidden files: the observer does not report
+            // them) goes to the quarantine, so the Inbox ends empty.
+            var info = stat()
+            if lstat(absolute, &info) == 0 {
+                try await claim(
+                    source: source, name: name, info: info, isFolder: true, type: nil, typeName: nil,
+                    reason: "what was left of '\(name)' after its documents were taken in (hidden files)", journal: journal)
+            }
+            return true
         }
         enum Verdict { case gone, written, decided(stat, String) }
         let verdict: Verdict = await offload {

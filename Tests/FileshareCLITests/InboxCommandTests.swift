@@ -94,9 +94,12 @@ struct InboxCommandTests {
             // A folder, unpacked: its files taken in one by one, the folder removed.
             try InboxCommandTests.write(root + "/.staging/Batch/one.txt", Array("1\n".utf8))
             try InboxCommandTests.write(root + "/.staging/Batch/sub/two.txt", Array("2\n".utf8))
+            try InboxCommandTests.write(root + "/.staging/Batch/.DS_Store", Array("finder\n".utf8))
             #expect(rename(root + "/.staging/Batch", root + "/Inbox/Batch") == 0)
             #expect(await process.waitForLine(timeout: .seconds(30)) { $0.contains("taken-in") && $0.contains("two.txt") })
             #expect(await waitFor(timeout: .seconds(10)) { (try? FileManager.default.contentsOfDirectory(atPath: root + "/Inbox"))?.isEmpty == true })
+            // The hidden file unpacking left went to the quarantine with the folder.
+            #expect(await waitFor(timeout: .seconds(10)) { InboxCommandTests.read(root + "/Quarantine/Batch/.DS_Store") == "finder\n" })
             process.send(SIGTERM)
             #expect(await process.exitStatus() == 0)
         }
