@@ -76,7 +76,7 @@ public final class ShareServer: Service {
     let uploads: ResumableUploads
     /// What uploads are checked against; `nil` when every type is accepted.
     let uploadTypes: UploadTypePolicy?
-    let dav = WebDAVState()
+    let dav: WebDAVState
     let logger: Logger
     private let observation: ObservationToken
     private let boundPort = Mutex<Int?>(nil)
@@ -97,6 +97,7 @@ public final class ShareServer: Service {
         let relay = EventRelay(origins: origins, printer: changePrinter)
         self.relay = relay
         uploads = ResumableUploads(folder: folder)
+        dav = WebDAVState(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
         uploadTypes = UploadTypePolicy(configuration.acceptedTypes)
         observation = observer.observe { batch in relay.deliver(batch) }
         try observer.start()

@@ -1,4 +1,5 @@
 @testable import FileSharing
+import Foundation
 import Testing
 
 /// The WebDAV face's pure parts: XML, the If header, the lock table (with an
@@ -170,5 +171,19 @@ struct WebDAVLogicTests {
         #expect(try WebDAV.path(ofURLPath: "/dav/a%20b/c%23d%25e%2B%E2%82%AC") == (try SharePath(plain: "a b/c#d%e+€")))
         #expect(try WebDAV.path(ofURLPath: "/api/x") == nil)
         #expect(throws: ShareError.self) { try WebDAV.path(ofURLPath: "/dav/x#fragment") }
+    }
+
+    @Test("kept locks: read back with their remaining time on a new monotonic clock; ended ones dropped")
+    func keptLocks() throws {
+        let live = try lock("opaquelocktoken:a", "docs/a b", now: 5_000_000_000, seconds: 100)
+        var ended = try lock("opaquelocktoken:b", "x", now: 5_000_000_000, seconds: 10)
+        ended.owner = "<D:owner xmlns:D=\"DAV:\">alice</D:owner>"
+        let data = WebDAVState.encode([live, ended], monotonicNow: 5_000_000_000, wallNow: 1_000_000)
+        // Read 30 seconds later by a process whose monotonic clock started anew.
+        let back = WebDAVState.decode(data, monotonicNow: 0, wallNow: 1_000_030)
+        #expect(back.map(\.token) == ["opaquelocktoken:a"])
+        #expect(back.first?.root == live.root && back.first?.isDeep == true && back.first?.timeout == 100)
+        #expect(back.first?.expires == 70_000_000_000)
+        #expect(WebDAVState.decode(Data("not json".utf8), monotonicNow: 0, wallNow: 0).isEmpty)
     }
 }

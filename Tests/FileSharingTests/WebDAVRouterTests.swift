@@ -316,4 +316,29 @@ struct WebDAVRouterTests {
             }
         }
     }
+
+    @Test("a lock outlives a restart of the server: still refused without its token, released with it")
+    func locksSurviveRestart() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("doc.txt", "v1")
+            let token = try await share.test { (client: any TestClientProtocol) async throws -> String in
+                let locked = try await client.request("/dav/doc.txt", .lock, body: WebDAVRouterTests.lockBody)
+                return try #require(locked.headers[.lockToken])
+            }
+            let again = try ShareFixture(root: share.root)
+            try await again.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/dav/doc.txt", .put, body: "v2").status.code == 423)
+                let discovery = try await client.request("/dav/doc.txt", .propfind, headers: [.depth: "0"])
+                #expect(discovery.text.contains(String(token.dropFirst().dropLast())) && discovery.text.contains("mailto:alice@example.com"))
+                #expect(try await client.request("/dav/doc.txt", .put, headers: [.davIf: "(\(token))"], body: "v2").status == .noContent)
+                #expect(try await client.request("/dav/doc.txt", .unlock, headers: [.lockToken: token]).status == .noContent)
+            }
+            let third = try ShareFixture(root: share.root)
+            try await third.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/dav/doc.txt", .put, body: "v3").status == .noContent)
+            }
+            #expect(share.read("doc.txt") == "v3")
+        }
+    }
 }

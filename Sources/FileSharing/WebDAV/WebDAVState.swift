@@ -1,8 +1,7 @@
 import Synchronization
 
-/// What the WebDAV face remembers between requests: its locks and the empty
-/// files it holds back. Locks live in memory (a restart releases them, as a
-/// client is told by its next refresh failing).
+/// What the WebDAV face remembers between requests: its locks (kept on disk
+/// too, see `WebDAVState+Persistence`) and the empty files it holds back.
 final class WebDAVState: Sendable {
     /// An empty file a client created that waits in the staging folder for its content.
     struct Placeholder: Sendable {
@@ -20,7 +19,20 @@ final class WebDAVState: Sendable {
     /// Monotonic nanoseconds.
     let now: @Sendable () -> Int64
 
-    init(now: @escaping @Sendable () -> Int64 = WebDAVState.monotonicNow) { self.now = now }
+    /// Where the locks are kept, if anywhere.
+    let persistencePath: String?
+
+    init(persistencePath: String? = nil, now: @escaping @Sendable () -> Int64 = WebDAVState.monotonicNow) {
+        self.now = now
+        self.persistencePath = persistencePath
+        if let persistencePath {
+            let current = now()
+            let kept = WebDAVState.load(from: persistencePath, monotonicNow: current)
+            table.withLock { table in
+                for lock in kept { _ = table.add(lock, now: current) }
+            }
+        }
+    }
 
     private static let start = ContinuousClock.now
 
@@ -32,9 +44,16 @@ final class WebDAVState: Sendable {
 
     // MARK: Locks
 
+    /// Runs `body` on the lock table; a change is written to the kept copy.
     func withLocks<T>(_ body: (inout DAVLockTable, Int64) -> T) -> T {
         let now = self.now()
-        return table.withLock { body(&$0, now) }
+        return table.withLock { table in
+            guard let persistencePath else { return body(&table, now) }
+            let before = table.locks
+            let result = body(&table, now)
+            if table.locks != before { WebDAVState.save(Array(table.locks.values), to: persistencePath, monotonicNow: now) }
+            return result
+        }
     }
 
     func locks(covering path: SharePath) -> [DAVLock] { withLocks { $0.locks(covering: path, now: $1) } }
@@ -46,7 +65,7 @@ final class WebDAVState: Sendable {
 
     func lock(token: String) -> DAVLock? { withLocks { $0.lock(token: token, now: $1) } }
 
-    func removeLocks(under path: SharePath) { table.withLock { $0.removeAll(under: path) } }
+    func removeLocks(under path: SharePath) { withLocks { table, _ in table.removeAll(under: path) } }
 
     /// Drops the locks whose time is over.
     func expireLocks() -> [DAVLock] { withLocks { $0.expire(now: $1) } }
