@@ -50,7 +50,7 @@ extension WebDAVState {
     static func save(_ locks: [DAVLock], to path: String, monotonicNow: Int64) {
         let data = encode(locks, monotonicNow: monotonicNow, wallNow: wallNow())
         let temporary = path + ".tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: data) else { return }
+        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
         _ = rename(temporary, path)
     }
 }
