@@ -32,7 +32,6 @@ import math
 import os
 import platform
 import select
-import shlex
 import shutil
 import signal
 import statistics
@@ -43,82 +42,13 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchcommon import reproduce_line  # noqa: E402
+import benchcommon  # noqa: E402
+from benchcommon import (BenchError, log, proc_status, reproduce_line, spawn, stop,  # noqa: E402
+                         stop_all, table)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HELPER = os.path.join(HERE, "peer_watch.py")
 now = time.perf_counter
-
-
-class BenchError(Exception):
-    pass
-
-
-# --------------------------------------------------------------------------
-# Processes: every one is registered and stopped on every way out.
-
-PROCS = []
-KILLED = collections.Counter()   # name -> processes that ignored SIGTERM and were killed
-STOP_GRACE = 2.0
-
-
-def spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL):
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                            bufsize=0, start_new_session=True)
-    PROCS.append(proc)
-    return proc
-
-
-def stop(proc, grace=None, before_close=(), name="?"):
-    """SIGTERM the process group we started, SIGKILL it if it does not go; then close its pipes."""
-    try:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                proc.wait(STOP_GRACE if grace is None else grace)
-            except subprocess.TimeoutExpired:
-                KILLED[name] += 1
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait(30)
-    finally:
-        for collector in before_close:  # threads still reading its pipes: let them see the end
-            collector.finish()
-        for f in (proc.stdout, proc.stderr):
-            if f is not None:
-                try:
-                    f.close()
-                except OSError:
-                    pass
-        if proc in PROCS:
-            PROCS.remove(proc)
-
-
-def stop_all():
-    for proc in list(PROCS):
-        try:
-            stop(proc, grace=2)
-        except Exception as error:  # keep going: stop the others
-            print(f"warning: could not stop pid {proc.pid}: {error}", file=sys.stderr)
-
-
-def proc_status(pid):
-    """VmHWM and VmRSS of a process, in bytes."""
-    values = {}
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                key, _, rest = line.partition(":")
-                if key in ("VmHWM", "VmRSS"):
-                    values[key] = int(rest.split()[0]) * 1024
-    except OSError:
-        pass
-    return values
 
 
 class LineReader:
@@ -219,7 +149,7 @@ class Watcher:
         target = self.stderr_target()
         t0 = now()
         try:
-            self.proc = spawn(argv, stdout=subprocess.PIPE, stderr=target)
+            self.proc = spawn(argv, stdout=subprocess.PIPE, stderr=target, bufsize=0)
         finally:
             if target is not subprocess.PIPE:
                 target.close()
@@ -426,18 +356,6 @@ def fmt(value, digits=3):
     return f"{value:.{digits}f}"
 
 
-def table(headers, rows):
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(str(cell)))
-    lines = ["  ".join(str(h).ljust(widths[i]) for i, h in enumerate(headers))]
-    lines.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        lines.append("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(row)))
-    return "\n".join(lines)
-
-
 def write_file(path, data):
     fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     try:
@@ -456,10 +374,6 @@ def disk_paths(root):
         for name in filenames:
             paths[prefix + name] = "file"
     return paths
-
-
-def log(message):
-    print(message, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------
@@ -1203,9 +1117,8 @@ def parse_args(argv):
 
 
 def main(argv):
-    global STOP_GRACE
     args = parse_args(argv)
-    STOP_GRACE = args.stop_grace
+    benchcommon.STOP_GRACE = args.stop_grace
 
     def on_signal(signum, frame):
         raise KeyboardInterrupt
@@ -1245,9 +1158,8 @@ def main(argv):
         print(f"machine: {os.cpu_count()} cores, Linux {platform.release()}; {versions(args, watchers)}")
         if skipped:
             print("peers skipped: " + "; ".join(skipped))
-        for name, count in KILLED.items():
-            print(f"warning: {name} did not exit within {STOP_GRACE:g} s of SIGTERM {count} time(s); "
-                  f"it was killed with SIGKILL")
+        for line in benchcommon.killed_warnings():
+            print(line)
         print("Every figure of a table was measured in this run, one tool at a time; ratios are the "
               "figures to compare across machines.")
         print()

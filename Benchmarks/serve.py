@@ -55,72 +55,17 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchcommon import reproduce_line  # noqa: E402
+import benchcommon  # noqa: E402
+from benchcommon import (BenchError, PROCS, log, proc_status, reproduce_line, spawn, stop,  # noqa: E402
+                         stop_all, table)
+
+benchcommon.STOP_GRACE = 5.0   # servers may take a moment to shut down gracefully
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 now = time.perf_counter
 MiB = 1 << 20
 GiB = 1 << 30
-
-
-class BenchError(Exception):
-    pass
-
-
-def log(message):
-    print(message, file=sys.stderr, flush=True)
-
-
-# --------------------------------------------------------------------------
-# Processes: every one is registered and stopped on every way out.
-
-PROCS = []
-KILLED = collections.Counter()
-STOP_GRACE = 5.0
-
-
-def spawn(argv, stdout, stderr, stdin=subprocess.DEVNULL, **kw):
-    proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr,
-                            start_new_session=True, **kw)
-    PROCS.append(proc)
-    return proc
-
-
-def stop(proc, name="?", grace=None):
-    """SIGTERM the process group we started, SIGKILL it if it does not go."""
-    try:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                proc.wait(STOP_GRACE if grace is None else grace)
-            except subprocess.TimeoutExpired:
-                KILLED[name] += 1
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait(30)
-        else:
-            # The leader is gone; make sure nothing of its group is left.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-    finally:
-        if proc in PROCS:
-            PROCS.remove(proc)
-
-
-def stop_all():
-    for proc in list(PROCS):
-        try:
-            stop(proc, grace=2)
-        except Exception as error:  # keep going: stop the others
-            print(f"warning: could not stop pid {proc.pid}: {error}", file=sys.stderr)
 
 
 def run(argv, timeout, **kw):
@@ -156,20 +101,6 @@ def process_tree(pid):
         except OSError:
             pass
     return seen
-
-
-def proc_status(pid):
-    """VmHWM and VmRSS of a process, in bytes."""
-    values = {}
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                key, _, rest = line.partition(":")
-                if key in ("VmHWM", "VmRSS"):
-                    values[key] = int(rest.split()[0]) * 1024
-    except OSError:
-        pass
-    return values
 
 
 def tree_rss(pid):
@@ -978,18 +909,6 @@ def report_listing(r, args):
 
 # --------------------------------------------------------------------------
 
-def table(headers, rows):
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(str(cell)))
-    lines = ["  ".join(str(h).ljust(widths[i]) for i, h in enumerate(headers))]
-    lines.append("  ".join("-" * w for w in widths))
-    for row in rows:
-        lines.append("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(row)))
-    return "\n".join(lines)
-
-
 def parse_size(text):
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     text = text.strip().upper().rstrip("B").rstrip("I")
@@ -1081,9 +1000,8 @@ def print_header(title, servers, skipped, load_before):
               f"the figures are noisy; the ratios within a round suffer least")
     if skipped:
         print("peers skipped: " + "; ".join(skipped))
-    for name, count in KILLED.items():
-        print(f"warning: {name} did not exit within {STOP_GRACE:g} s of SIGTERM {count} time(s); "
-              f"it was killed with SIGKILL")
+    for line in benchcommon.killed_warnings():
+        print(line)
     print("Every figure of a table was measured in this run, one server at a time; ratios are the "
           "figures to compare across machines.")
     print()
