@@ -447,14 +447,8 @@ public final class InboxProcessor: Service, Sendable {
     /// Finishes what the journal says was begun.
     private func recover(_ journal: InboxJournal) async throws {
         // Reason files a killed process was writing.
-        if let directory = opendir(root + "/.fileshare") {
-            var stale: [String] = []
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-                if name.hasPrefix("inbox-tmp-") { stale.append(name) }
-            }
-            closedir(directory)
-            for name in stale { _ = unlink(root + "/.fileshare/" + name) }
+        for name in InboxProcessor.names(in: root + "/.fileshare") where name.hasPrefix("inbox-tmp-") {
+            _ = unlink(root + "/.fileshare/" + name)
         }
         let state = JournalState(InboxJournal.load(path: journalPath))
         work.withLock { $0.journal = state }
@@ -529,12 +523,8 @@ public final class InboxProcessor: Service, Sendable {
 
     /// The regular files, links and special files under a folder (relative paths).
     static func files(under folder: String, prefix: String = "") -> [String] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
         var result: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            if name == "." || name == ".." || name.hasPrefix(".") { continue }
+        for name in names(in: folder) where !name.hasPrefix(".") {
             var info = stat()
             guard lstat(folder + "/" + name, &info) == 0 else { continue }
             if info.st_mode & S_IFMT == S_IFDIR {
@@ -548,19 +538,23 @@ public final class InboxProcessor: Service, Sendable {
 
     /// Removes the folders left empty under (and including) `folder`.
     static func removeEmptyFolders(_ folder: String) {
-        if let directory = opendir(folder) {
-            var children: [String] = []
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-                if name != "." && name != ".." { children.append(name) }
-            }
-            closedir(directory)
-            for child in children {
-                var info = stat()
-                if lstat(folder + "/" + child, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { removeEmptyFolders(folder + "/" + child) }
-            }
+        for child in names(in: folder) {
+            var info = stat()
+            if lstat(folder + "/" + child, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { removeEmptyFolders(folder + "/" + child) }
         }
         _ = rmdir(folder)
+    }
+
+    /// The names in a folder (`.` and `..` left out; none when it cannot be read).
+    static func names(in folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 
     static func makeFolders(_ path: String) -> Bool {

@@ -54,13 +54,7 @@ struct InboxCommand: AsyncParsableCommand {
     var once = false
 
     func run() async throws {
-        signal(SIGPIPE, SIG_IGN)
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
-        let logger = Logger(label: "fileshare.inbox")
+        let logger = CommandOutput.startLogging("fileshare.inbox")
         var info = stat()
         guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             CommandOutput.fail("\(directory) is not a folder; give the folder whose Inbox to take in", code: 2)

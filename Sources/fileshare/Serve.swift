@@ -96,13 +96,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        signal(SIGPIPE, SIG_IGN)
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .warning
-            return handler
-        }
-        let logger = Logger(label: "fileshare.serve")
+        let logger = CommandOutput.startLogging("fileshare.serve")
         var tls: (certificate: String, key: String)? = nil
         if let tlsCertificate, let tlsKey {
             for file in [tlsCertificate, tlsKey] where access(file, R_OK) != 0 {

@@ -66,13 +66,7 @@ struct Watch: AsyncParsableCommand {
 
     func run() async throws {
         if let state { StateFileOption.validate(state) }
-        signal(SIGPIPE, SIG_IGN)
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = verbose ? .debug : .warning
-            return handler
-        }
-        let logger = Logger(label: "fileshare.watch")
+        let logger = CommandOutput.startLogging("fileshare.watch", level: verbose ? .debug : .warning)
         let options = ObserverOptions(
             includesHidden: hidden,
             excludedNames: excludes,
@@ -180,6 +174,18 @@ final class ScanProgressLine: Sendable {
 }
 
 enum CommandOutput {
+    /// What every long-running command does first: a closed pipe is an
+    /// error to report, not a signal that kills; diagnostics go to stderr.
+    static func startLogging(_ label: String, level: Logger.Level = .warning) -> Logger {
+        signal(SIGPIPE, SIG_IGN)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: label)
+    }
+
     /// Writes all of `text` to standard output at once (unbuffered, so
     /// every line is out before the call returns, also on a pipe).
     static func write(_ text: String) {

@@ -65,28 +65,28 @@ enum DeadProperties {
 
     /// The properties of an open file or folder.
     static func read(fd: Int32) -> Entries {
-        read { cfs_fget_xattr(fd, attribute, $0, $1) }
+        decode(value { cfs_fget_xattr(fd, attribute, $0, $1) } ?? [])
     }
 
     /// The properties of `name` in an open folder, without opening it (one system call).
     static func read(name: String, in directory: Int32) -> Entries {
-        read { cfs_get_xattr_at(directory, name, attribute, $0, $1) }
+        decode(value { cfs_get_xattr_at(directory, name, attribute, $0, $1) } ?? [])
     }
 
-    private static func read(_ get: (UnsafeMutableRawPointer?, Int) -> Int) -> Entries {
+    /// An attribute's value (`nil` when there is none, or it is larger than `maximumBytes`).
+    private static func value(_ get: (UnsafeMutableRawPointer?, Int) -> Int) -> [UInt8]? {
         // Most items have none: one call into a buffer on the stack answers that.
-        let small = withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { buffer -> [UInt8]? in
+        let small = withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { buffer -> [UInt8]?? in
             let count = get(buffer.baseAddress, buffer.count)
-            if count == -Int(ERANGE) { return nil }
-            return count > 0 ? Array(UnsafeRawBufferPointer(rebasing: buffer[..<count])) : []
+            if count == -Int(ERANGE) { return .none }
+            return .some(count > 0 ? Array(UnsafeRawBufferPointer(rebasing: buffer[..<count])) : nil)
         }
-        if let small { return small.isEmpty ? [] : decode(small) }
+        if let small { return small }
         let size = get(nil, 0)
-        guard size > 0, size <= maximumBytes else { return [] }
+        guard size > 0, size <= maximumBytes else { return nil }
         var buffer = [UInt8](repeating: 0, count: size)
         let count = buffer.withUnsafeMutableBytes { get($0.baseAddress, $0.count) }
-        guard count > 0 else { return [] }
-        return decode(Array(buffer[..<count]))
+        return count > 0 ? Array(buffer[..<count]) : nil
     }
 
     /// Replaces the properties of an open file or folder.
@@ -108,10 +108,8 @@ enum DeadProperties {
     /// copy can be told a duplicate) from one open item to another.
     static func copy(from source: Int32, to destination: Int32) {
         for name in [attribute, "user.fileshare.id"] {
-            var buffer = [UInt8](repeating: 0, count: maximumBytes)
-            let count = buffer.withUnsafeMutableBytes { cfs_fget_xattr(source, name, $0.baseAddress, $0.count) }
-            guard count > 0 else { continue }
-            _ = buffer.withUnsafeBytes { cfs_fset_xattr(destination, name, $0.baseAddress, count) }
+            guard let bytes = value({ cfs_fget_xattr(source, name, $0, $1) }) else { continue }
+            _ = bytes.withUnsafeBytes { cfs_fset_xattr(destination, name, $0.baseAddress, $0.count) }
         }
     }
 

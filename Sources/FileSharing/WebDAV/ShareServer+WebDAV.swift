@@ -257,7 +257,7 @@ extension ShareServer {
         for (name, metadata, _) in names.sorted(by: { $0.name < $1.name }) {
             guard let child = try? path.appending(name) else { continue }
             writer.raw("<li><a href=\"")
-            writer.text(WebDAV.href(child, collection: metadata.kind == .directory))
+            writer.href(child, collection: metadata.kind == .directory)
             writer.raw("\">")
             writer.text(name + (metadata.kind == .directory ? "/" : ""))
             writer.raw("</a></li>")
@@ -309,7 +309,7 @@ extension ShareServer {
     func davRequireTokens(
         _ tokens: Set<String>, changing paths: [SharePath], deep: [SharePath] = [], members: [SharePath] = []
     ) throws(DAVError) {
-        let missing = dav.withLocks { table, now in
+        let missing = dav.readingLocks { table, now in
             table.missingTokens(changing: paths, deep: deep, members: members, tokens: tokens, now: now)
         }
         if let missing { throw DAVError.locked(missing) }
@@ -552,7 +552,7 @@ extension ShareServer {
 
     /// At shutdown: the empty files held back are put in place.
     func materializeAllPlaceholders() {
-        for (path, placeholder) in dav.duePlaceholders(all: true) where dav.removePlaceholder(at: path, staging: placeholder.staging) {
+        for (path, placeholder) in dav.allPlaceholders where dav.removePlaceholder(at: path, staging: placeholder.staging) {
             try? folder.materializePlaceholder(named: placeholder.staging, at: path)
         }
     }

@@ -42,7 +42,7 @@ extension ShareServer {
         let lock = DAVLock(
             token: "opaquelocktoken:" + UUID().uuidString.lowercased(), root: path, isDeep: depth != 0, isExclusive: scope.isDAV("exclusive"),
             owner: body.child("owner")?.serialized, user: context.user, timeout: timeout, expires: now + timeout * 1_000_000_000)
-        switch dav.withLocks({ table, now in table.add(lock, now: now) }) {
+        switch dav.changingLocks({ table, now in table.add(lock, now: now) }) {
         case .conflict(let other):
             throw DAVError.locked(other, condition: "no-conflicting-lock")
         case .full:
@@ -70,7 +70,7 @@ extension ShareServer {
                     dav.addPlaceholder(.init(staging: name, created: dav.now(), origin: origin), at: path)
                 }
             } catch {
-                _ = dav.withLocks { table, now in table.unlock(token: lock.token, path: path, now: now) }
+                _ = dav.changingLocks { table, now in table.unlock(token: lock.token, path: path, now: now) }
                 throw error
             }
         }
@@ -85,7 +85,7 @@ extension ShareServer {
         }
         let tokens = try await davConditions(request, path: path)
         for token in tokens.sorted() {
-            if let lock = dav.withLocks({ table, now in table.refresh(token: token, path: path, timeout: timeout, now: now) }) {
+            if let lock = dav.changingLocks({ table, now in table.refresh(token: token, path: path, timeout: timeout, now: now) }) {
                 return lockResponse(lock, status: .ok)
             }
         }
@@ -106,7 +106,7 @@ extension ShareServer {
             throw ShareError(.badRequest, "UNLOCK needs a Lock-Token header: <opaquelocktoken:...>")
         }
         let token = String(header.dropFirst().dropLast())
-        guard let lock = dav.withLocks({ table, now in table.unlock(token: token, path: path, now: now) }) else {
+        guard let lock = dav.changingLocks({ table, now in table.unlock(token: token, path: path, now: now) }) else {
             throw DAVError(
                 status: 409, message: "no lock with that token applies to '\(path)'", condition: "lock-token-matches-request-uri",
                 hrefs: [WebDAV.href(path, collection: false)])
@@ -116,12 +116,5 @@ extension ShareServer {
             try await materialize(placeholderPath, placeholder)
         }
         return Response(status: .noContent)
-    }
-}
-
-extension WebDAVState {
-    /// The placeholders at and under `path`.
-    func placeholders(under path: SharePath) -> [(SharePath, Placeholder)] {
-        duePlaceholders(all: true).filter { $0.0.isSame(asOrUnder: path) }
     }
 }

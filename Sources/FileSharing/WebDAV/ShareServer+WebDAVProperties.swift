@@ -247,7 +247,9 @@ extension ShareServer {
             writer.raw("<D:locktoken>")
             writer.dav("href", lock.token)
             writer.raw("</D:locktoken><D:lockroot>")
-            writer.dav("href", WebDAV.href(lock.root, collection: false))
+            writer.raw("<D:href>")
+            writer.href(lock.root, collection: false)
+            writer.raw("</D:href>")
             writer.raw("</D:lockroot></D:activelock>")
         }
         writer.raw("</D:lockdiscovery>")
@@ -306,7 +308,7 @@ extension ShareServer {
         }
         var writer = XMLWriter()
         writer.raw("<D:multistatus xmlns:D=\"DAV:\"><D:response><D:href>")
-        writer.text(WebDAV.href(path, collection: resource.isCollection))
+        writer.href(path, collection: resource.isCollection)
         writer.raw("</D:href>")
         func propstat(_ names: [PropertyName], _ status: String) {
             guard !names.isEmpty else { return }

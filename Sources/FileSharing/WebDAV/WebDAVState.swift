@@ -44,8 +44,14 @@ final class WebDAVState: Sendable {
 
     // MARK: Locks
 
-    /// Runs `body` on the lock table; a change is written to the kept copy.
-    func withLocks<T>(_ body: (inout DAVLockTable, Int64) -> T) -> T {
+    /// Reads the lock table.
+    func readingLocks<T>(_ body: (DAVLockTable, Int64) -> T) -> T {
+        let now = self.now()
+        return table.withLock { body($0, now) }
+    }
+
+    /// Changes the lock table; a change is written to the kept copy.
+    func changingLocks<T>(_ body: (inout DAVLockTable, Int64) -> T) -> T {
         let now = self.now()
         return table.withLock { table in
             guard let persistencePath else { return body(&table, now) }
@@ -56,19 +62,19 @@ final class WebDAVState: Sendable {
         }
     }
 
-    func locks(covering path: SharePath) -> [DAVLock] { withLocks { $0.locks(covering: path, now: $1) } }
+    func locks(covering path: SharePath) -> [DAVLock] { readingLocks { $0.locks(covering: path, now: $1) } }
 
     /// Whether any lock is held (a quick test before looking for those on a path).
     var hasLocks: Bool { table.withLock { !$0.locks.isEmpty } }
 
-    func locks(coveringOrUnder path: SharePath) -> [DAVLock] { withLocks { $0.locks(coveringOrUnder: path, now: $1) } }
+    func locks(coveringOrUnder path: SharePath) -> [DAVLock] { readingLocks { $0.locks(coveringOrUnder: path, now: $1) } }
 
-    func lock(token: String) -> DAVLock? { withLocks { $0.lock(token: token, now: $1) } }
+    func lock(token: String) -> DAVLock? { readingLocks { $0.lock(token: token, now: $1) } }
 
-    func removeLocks(under path: SharePath) { withLocks { table, _ in table.removeAll(under: path) } }
+    func removeLocks(under path: SharePath) { changingLocks { table, _ in table.removeAll(under: path) } }
 
     /// Drops the locks whose time is over.
-    func expireLocks() -> [DAVLock] { withLocks { $0.expire(now: $1) } }
+    func expireLocks() -> [DAVLock] { changingLocks { $0.expire(now: $1) } }
 
     // MARK: Held-back empty files
 
@@ -101,13 +107,18 @@ final class WebDAVState: Sendable {
         }
     }
 
-    /// The placeholders due to become files: no lock holds them and their grace is over
-    /// (all of them when `all`).
-    func duePlaceholders(all: Bool = false) -> [(SharePath, Placeholder)] {
+    /// Every placeholder.
+    var allPlaceholders: [(SharePath, Placeholder)] { placeholders.withLock { $0.map { ($0.key, $0.value) } } }
+
+    /// The placeholders at and under `path`.
+    func placeholders(under path: SharePath) -> [(SharePath, Placeholder)] {
+        allPlaceholders.filter { $0.0.isSame(asOrUnder: path) }
+    }
+
+    /// The placeholders due to become files: no lock holds them and their grace is over.
+    func duePlaceholders() -> [(SharePath, Placeholder)] {
         let now = self.now()
-        let candidates = placeholders.withLock { $0.map { ($0.key, $0.value) } }
-        if all { return candidates }
-        return candidates.filter { path, placeholder in
+        return allPlaceholders.filter { path, placeholder in
             now - placeholder.created >= WebDAVState.placeholderGrace && locks(covering: path).isEmpty
         }
     }
