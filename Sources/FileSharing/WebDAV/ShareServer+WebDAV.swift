@@ -95,7 +95,7 @@ enum WebDAV {
 
     /// The percent-encoded URL path of a shared path (folders end with `/`).
     static func href(_ path: SharePath, collection: Bool) -> String {
-        var writer = XMLWriter.fragment()
+        var writer = XMLWriter(capacity: 256, declaration: false)
         writer.href(path, collection: collection)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
@@ -250,7 +250,7 @@ extension ShareServer {
     /// A folder opened in a browser: a plain list of links.
     private func davIndex(_ path: SharePath, head: Bool) async throws -> Response {
         let names = try await blocking { () throws(ShareError) in try self.folder.davChildren(of: path) }
-        var writer = XMLWriter.fragment()
+        var writer = XMLWriter(capacity: 256, declaration: false)
         writer.raw("<!DOCTYPE html><meta charset=\"utf-8\"><title>")
         writer.text(path.isRoot ? "/" : path.description)
         writer.raw("</title><ul>")

@@ -113,7 +113,7 @@ extension ShareServer {
             let entries = all
             var start = 0
             while start < entries.count {
-                var xml = start == 0 ? XMLWriter(capacity: batch * 900 + 256) : XMLWriter.fragment()
+                var xml = start == 0 ? XMLWriter(capacity: batch * 900 + 256) : XMLWriter(capacity: 256, declaration: false)
                 if start == 0 { xml.raw("<D:multistatus xmlns:D=\"DAV:\">") }
                 let end = min(start + batch, entries.count)
                 for entry in entries[start..<end] { self.writeResponse(entry, asked: asked, quota: quota, into: &xml) }

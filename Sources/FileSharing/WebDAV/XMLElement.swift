@@ -48,9 +48,6 @@ struct XMLElement: Sendable, Equatable {
         for case .text(let text) in children { result += text }
         return String(result.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
-
-    /// Whether the element holds only whitespace text.
-    var isEmpty: Bool { elements.isEmpty && text.isEmpty }
 }
 
 /// Why a body is not acceptable XML (answered 400).
@@ -331,9 +328,11 @@ enum XMLDocumentParser {
 struct XMLWriter {
     private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 1024) {
+    /// A writer for a document (with the XML declaration) or, with
+    /// `declaration: false`, for a fragment.
+    init(capacity: Int = 1024, declaration: Bool = true) {
         bytes.reserveCapacity(capacity)
-        raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n")
+        if declaration { raw("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n") }
     }
 
     mutating func raw(_ text: StaticString) {
@@ -433,7 +432,7 @@ extension XMLElement {
                 || element.elements.contains(where: usesDAVNamespace)
         }
         let usesDAV = usesDAVNamespace(self)
-        var writer = XMLWriter.fragment()
+        var writer = XMLWriter(capacity: 256, declaration: false)
         func write(_ element: XMLElement, top: Bool) {
             let qualified = element.namespace.isEmpty ? element.name : prefixes[element.namespace]! + ":" + element.name
             writer.raw("<" + qualified)
@@ -468,14 +467,5 @@ extension XMLElement {
         }
         write(self, top: true)
         return String(decoding: writer.bytes, as: UTF8.self)
-    }
-}
-
-extension XMLWriter {
-    /// A writer without the XML declaration, for fragments.
-    static func fragment() -> XMLWriter {
-        var writer = XMLWriter(capacity: 256)
-        writer.bytes.removeAll(keepingCapacity: true)
-        return writer
     }
 }
