@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ZipStream", targets: ["ZipStream"]),
         .library(name: "DocumentTypes", targets: ["DocumentTypes"]),
         .library(name: "Inbox", targets: ["Inbox"]),
+        .library(name: "ChangeLog", targets: ["ChangeLog"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
@@ -41,6 +43,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "ZipStream", swiftSettings: swiftSettings),
+        .target(
+            name: "ChangeLog",
+            dependencies: [
+                "FileWatching", "ZipStream",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "DocumentTypes",
             dependencies: [
@@ -63,6 +74,7 @@ let package = Package(
             name: "FileSharing",
             dependencies: [
                 "FileWatching",
+                "ChangeLog",
                 "ZipStream",
                 "DocumentTypes",
                 "CFileshareShim",
@@ -83,6 +95,7 @@ let package = Package(
             name: "fileshare",
             dependencies: [
                 "FileWatching",
+                "ChangeLog",
                 "FileSharing",
                 "DocumentTypes",
                 "Inbox",
@@ -102,6 +115,14 @@ let package = Package(
             name: "FileWatchingTests",
             dependencies: [
                 "FileWatching", "CFileshareShim", "FileshareTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ChangeLogTests",
+            dependencies: [
+                "ChangeLog", "FileWatching", "FileshareTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -1,29 +1,6 @@
-public import FileWatching
+public import ChangeLog
+import FileWatching
 import Synchronization
-
-/// Who made a change through the server: the face, the client's address,
-/// the user and the method. Attached to the change events the change causes,
-/// so an app can tell its users' uploads from its own writes.
-public struct ChangeOrigin: Sendable, Hashable {
-    /// The face: `api` or `dav`.
-    public var face: String
-    /// The client's address and port.
-    public var client: String
-    /// The authenticated user, if any.
-    public var user: String?
-    /// The HTTP method.
-    public var method: String
-
-    /// The origin as a JSON object.
-    public var json: String {
-        var fields = [
-            "\"by\":\"server\"", "\"face\":" + JSONText.quoted(face), "\"client\":" + JSONText.quoted(client),
-            "\"method\":" + JSONText.quoted(method),
-        ]
-        if let user { fields.append("\"user\":" + JSONText.quoted(user)) }
-        return "{" + fields.joined(separator: ",") + "}"
-    }
-}
 
 /// The server's operations in flight, by path: the changes the observer
 /// reports for those paths (or above or under them) carry their origin.

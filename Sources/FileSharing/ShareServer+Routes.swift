@@ -1,3 +1,5 @@
+import Logging
+import ChangeLog
 import FileWatching
 import Hummingbird
 import ServiceLifecycle
@@ -31,7 +33,15 @@ extension ShareServer {
         router.post("/api/mkdir") { request, context in try await self.makeDirectory(request, context: context) }
         router.post("/api/move") { request, context in try await self.move(request, context: context) }
         router.get("/api/thumbnail/**") { request, context in try await self.thumbnail(request, context: context) }
-        router.get("/api/events") { _, _ in self.events() }
+        router.get("/api/events") { request, _ in
+            let cursor = try self.changeStream.startCursor(
+                lastEventID: request.headers[.init("Last-Event-ID")!], since: try ShareServer.query(request, "since"))
+            return self.changeStream.events(after: cursor)
+        }
+        router.get("/api/changes") { request, _ in
+            try await self.changeStream.changes(
+                since: try ShareServer.query(request, "since"), limit: try ShareServer.query(request, "limit"))
+        }
         router.get("/api/zip") { request, context in try await self.zip(request, context: context) }
         router.post("/api/uploads") { request, context in try await self.startUpload(request, context: context) }
         router.patch("/api/uploads/:token") { request, context in try await self.continueUpload(request, context: context) }
@@ -102,6 +112,13 @@ extension ShareServer {
         defer { origins.finish(key) }
         let result = try await blocking(work)
         await observer.sync()
+        // Durable in the log before the answer: a client that asks
+        // /api/changes next finds its own change.
+        do {
+            try await changeLog.flush()
+        } catch {
+            logger.error("the change log is behind", metadata: ["error": "\(error.message)"])
+        }
         return result
     }
 
@@ -206,38 +223,6 @@ extension ShareServer {
             try self.folder.move(from: from, to: to, overwrite: body.overwrite ?? false)
         }
         return .json(status: .ok, body: "{\"from\":\(JSONText.quoted(from.description)),\"to\":\(JSONText.quoted(to.description))}")
-    }
-
-    // MARK: Events
-
-    func events() -> Response {
-        let (lines, end) = relay.subscribe()
-        let body = ResponseBody { writer in
-            // The stream ends when the server shuts down, so the shutdown
-            // does not wait for clients that never hang up.
-            try await withGracefulShutdownHandler {
-                var buffer = ByteBuffer()
-                buffer.writeString("retry: 1000\n\n")
-                try await writer.write(buffer)
-                for await line in lines {
-                    var buffer = ByteBuffer()
-                    if line.hasPrefix(":") {
-                        buffer.writeString(line + "\n\n")  // a comment: keeps proxies from closing a quiet stream
-                    } else {
-                        buffer.writeString("data: " + line + "\n\n")
-                    }
-                    try await writer.write(buffer)
-                }
-            } onGracefulShutdown: {
-                end()
-            }
-            try await writer.finish(nil)
-        }
-        return Response(
-            status: .ok,
-            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store",
-                      .init("X-Accel-Buffering")!: "no"],
-            body: body)
     }
 }
 

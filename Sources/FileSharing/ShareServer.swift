@@ -1,3 +1,4 @@
+public import ChangeLog
 public import DocumentTypes
 public import FileWatching
 public import Hummingbird
@@ -8,6 +9,9 @@ import NIOCore
 import NIOPosix
 public import ServiceLifecycle
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How `fileshare serve` shares a folder.
 public struct ShareConfiguration: Sendable {
@@ -41,14 +45,19 @@ public struct ShareConfiguration: Sendable {
     /// the reason and leaves nothing behind. Renames, moves and copies of
     /// what is already in the folder are not checked again.
     public var acceptedTypes: AcceptedTypes?
-    /// How the folder is observed.
+    /// How the folder is observed. Without a state file of its own, the
+    /// server keeps the observer's state in its private folder, so that
+    /// what changed while it was stopped enters the change log when it starts.
     public var observerOptions: ObserverOptions
+    /// How the change log (`.fileshare/changes/`) is kept.
+    public var changeLog: FileChangeLog.Options
 
     /// Creates a configuration; the defaults are those of `fileshare serve`.
     public init(
         root: String, host: String = "127.0.0.1", port: Int = 8080, credentials: Credentials? = nil,
         readOnly: Bool = false, maxUploadBytes: Int64? = nil, tls: (certificate: String, key: String)? = nil,
-        acceptedTypes: AcceptedTypes? = nil, observerOptions: ObserverOptions = ObserverOptions()
+        acceptedTypes: AcceptedTypes? = nil, observerOptions: ObserverOptions = ObserverOptions(),
+        changeLog: FileChangeLog.Options = FileChangeLog.Options()
     ) {
         self.root = root
         self.host = host
@@ -59,6 +68,7 @@ public struct ShareConfiguration: Sendable {
         self.tls = tls
         self.acceptedTypes = acceptedTypes
         self.observerOptions = observerOptions
+        self.changeLog = changeLog
     }
 }
 
@@ -71,7 +81,10 @@ public final class ShareServer: Service {
     /// The observer of the shared folder.
     public let observer: FileObserver
     let folder: SharedFolder
-    let relay: EventRelay
+    /// The numbered changes of the folder.
+    public let changeLog: FileChangeLog
+    let feed: ChangeFeed
+    let changeStream: ChangeStream
     let origins = OriginRegistry()
     let uploads: ResumableUploads
     /// What uploads are checked against; `nil` when every type is accepted.
@@ -81,7 +94,10 @@ public final class ShareServer: Service {
     private let observation: ObservationToken
     private let boundPort = Mutex<Int?>(nil)
 
-    /// Opens the folder (creating it if missing) and starts observing it.
+    /// Opens the folder (creating it if missing) and its change log, and starts observing it.
+    /// - Throws: `FileWatchingError` for a folder that cannot be shared,
+    ///   `ChangeLogError` when the change log cannot be opened (`.busy`:
+    ///   another server shares the folder).
     /// - Parameter changePrinter: Called with each change's JSON line (the command prints them to stderr).
     public init(configuration: ShareConfiguration, logger: Logger, changePrinter: (@Sendable (String) -> Void)? = nil)
         throws
@@ -93,13 +109,28 @@ public final class ShareServer: Service {
         } catch {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
         }
-        observer = try FileObserver(root: folder.rootPath, options: configuration.observerOptions, logger: logger)
-        let relay = EventRelay(origins: origins, printer: changePrinter)
-        self.relay = relay
+        changeLog = try FileChangeLog(
+            folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog, logger: logger)
+        var observerOptions = configuration.observerOptions
+        if observerOptions.stateFile == nil {
+            let stateFile = folder.rootPath + "/" + SharedFolder.privateFolder + "/observer-state"
+            observerOptions.stateFile = stateFile
+            // The first start has nothing that changed while it was stopped:
+            // the folder as it is now is where the log begins (clients list
+            // it), not thousands of `added` records.
+            if access(stateFile, F_OK) != 0 {
+                _ = try FileObserver.changesSinceSavedState(
+                    root: folder.rootPath, stateFile: stateFile, options: observerOptions, logger: logger)
+            }
+        }
+        observer = try FileObserver(root: folder.rootPath, options: observerOptions, logger: logger)
+        let feed = ChangeFeed(log: changeLog, origins: origins, logger: logger, printer: changePrinter)
+        self.feed = feed
+        changeStream = ChangeStream(log: changeLog)
         uploads = ResumableUploads(folder: folder)
         dav = WebDAVState(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
         uploadTypes = UploadTypePolicy(configuration.acceptedTypes)
-        observation = observer.observe { batch in relay.deliver(batch) }
+        observation = observer.observe { batch in feed.record(batch) }
         try observer.start()
     }
 
@@ -153,12 +184,11 @@ public final class ShareServer: Service {
         let app = try application(onListening: onListening)
         defer {
             materializeAllPlaceholders()
-            relay.finishAll()
-            observer.stop()
+            stop()
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.run() }
-            group.addTask { await self.relay.keepAlive() }
+            group.addTask { await self.trimChangeLog() }
             group.addTask { await self.maintainWebDAV() }
             group.addTask {
                 // The folder removed or moved away ends the server.
@@ -166,11 +196,31 @@ public final class ShareServer: Service {
             }
             // The first to end (a graceful shutdown, or the folder gone) ends the rest.
             defer {
-                observer.stop()
-                relay.finishAll()
+                stop()
                 group.cancelAll()
             }
             try await group.next()
+        }
+    }
+}
+
+extension ShareServer {
+    /// Stops observing and closes the change log (after writing what it
+    /// holds), so that another server may open the folder. Event streams end.
+    func stop() {
+        observer.stop()
+        changeLog.close()
+    }
+
+    /// Applies the change log's retention now and every hour, until cancelled.
+    func trimChangeLog(every interval: Duration = .seconds(3600)) async {
+        while !Task.isCancelled {
+            do {
+                try await changeLog.trim()
+            } catch {
+                logger.error("cannot trim the change log", metadata: ["error": "\(error.message)"])
+            }
+            try? await Task.sleep(for: interval)
         }
     }
 }

@@ -71,8 +71,13 @@ extension ObserverCore {
                     index = tree.insert(name: entry.name, in: directory, metadata: metadata,
                                         id: newID(for: metadata, at: path.appending(entry.name)))
                 }
-                if report && metadata.kind == .file && metadata.modified > recent {
-                    // Changed within the settle time: perhaps still being written.
+                if report && metadata.kind == .file && metadata.modified > recent
+                    && fileSystem.hasNoWriters(at: path.appending(entry.name)) != true
+                {
+                    // Changed within the settle time and (as far as the kernel
+                    // can tell) still open for writing: perhaps still being
+                    // written. A file closed just before the scan is complete;
+                    // asking costs a lease only for these few recent files.
                     // (Only for reported items: `finished` follows a report of
                     // `"writing": true`, never an item the consumer was not told of.)
                     tree.set(index, flag: Tree.Flag.writing, true)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChangeLog
 import DocumentTypes
 import FileSharing
 import FileWatching
@@ -144,6 +145,9 @@ struct Serve: AsyncParsableCommand {
             }
         } catch let error as FileWatchingError {
             CommandOutput.fail(error.message, code: 2)
+        } catch let error as ChangeLogError {
+            // Another server on the folder, or a log that cannot be written: a failure at run time.
+            CommandOutput.fail(error.message, code: 1)
         }
         let announced = ShareAnnouncement(root: server.root)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [

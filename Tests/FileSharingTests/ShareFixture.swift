@@ -1,3 +1,4 @@
+import ChangeLog
 import DocumentTypes
 @testable import FileSharing
 import FileWatching
@@ -21,7 +22,7 @@ final class ShareFixture: @unchecked Sendable {
 
     init(
         readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
-        acceptedTypes: AcceptedTypes? = nil
+        acceptedTypes: AcceptedTypes? = nil, changeLog: FileChangeLog.Options = FileChangeLog.Options()
     ) throws {
         if let root {
             self.root = root
@@ -37,13 +38,17 @@ final class ShareFixture: @unchecked Sendable {
             configuration: ShareConfiguration(
                 root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
                 readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
-                observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero)),
+                observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog),
             logger: logger,
             changePrinter: { line in printed.append(line) })
     }
 
+    /// Stops the server's observer and closes its change log, as a server
+    /// that stops does: another may then open the folder.
+    func stop() { server.stop() }
+
     deinit {
-        server.observer.stop()
+        server.stop()
         try? FileManager.default.removeItem(atPath: root)
     }
 

@@ -179,6 +179,7 @@ struct WebDAVRouterTests {
             }
             try FileManager.default.moveItem(atPath: share.path("h.txt"), toPath: share.path("renamed.txt"))
             // A new server over the same folder.
+            share.stop()
             let again = try ShareFixture(root: share.root)
             try await again.test { (client: any TestClientProtocol) async throws in
                 for name in ["g.txt", "renamed.txt"] {
@@ -236,6 +237,7 @@ struct WebDAVRouterTests {
                 #expect(try await client.request("/dav/kept.txt", .put, body: "").status == .created)
             }
             #expect(share.read("kept.txt") == nil && share.stagingContent().count == 1)
+            share.stop()
             let again = try ShareFixture(root: share.root)
             #expect(again.read("kept.txt") == "")
             #expect(again.stagingContent().isEmpty)
@@ -326,6 +328,7 @@ struct WebDAVRouterTests {
                 let locked = try await client.request("/dav/doc.txt", .lock, body: WebDAVRouterTests.lockBody)
                 return try #require(locked.headers[.lockToken])
             }
+            share.stop()
             let again = try ShareFixture(root: share.root)
             try await again.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.request("/dav/doc.txt", .put, body: "v2").status.code == 423)
@@ -334,6 +337,7 @@ struct WebDAVRouterTests {
                 #expect(try await client.request("/dav/doc.txt", .put, headers: [.davIf: "(\(token))"], body: "v2").status == .noContent)
                 #expect(try await client.request("/dav/doc.txt", .unlock, headers: [.lockToken: token]).status == .noContent)
             }
+            again.stop()
             let third = try ShareFixture(root: share.root)
             try await third.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.request("/dav/doc.txt", .put, body: "v3").status == .noContent)

@@ -74,7 +74,7 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("a port that is taken: exit 1 with a clear line")
+    @Test("a port that is taken, or a folder another server shares: exit 1 with a clear line")
     func portTaken() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
@@ -82,9 +82,14 @@ struct ServeCommandTests {
             #expect(await first.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(first.lines.first?.split(separator: " ").last ?? "")
             let port = String(url.split(separator: ":").last?.dropLast() ?? "")
-            let second = try CommandProcess(["serve", dir.path, "--port", port, "--no-auth"])
+            let other = try TemporaryFolder()
+            let second = try CommandProcess(["serve", other.path, "--port", port, "--no-auth"])
             #expect(await second.exitStatus() == 1)
             #expect(second.errorOutput.contains("port \(port)") && second.errorOutput.contains("taken"))
+            // The same folder twice: one change log has one writer.
+            let third = try CommandProcess(["serve", dir.path, "--port", "0", "--no-auth"])
+            #expect(await third.exitStatus() == 1)
+            #expect(third.errorOutput.contains("another fileshare process is keeping the change log"), "\(third.errorOutput)")
             first.send(SIGINT)
             #expect(await first.exitStatus() == 0)
         }

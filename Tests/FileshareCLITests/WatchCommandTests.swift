@@ -31,6 +31,31 @@ struct WatchCommandTests {
         }
     }
 
+    @Test("--initial: a file closed just before the start is complete (no finished, also after a rename); one still open is writing, finished once closed")
+    func recentFilesAtStart() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            try "closed".write(toFile: dir.path + "/a.txt", atomically: false, encoding: .utf8)
+            let writer = open(dir.path + "/open.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            #expect(writer >= 0)
+            #expect(write(writer, "partial", 7) == 7)
+            let watch = try CommandProcess(["watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "0.3"])
+            #expect(await watch.waitForLine { $0.contains(#""type":"scan-completed""#) })
+            let lines = watch.lines
+            #expect(lines.contains { $0.contains(#""path":"a.txt""#) && $0.contains(#""writing":false"#) }, "\(lines)")
+            #expect(lines.contains { $0.contains(#""path":"open.txt""#) && $0.contains(#""writing":true"#) }, "\(lines)")
+            try FileManager.default.moveItem(atPath: dir.path + "/a.txt", toPath: dir.path + "/b.txt")
+            #expect(await watch.waitForLine { $0.contains(#""type":"renamed""#) })
+            close(writer)
+            // After the open file's finished, any finished of the closed one would have come before.
+            #expect(await watch.waitForLine { $0.contains(#""type":"finished""#) && $0.contains("open.txt") })
+            #expect(!watch.lines.contains { $0.contains(#""type":"finished""#) && ($0.contains("a.txt") || $0.contains("b.txt")) },
+                    "\(watch.lines)")
+            watch.send(SIGINT)
+            #expect(await watch.exitStatus() == 0)
+        }
+    }
+
     @Test("human-readable lines without --json")
     func humanLines() async throws {
         try await MachineSettings.shared {

@@ -1,3 +1,4 @@
+import ChangeLog
 import CFileshareShim
 import FileWatching
 import Foundation

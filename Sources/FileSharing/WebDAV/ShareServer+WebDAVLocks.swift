@@ -1,3 +1,4 @@
+import ChangeLog
 import Foundation
 import Hummingbird
 import NIOCore

@@ -1,3 +1,4 @@
+import ChangeLog
 import Synchronization
 
 /// What the WebDAV face remembers between requests: its locks (kept on disk

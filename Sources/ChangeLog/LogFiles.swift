@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few system calls the file log makes, each retried on `EINTR` and
+/// turned into a ``ChangeLogError`` here, in one place.
+enum LogFiles {
+    static func failure(_ what: String, _ path: String, _ number: Int32 = Glibc.errno) -> ChangeLogError {
+        ChangeLogError(
+            code: number == ENOENT ? .notFound : .io,
+            message: "cannot \(what) \(path): \(String(cString: strerror(number)))", path: path, errno: number)
+    }
+
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(ChangeLogError) -> Int32 {
+        while true {
+            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw failure("open", path) }
+        }
+    }
+
+    static func makeFolder(_ path: String) throws(ChangeLogError) {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw failure("create", path) }
+    }
+
+    /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
+    static func read(_ fd: Int32, count: Int, at offset: Int64, path: String) throws(ChangeLogError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let result = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw failure("read", path)
+            }
+            if result == 0 { break }
+            done += result
+        }
+        bytes.removeLast(count - done)
+        return bytes
+    }
+
+    static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws(ChangeLogError) {
+        var done = 0
+        while done < bytes.count {
+            let result = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw failure("write", path)
+            }
+            done += result
+        }
+    }
+
+    static func syncData(_ fd: Int32, path: String) throws(ChangeLogError) {
+        while fdatasync(fd) != 0 {
+            if errno != EINTR { throw failure("flush", path) }
+        }
+    }
+
+    static func truncate(_ fd: Int32, to size: Int64, path: String) throws(ChangeLogError) {
+        while ftruncate(fd, off_t(size)) != 0 {
+            if errno != EINTR { throw failure("truncate", path) }
+        }
+    }
+
+    static func size(_ fd: Int32, path: String) throws(ChangeLogError) -> Int64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("inspect", path) }
+        return Int64(info.st_size)
+    }
+
+    /// Flushes a folder, so that the files created or removed in it stay so after a crash.
+    static func syncFolder(_ path: String) {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// The names in a folder.
+    static func names(in path: String) throws(ChangeLogError) -> [String] {
+        guard let directory = opendir(path) else { throw failure("list", path) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Takes the folder's writer lock, or says who holds it.
+    static func lockExclusively(_ path: String) throws(ChangeLogError) -> Int32 {
+        let fd = try open(path, O_RDWR | O_CREAT)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            let number = errno
+            close(fd)
+            if number == EWOULDBLOCK {
+                throw ChangeLogError(
+                    code: .busy,
+                    message: "another fileshare process is keeping the change log in \(path.dropLast(5)); stop it, or serve another folder",
+                    path: path, errno: number)
+            }
+            throw failure("lock", path, number)
+        }
+        return fd
+    }
+}
