@@ -35,10 +35,13 @@ public struct ChangeRecord: Sendable, Hashable {
     public let time: Int64
     /// Who made it, for changes made through fileshare.
     public let origin: ChangeOrigin?
-    /// The record as one JSON object, UTF-8, made once so that every reader
-    /// (hundreds of event streams) copies bytes instead of formatting.
-    public let json: [UInt8]
-    /// Where the event's own fields lie in ``json``.
+    /// The record as a server-sent event, `id: SEQ\ndata: RECORD\n\n`, made
+    /// once so that every reader (hundreds of event streams) copies bytes
+    /// instead of formatting; ``json`` lies inside it.
+    public let eventStreamFrame: [UInt8]
+    /// Where the JSON object lies in ``eventStreamFrame``.
+    private let jsonRange: Range<Int>
+    /// Where the event's own fields lie in ``eventStreamFrame``.
     private let eventFields: Range<Int>
 
     /// Creates the record of an entry.
@@ -46,35 +49,44 @@ public struct ChangeRecord: Sendable, Hashable {
         self.seq = seq
         self.time = entry.time
         self.origin = entry.origin
-        var json: [UInt8] = []
-        json.reserveCapacity(entry.event.utf8.count + 64 + (entry.origin == nil ? 0 : 96))
-        json.append(contentsOf: "{\"seq\":".utf8)
-        json.append(contentsOf: String(seq).utf8)
-        json.append(contentsOf: ",\"time\":\"".utf8)
-        CivilTime(nanoseconds: entry.time).writeRFC3339(into: &json, fractionDigits: 3)
-        json.append(UInt8(ascii: "\""))
+        var frame: [UInt8] = []
+        frame.reserveCapacity(entry.event.utf8.count + 96 + (entry.origin == nil ? 0 : 96))
+        frame.append(contentsOf: "id: ".utf8)
+        frame.append(contentsOf: String(seq).utf8)
+        frame.append(contentsOf: "\ndata: ".utf8)
+        let jsonStart = frame.count
+        frame.append(contentsOf: "{\"seq\":".utf8)
+        frame.append(contentsOf: String(seq).utf8)
+        frame.append(contentsOf: ",\"time\":\"".utf8)
+        CivilTime(nanoseconds: entry.time).writeRFC3339(into: &frame, fractionDigits: 3)
+        frame.append(UInt8(ascii: "\""))
         // The event's fields, without its braces.
         let utf8 = Array(entry.event.utf8)
-        var start = json.count
+        var start = frame.count
         var inner = utf8.dropFirst().dropLast()
         if utf8.first != UInt8(ascii: "{") || utf8.last != UInt8(ascii: "}") { inner = utf8[...] }
         if !inner.isEmpty {
-            json.append(UInt8(ascii: ","))
+            frame.append(UInt8(ascii: ","))
             start += 1
-            json.append(contentsOf: inner)
+            frame.append(contentsOf: inner)
         }
-        eventFields = start..<json.count
+        eventFields = start..<frame.count
         if let origin = entry.origin {
-            json.append(contentsOf: ",\"origin\":".utf8)
-            json.append(contentsOf: origin.json.utf8)
+            frame.append(contentsOf: ",\"origin\":".utf8)
+            frame.append(contentsOf: origin.json.utf8)
         }
-        json.append(UInt8(ascii: "}"))
-        self.json = json
+        frame.append(UInt8(ascii: "}"))
+        jsonRange = jsonStart..<frame.count
+        frame.append(contentsOf: "\n\n".utf8)
+        eventStreamFrame = frame
     }
+
+    /// The record as one JSON object, UTF-8.
+    public var json: ArraySlice<UInt8> { eventStreamFrame[jsonRange] }
 
     /// The event object alone, as `events.md` writes it.
     public var event: String {
-        "{" + String(decoding: json[eventFields], as: UTF8.self) + "}"
+        "{" + String(decoding: eventStreamFrame[eventFields], as: UTF8.self) + "}"
     }
 
     /// The entry this record was made from.

@@ -1,4 +1,3 @@
-import DequeModule
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +30,7 @@ extension FileChangeLog {
         defer { if writer == nil { Glibc.close(fd) } }
         let size = try LogFiles.size(fd, path: path)
         let header = try LogFiles.read(fd, count: RecordCodec.headerSize, at: 0, path: path)
-        var recent = Deque<ChangeRecord>()
+        var recent: [ChangeRecord] = []
         var expected = last.firstSeq
         var end = Int64(RecordCodec.headerSize)
         var segment = last
@@ -47,7 +46,6 @@ extension FileChangeLog {
                     if segment.firstTime == nil { segment.firstTime = record.time }
                     segment.noteOffset(offset, of: record.seq)
                     recent.append(record)
-                    if recent.count > options.memoryRecords { recent.removeFirst() }
                     expected += 1
                 case .end:
                     end = scanner.offset
@@ -73,7 +71,7 @@ extension FileChangeLog {
         }
         segments[segments.count - 1] = segment
         var state = State(segments: segments, latest: expected - 1, nextSeq: expected)
-        state.recent = recent
+        state.keepRecent(recent.suffix(options.memoryRecords), options: options)
         return (state, writer)
     }
 

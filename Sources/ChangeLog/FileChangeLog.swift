@@ -27,19 +27,25 @@ public final class FileChangeLog: ChangeLog {
         public var retention: ChangeLogRetention
         /// A segment file is closed and a new one begun past this size.
         public var segmentBytes: Int
-        /// The newest records kept in memory for readers.
+        /// The newest records kept in memory for readers (at most this many,
+        /// and at most ``memoryBytes`` of their JSON): event streams that
+        /// follow the log, even a burst behind, read them without decoding
+        /// the files.
         public var memoryRecords: Int
+        /// The JSON bytes of the records kept in memory, at most.
+        public var memoryBytes: Int
         /// The wall clock, nanoseconds since 1970 (for retention by age; injected in tests).
         public var now: @Sendable () -> Int64
 
         /// Creates options; the defaults suit a server.
         public init(
-            retention: ChangeLogRetention = ChangeLogRetention(), segmentBytes: Int = 32 << 20, memoryRecords: Int = 16_384,
-            now: @escaping @Sendable () -> Int64 = FileChangeLog.wallClock
+            retention: ChangeLogRetention = ChangeLogRetention(), segmentBytes: Int = 32 << 20, memoryRecords: Int = 65_536,
+            memoryBytes: Int = 24 << 20, now: @escaping @Sendable () -> Int64 = FileChangeLog.wallClock
         ) {
             self.retention = retention
             self.segmentBytes = segmentBytes
             self.memoryRecords = memoryRecords
+            self.memoryBytes = memoryBytes
             self.now = now
         }
     }
@@ -80,6 +86,8 @@ public final class FileChangeLog: ChangeLog {
         var writerBusy = false
         /// The newest durable records, oldest first, numbered without gaps.
         var recent: Deque<ChangeRecord> = []
+        /// The JSON bytes of `recent`.
+        var recentBytes = 0
         var waiters: [UInt64: Waiter] = [:]
         var flushWaiters: [UInt64: FlushWaiter] = [:]
         var nextKey: UInt64 = 0
@@ -88,6 +96,18 @@ public final class FileChangeLog: ChangeLog {
         var failure: ChangeLogError?
 
         var oldest: UInt64 { min(segments.first?.firstSeq ?? latest + 1, latest + 1) }
+
+        /// Adds durable records to those kept in memory, dropping the oldest beyond the bounds.
+        mutating func keepRecent(_ records: some Collection<ChangeRecord>, options: Options) {
+            recent.append(contentsOf: records)
+            recentBytes += records.reduce(0) { $0 + $1.eventStreamFrame.count }
+            while let first = recent.first,
+                recent.count > options.memoryRecords || (recentBytes > options.memoryBytes && recent.count > 1)
+            {
+                recentBytes -= first.eventStreamFrame.count
+                recent.removeFirst()
+            }
+        }
     }
 
     /// What only the writer queue touches: the newest segment's descriptor and size.
@@ -263,9 +283,7 @@ public final class FileChangeLog: ChangeLog {
         let (waiters, flushed) = state.withLock { state in
             state.latest = batch[batch.count - 1].seq
             state.failure = nil
-            state.recent.append(contentsOf: batch)
-            let excess = state.recent.count - options.memoryRecords
-            if excess > 0 { state.recent.removeFirst(excess) }
+            state.keepRecent(batch, options: options)
             let waiters = state.waiters.values.map(\.continuation)
             state.waiters.removeAll()
             var flushed: [CheckedContinuation<ChangeLogError?, Never>] = []

@@ -127,15 +127,15 @@ final class ChangeStream: Sendable {
                         buffer.writeString("\n\n")
                         try await writer.write(buffer)
                         cursor = latest
-                    case .records(let records, let next) where records.isEmpty:
+                    case .records(let records, _) where records.isEmpty:
                         if log.isClosed { return }
-                        _ = next
                         if await !ChangeStream.wait(log, after: cursor, stop: stop) {
                             try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                         }
-                    case .records(let records, let next):
-                        try await writer.write(ChangeStream.frames(records))
-                        cursor = next
+                    case .records(let records, _):
+                        let page = ChangeStream.frames(records)
+                        try await writer.write(page.buffer)
+                        cursor = page.last
                     }
                 }
             } onGracefulShutdown: {
@@ -150,19 +150,18 @@ final class ChangeStream: Sendable {
             body: body)
     }
 
-    /// The records as server-sent events, in one buffer.
-    static func frames(_ records: [ChangeRecord]) -> ByteBuffer {
+    /// The records as server-sent events in one buffer, up to ``pageBytes``
+    /// (and at least one record), and the number of the last one in it.
+    static func frames(_ records: [ChangeRecord]) -> (buffer: ByteBuffer, last: UInt64) {
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(records.reduce(0) { $0 + $1.json.count + 32 })
+        buffer.reserveCapacity(min(pageBytes + 4096, records.reduce(0) { $0 + $1.eventStreamFrame.count }))
+        var last: UInt64 = 0
         for record in records {
-            buffer.writeString("id: ")
-            buffer.writeString(String(record.seq))
-            buffer.writeString("\ndata: ")
-            buffer.writeBytes(record.json)
-            buffer.writeString("\n\n")
+            buffer.writeBytes(record.eventStreamFrame)
+            last = record.seq
             if buffer.readableBytes >= pageBytes { break }
         }
-        return buffer
+        return (buffer, last)
     }
 
     /// Waits for a record after `cursor`; `false` when the keep-alive interval passed first.

@@ -48,6 +48,13 @@ public actor MachineSettings {
         return try await body()
     }
 
+    /// Runs `body` alone: for a load test whose timing other tests would disturb.
+    public static func alone<T>(_ body: () async throws -> T) async rethrows -> T {
+        await lock.acquire(exclusive: true)
+        defer { Task { await lock.release(exclusive: true) } }
+        return try await body()
+    }
+
     /// Runs `body` alone, with `setting` (a /proc/sys path) set to `value`
     /// (worked out once every other test has let go) for as long as `body`
     /// runs, and put back on every path out.

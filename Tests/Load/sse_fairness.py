@@ -35,6 +35,8 @@ class Client:
         self.frames = 0
         self.last_arrival = None
         self.max_gap = 0.0
+        self.max_gap_at = None
+        self.behind_since = None
         self.done_at = None
         self.carry = b""
         self.pending = b""
@@ -43,7 +45,7 @@ class Client:
         self.error = None
 
 
-async def stream(client, host, port, auth, start, target, state):
+async def stream(client, host, port, auth, state):
     try:
         reader, writer = await asyncio.open_connection(host, port, limit=1 << 22)
         headers = f"GET /api/events HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n"
@@ -80,8 +82,6 @@ async def stream(client, host, port, auth, start, target, state):
                     m = re.match(rb"(?:[0-9a-fA-F]+\r\n)?id: (\d+)\n", part)
                     if m:
                         client.ids.append(int(m.group(1)))
-            if target["value"] is not None and client.frames >= target["value"] - start and client.done_at is None:
-                client.done_at = now
     except asyncio.CancelledError:
         raise
     except Exception as error:  # noqa: BLE001 - reported in the summary
@@ -93,7 +93,7 @@ def get_json(url, auth):
     request = urllib.request.Request(url)
     if auth:
         request.add_header("Authorization", "Basic " + auth)
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(request, timeout=120) as response:
         return json.load(response)
 
 
@@ -115,7 +115,7 @@ async def main():
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--files", type=int, default=10000)
     parser.add_argument("--verify", type=int, default=5)
-    parser.add_argument("--timeout", type=float, default=180)
+    parser.add_argument("--timeout", type=float, default=240)
     args = parser.parse_args()
     base = args.url.rstrip("/")
     host, port = base.split("//", 1)[1].rsplit(":", 1)
@@ -124,9 +124,8 @@ async def main():
 
     start = latest(base, auth)
     state = {"max_frames": 0}
-    target = {"value": None}
     clients = [Client(i, i < args.verify) for i in range(args.clients)]
-    tasks = [asyncio.create_task(stream(c, host, port, auth, start, target, state)) for c in clients]
+    tasks = [asyncio.create_task(stream(c, host, port, auth, state)) for c in clients]
     await asyncio.wait_for(asyncio.gather(*(c.ready.wait() for c in clients)), 60)
     errors = [c.error for c in clients if c.error]
     if errors:
@@ -136,9 +135,32 @@ async def main():
     folder = os.path.join(args.folder, "load")
     os.makedirs(folder, exist_ok=True)
     began = time.monotonic()
-    for i in range(args.files):
-        with open(os.path.join(folder, f"file-{i:05d}.txt"), "wb") as f:
-            f.write(b"x" * 100)
+    # Another process makes the files, so these readers never pause for it.
+    maker = await asyncio.create_subprocess_exec(
+        sys.executable, "-c",
+        "import os, sys\n"
+        "folder, count = sys.argv[1], int(sys.argv[2])\n"
+        "for i in range(count):\n"
+        "    with open(os.path.join(folder, f'file-{i:05d}.txt'), 'wb') as f: f.write(b'x' * 100)\n",
+        folder, str(args.files))
+
+    async def monitor():
+        # Starvation: a client that has fewer records than another has
+        # (so the log holds records for it) and has received nothing for a while.
+        while True:
+            now = time.monotonic()
+            for c in clients:
+                if c.frames < state["max_frames"]:
+                    c.behind_since = c.behind_since or now
+                    waited = now - max(c.last_arrival or began, c.behind_since)
+                    if waited > c.max_gap:
+                        c.max_gap, c.max_gap_at = waited, now - began
+                else:
+                    c.behind_since = None
+            await asyncio.sleep(0.05)
+
+    watcher = asyncio.create_task(monitor())
+    await maker.wait()
     made = time.monotonic()
 
     # The log is complete for these files once each has been reported
@@ -148,7 +170,8 @@ async def main():
     quiet_since = None
     deadline = began + args.timeout
     while time.monotonic() < deadline:
-        page = get_json(f"{base}/api/changes?since={cursor}&limit=10000", auth)
+        # In a thread: the readers go on reading meanwhile.
+        page = await asyncio.to_thread(get_json, f"{base}/api/changes?since={cursor}&limit=2000", auth)
         for record in page["changes"]:
             path = record.get("path", "")
             if record["type"] == "finished" or (record["type"] in ("added", "modified") and not record.get("writing", False)):
@@ -161,24 +184,20 @@ async def main():
             quiet_since = None
         cursor = page["next"]
         await asyncio.sleep(0.2)
-    target["value"] = cursor
     total = cursor - start
 
-    # Every client reads to the end; the monitor measures starvation meanwhile.
+    # Every client reads to the end; the monitor goes on measuring meanwhile.
     while time.monotonic() < deadline:
-        now = time.monotonic()
-        for c in clients:
-            if c.frames < state["max_frames"] and c.done_at is None:
-                waited = now - (c.last_arrival or began)
-                c.max_gap = max(c.max_gap, waited)
-            if c.done_at is None and c.frames >= total:
-                c.done_at = now
-        if all(c.done_at is not None or c.error for c in clients):
+        if all(c.frames >= total or c.error for c in clients):
             break
         await asyncio.sleep(0.05)
+    watcher.cancel()
     for task in tasks:
         task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.gather(watcher, *tasks, return_exceptions=True)
+    for c in clients:
+        if c.frames >= total:
+            c.done_at = c.last_arrival
 
     done = sorted((c.done_at - began) for c in clients if c.done_at is not None)
     verified = [c for c in clients if c.verify]
@@ -195,6 +214,7 @@ async def main():
         "done_worst_seconds": round(done[-1], 3) if done else None,
         "max_starved_seconds": round(max(c.max_gap for c in clients), 3),
         "median_starved_seconds": round(sorted(c.max_gap for c in clients)[len(clients) // 2], 3),
+        "worst_starved_at_seconds": round(max(clients, key=lambda c: c.max_gap).max_gap_at or 0, 3),
         "verified_in_order": in_order,
         "verified_ids": [len(c.ids) for c in verified],
         "errors": [c.error for c in clients if c.error][:5],
