@@ -1,5 +1,4 @@
 import CFileshareShim
-import Dispatch
 public import DocumentTypes
 public import FileWatching
 public import Logging
@@ -495,7 +494,7 @@ public final class InboxProcessor: Service, Sendable {
 
     /// rename with RENAME_NOREPLACE, then both folders flushed; 0 or -errno.
     static func move(_ source: String, to destination: String) -> Int32 {
-        let result = cfs_renameat2(AT_FDCWD, source, AT_FDCWD, destination, 1)
+        let result = cfs_renameat2(AT_FDCWD, source, AT_FDCWD, destination, UInt32(CFS_RENAME_NOREPLACE))
         if result < 0 { return result }
         for folder in [source, destination].map({ String($0[..<$0.lastIndex(of: "/")!]) }) {
             let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -511,14 +510,7 @@ public final class InboxProcessor: Service, Sendable {
     /// folder, where one a kill leaves behind is removed at the next start)
     /// and a rename.
     func writeAtomically(_ text: String, to path: String) {
-        let temporary = root + "/.fileshare/inbox-tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return }
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        _ = fsync(fd)
-        close(fd)
-        _ = rename(temporary, path)
+        try? AtomicFile.write(Array(text.utf8), to: path, temporary: root + "/.fileshare/inbox-tmp-\(getpid())")
     }
 
     /// The regular files, links and special files under a folder (relative paths).
@@ -578,9 +570,7 @@ public final class InboxProcessor: Service, Sendable {
 
     /// Runs blocking work (renames, flushes, reading files) off the cooperative threads.
     func offload<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: work()) }
-        }
+        await runBlocking(work)
     }
 }
 
