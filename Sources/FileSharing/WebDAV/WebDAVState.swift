@@ -123,3 +123,5 @@ final class WebDAVState: Sendable {
         }
     }
 }
+
+extension WebDAVState: LockLookup {}
