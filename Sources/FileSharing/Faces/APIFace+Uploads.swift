@@ -69,7 +69,7 @@ extension APIFace {
             replaced = try await core.commit(
                 upload.file, to: upload.path, origin: APIFace.origin(context, method: "PATCH"), creatingParents: true)
             core.uploads.finished(token)
-        } catch let error as ShareError where error.kind == .unsupportedMediaType {
+        } catch let error as UploadRefusal where error.kind == .refused {
             // A refused type does not become acceptable by sending it again: the upload ends here.
             core.uploads.discard(token)
             throw error

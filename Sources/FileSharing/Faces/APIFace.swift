@@ -7,8 +7,9 @@ import Glibc
 
 /// The JSON API at `/api/` (`http-api.md`): listing, downloads, uploads
 /// (whole and resumable), changes, thumbnails and ZIP archives. It parses
-/// and answers HTTP; the core performs. The folder's errors get their
-/// statuses from `ShareError(_:)` (mounted with the routes).
+/// and answers HTTP; the core performs. The core's errors (the folder's,
+/// a refused upload) get their statuses from `ShareError(_:)`, mounted with
+/// the routes.
 struct APIFace: Sendable {
     let core: ShareCore
     /// Whether no change through the server is allowed (for `/api/info`).
@@ -17,7 +18,7 @@ struct APIFace: Sendable {
     /// The routes, to mount at `/api`.
     func routes() -> RouteCollection<ShareContext> {
         let routes = RouteCollection(context: ShareContext.self)
-        routes.add(middleware: FolderErrorMiddleware())
+        routes.add(middleware: CoreErrorMiddleware())
         routes.get("info") { _, _ in self.info() }
         routes.get("list") { request, _ in try await self.list(request) }
         routes.get("files/**") { request, _ in try await self.download(request, head: false) }

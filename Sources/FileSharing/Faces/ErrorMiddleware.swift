@@ -17,6 +17,9 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let error as FolderError {
             let error = ShareError(error)
             return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        } catch let error as UploadRefusal {
+            let error = ShareError(error)
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
         } catch let error as HTTPError {
             return .json(status: error.status, error: error.body ?? error.status.reasonPhrase)
         } catch {

@@ -53,9 +53,16 @@ extension ShareError {
     }
 }
 
-/// Turns the folder's errors into the `/api` face's statuses (the JSON body
+extension ShareError {
+    /// The `/api` face's answer to a refused upload.
+    init(_ refusal: UploadRefusal) {
+        self.init(refusal.kind == .refused ? .unsupportedMediaType : .internalError, refusal.reason)
+    }
+}
+
+/// Turns the core's errors into the `/api` face's statuses (the JSON body
 /// is written by `ErrorMiddleware`, as for every other failure).
-struct FolderErrorMiddleware: RouterMiddleware {
+struct CoreErrorMiddleware: RouterMiddleware {
     typealias Context = ShareContext
 
     func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
@@ -64,6 +71,8 @@ struct FolderErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as FolderError {
+            throw ShareError(error)
+        } catch let error as UploadRefusal {
             throw ShareError(error)
         }
     }

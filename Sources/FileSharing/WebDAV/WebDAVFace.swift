@@ -37,6 +37,8 @@ struct WebDAVFace: RouterMiddleware {
             return WebDAV.errorResponse(error)
         } catch let error as FolderError {
             return WebDAV.errorResponse(DAVError(error))
+        } catch let error as UploadRefusal {
+            return WebDAV.errorResponse(DAVError(status: error.kind == .refused ? 415 : 500, message: error.reason))
         } catch let error as ShareError {
             return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
         } catch let error as HTTPError {
@@ -211,7 +213,7 @@ extension WebDAVFace {
         do {
             written = try await UploadBody.write(
                 request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path, totalSize: declared)
-        } catch let error as ShareError where error.kind == .unsupportedMediaType {
+        } catch let error as UploadRefusal where error.kind == .refused {
             discardPlaceholder(of: resource, at: path)
             throw error
         }
@@ -244,7 +246,7 @@ extension WebDAVFace {
                 case .missing: break
                 }
             }
-        } catch let error as ShareError where error.kind == .unsupportedMediaType {
+        } catch let error as UploadRefusal where error.kind == .refused {
             discardPlaceholder(of: resource, at: path)
             throw error
         }
