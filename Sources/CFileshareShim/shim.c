@@ -17,6 +17,18 @@
 #include <unistd.h>
 #include <linux/fs.h>
 
+_Static_assert(CFS_O_PATH == O_PATH, "O_PATH");
+_Static_assert(CFS_RENAME_NOREPLACE == RENAME_NOREPLACE, "RENAME_NOREPLACE");
+_Static_assert(CFS_RENAME_EXCHANGE == RENAME_EXCHANGE, "RENAME_EXCHANGE");
+_Static_assert(CFS_AT_REMOVEDIR == AT_REMOVEDIR, "AT_REMOVEDIR");
+_Static_assert(CFS_AT_FDCWD == AT_FDCWD, "AT_FDCWD");
+_Static_assert(CFS_IN_MODIFY == IN_MODIFY && CFS_IN_ATTRIB == IN_ATTRIB && CFS_IN_CLOSE_WRITE == IN_CLOSE_WRITE
+    && CFS_IN_MOVED_FROM == IN_MOVED_FROM && CFS_IN_MOVED_TO == IN_MOVED_TO && CFS_IN_CREATE == IN_CREATE
+    && CFS_IN_DELETE == IN_DELETE && CFS_IN_DELETE_SELF == IN_DELETE_SELF && CFS_IN_MOVE_SELF == IN_MOVE_SELF
+    && CFS_IN_UNMOUNT == IN_UNMOUNT && CFS_IN_Q_OVERFLOW == IN_Q_OVERFLOW && CFS_IN_IGNORED == IN_IGNORED
+    && CFS_IN_ONLYDIR == IN_ONLYDIR && CFS_IN_EXCL_UNLINK == IN_EXCL_UNLINK && CFS_IN_ISDIR == IN_ISDIR,
+    "inotify masks");
+
 #define RETRY(expr) ({ long _r; do { _r = (long)(expr); } while (_r == -1 && errno == EINTR); _r; })
 
 static void fill(const struct statx *sx, cfs_stat *out) {

@@ -1,6 +1,7 @@
 import ChangeLog
 import FileWatching
 import Logging
+import Synchronization
 
 /// Numbers what the observer reports: every batch goes into the change log,
 /// each change with the origin of the operation that caused it when the
@@ -12,16 +13,24 @@ final class ChangeFeed: Sendable {
     private let logger: Logger
     private let clock: @Sendable () -> Int64
     private let printer: (@Sendable (String) -> Void)?
+    /// Whether the changes before the first `scan-completed` are numbered.
+    private let scanning: Atomic<Bool>
 
-    /// - Parameter printer: Called with each record's JSON line as it is numbered (the command prints them to stderr).
+    /// - Parameters:
+    ///   - printer: Called with each record's JSON line as it is numbered (the command prints them to stderr).
+    ///   - numbersFirstScan: Whether what the observer reports before its
+    ///     first `scan-completed` is numbered: yes when it reports what
+    ///     changed since a saved state; no when it reports every item of a
+    ///     folder seen for the first time.
     init(
         log: any ChangeLog, origins: OriginRegistry, logger: Logger, printer: (@Sendable (String) -> Void)?,
-        clock: @escaping @Sendable () -> Int64 = FileChangeLog.wallClock
+        numbersFirstScan: Bool = true, clock: @escaping @Sendable () -> Int64 = FileChangeLog.wallClock
     ) {
         self.log = log
         self.origins = origins
         self.logger = logger
         self.printer = printer
+        self.scanning = Atomic(!numbersFirstScan)
         self.clock = clock
     }
 
@@ -30,9 +39,16 @@ final class ChangeFeed: Sendable {
         let now = clock()
         var entries: [ChangeLogEntry] = []
         entries.reserveCapacity(batch.count)
+        var skipping = scanning.load(ordering: .relaxed)
         for change in batch {
             switch change {
-            case .scanStarted, .scanCompleted: continue
+            case .scanStarted: continue
+            case .scanCompleted:
+                if skipping {
+                    skipping = false
+                    scanning.store(false, ordering: .relaxed)
+                }
+            case _ where skipping: continue
             default: entries.append(ChangeLogEntry(change, time: now, origin: origins.origin(of: change)))
             }
         }

@@ -1,5 +1,4 @@
 public import ChangeLog
-public import DocumentTypes
 public import FileWatching
 public import Hummingbird
 import HummingbirdCore
@@ -9,92 +8,23 @@ import NIOCore
 import NIOPosix
 public import ServiceLifecycle
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// How `fileshare serve` shares a folder.
-public struct ShareConfiguration: Sendable {
-    /// HTTP Basic credentials.
-    public struct Credentials: Sendable, Hashable {
-        public var user: String
-        public var password: String
-        public init(user: String, password: String) {
-            self.user = user
-            self.password = password
-        }
-    }
-
-    /// The folder (created if missing).
-    public var root: String
-    /// The address to listen on (loopback by default).
-    public var host: String
-    /// The port (0 picks a free one).
-    public var port: Int
-    /// Credentials every request must carry, or `nil` for none.
-    public var credentials: Credentials?
-    /// Whether no change through the server is allowed (403).
-    public var readOnly: Bool
-    /// The largest upload accepted (413 above it), or `nil` for no limit.
-    public var maxUploadBytes: Int64?
-    /// PEM certificate chain and private key files, for HTTPS.
-    public var tls: (certificate: String, key: String)?
-    /// The types uploads may be, or `nil` for every type. Every way a file
-    /// enters through the server is checked (the page and the JSON API,
-    /// resumable uploads, WebDAV `PUT`); a refused upload answers 415 with
-    /// the reason and leaves nothing behind. Renames, moves and copies of
-    /// what is already in the folder are not checked again.
-    public var acceptedTypes: AcceptedTypes?
-    /// How the folder is observed. Without a state file of its own, the
-    /// server keeps the observer's state in its private folder, so that
-    /// what changed while it was stopped enters the change log when it starts.
-    public var observerOptions: ObserverOptions
-    /// How the change log (`.fileshare/changes/`) is kept.
-    public var changeLog: FileChangeLog.Options
-
-    /// Creates a configuration; the defaults are those of `fileshare serve`.
-    public init(
-        root: String, host: String = "127.0.0.1", port: Int = 8080, credentials: Credentials? = nil,
-        readOnly: Bool = false, maxUploadBytes: Int64? = nil, tls: (certificate: String, key: String)? = nil,
-        acceptedTypes: AcceptedTypes? = nil, observerOptions: ObserverOptions = ObserverOptions(),
-        changeLog: FileChangeLog.Options = FileChangeLog.Options()
-    ) {
-        self.root = root
-        self.host = host
-        self.port = port
-        self.credentials = credentials
-        self.readOnly = readOnly
-        self.maxUploadBytes = maxUploadBytes
-        self.tls = tls
-        self.acceptedTypes = acceptedTypes
-        self.observerOptions = observerOptions
-        self.changeLog = changeLog
-    }
-}
 
 /// Shares a folder over HTTP: the web page at `/`, the JSON API at `/api/`
 /// (`http-api.md`) and WebDAV at `/dav/`, with the folder watched beside it so every change (made
 /// through the server or not) reaches `/api/events`.
+///
+/// The server only builds the router (the faces mounted over one
+/// `ShareCore`) and runs the services; creating it starts nothing.
 public final class ShareServer: Service {
     /// The configuration.
     public let configuration: ShareConfiguration
-    /// The observer of the shared folder.
-    public let observer: FileObserver
-    let folder: SharedFolder
-    /// The numbered changes of the folder.
-    public let changeLog: FileChangeLog
-    let feed: ChangeFeed
-    let changeStream: ChangeStream
-    let origins = OriginRegistry()
-    let uploads: ResumableUploads
-    /// What uploads are checked against; `nil` when every type is accepted.
-    let uploadTypes: UploadTypePolicy?
-    let dav: WebDAVState
+    let core: ShareCore
+    let webDAV: WebDAVFace
     let logger: Logger
-    private let observation: ObservationToken
     private let boundPort = Mutex<Int?>(nil)
 
-    /// Opens the folder (creating it if missing) and its change log, and starts observing it.
+    /// Opens the folder (creating it if missing), its change log and its
+    /// observer; nothing runs until ``run()`` (or ``start()``).
     /// - Throws: `FileWatchingError` for a folder that cannot be shared,
     ///   `ChangeLogError` when the change log cannot be opened (`.busy`:
     ///   another server shares the folder).
@@ -104,38 +34,28 @@ public final class ShareServer: Service {
     {
         self.configuration = configuration
         self.logger = logger
+        let folder: SharedFolder
         do {
             folder = try SharedFolder(rootPath: configuration.root)
         } catch {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
         }
-        changeLog = try FileChangeLog(
-            folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog, logger: logger)
-        var observerOptions = configuration.observerOptions
-        if observerOptions.stateFile == nil {
-            let stateFile = folder.rootPath + "/" + SharedFolder.privateFolder + "/observer-state"
-            observerOptions.stateFile = stateFile
-            // The first start has nothing that changed while it was stopped:
-            // the folder as it is now is where the log begins (clients list
-            // it), not thousands of `added` records.
-            if access(stateFile, F_OK) != 0 {
-                _ = try FileObserver.changesSinceSavedState(
-                    root: folder.rootPath, stateFile: stateFile, options: observerOptions, logger: logger)
-            }
-        }
-        observer = try FileObserver(root: folder.rootPath, options: observerOptions, logger: logger)
-        let feed = ChangeFeed(log: changeLog, origins: origins, logger: logger, printer: changePrinter)
-        self.feed = feed
-        changeStream = ChangeStream(log: changeLog)
-        uploads = ResumableUploads(folder: folder)
-        dav = WebDAVState(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
-        uploadTypes = UploadTypePolicy(configuration.acceptedTypes)
-        observation = observer.observe { batch in feed.record(batch) }
-        try observer.start()
+        let state = WebDAVState(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
+        core = try ShareCore(folder: folder, configuration: configuration, locks: state, logger: logger, changePrinter: changePrinter)
+        webDAV = WebDAVFace(core: core, state: state, logger: logger)
     }
 
+    /// The observer of the shared folder; its changes are the server's events.
+    public var observer: FileObserver { core.observer }
+
+    /// The numbered changes of the shared folder.
+    public var changeLog: FileChangeLog { core.changeLog }
+
+    /// Stops observing and closes the change log, so another server may open the folder.
+    func stop() { core.stop() }
+
     /// The shared folder's absolute path.
-    public var root: String { folder.rootPath }
+    public var root: String { core.folder.rootPath }
 
     /// The port the server listens on, once it runs.
     public var port: Int? { boundPort.withLock { $0 } }
@@ -146,6 +66,27 @@ public final class ShareServer: Service {
         let scheme = configuration.tls == nil ? "http" : "https"
         let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
         return "\(scheme)://\(host):\(port)/"
+    }
+
+    /// Starts observing the folder (``run()`` does it too; calling it again does nothing).
+    /// - Throws: ``FileWatchingError`` when the observer cannot start.
+    public func start() throws {
+        try core.start()
+    }
+
+    /// The router: the faces mounted over the core, behind authentication and read-only mode.
+    func makeRouter() -> Router<ShareContext> {
+        let router = Router(context: ShareContext.self)
+        router.add(middleware: ErrorMiddleware())
+        if let credentials = configuration.credentials {
+            router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
+        }
+        if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
+        router.add(middleware: webDAV)
+        router.addRoutes(PageFace().routes())
+        router.addRoutes(APIFace(core: core, readOnly: configuration.readOnly).routes(), atPath: "/api")
+        router.addRoutes(EventStreamFace(core: core).routes(), atPath: "/api")
+        return router
     }
 
     /// The Hummingbird application, for tests through the router.
@@ -182,45 +123,25 @@ public final class ShareServer: Service {
     /// Serves until graceful shutdown, telling `onListening` the page's address once it listens.
     public func run(onListening: (@Sendable (String) async -> Void)?) async throws {
         let app = try application(onListening: onListening)
+        try core.start()
         defer {
-            materializeAllPlaceholders()
-            stop()
+            webDAV.materializeAllPlaceholders()
+            core.stop()
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.run() }
-            group.addTask { await self.trimChangeLog() }
-            group.addTask { await self.maintainWebDAV() }
+            group.addTask { await self.core.trimChangeLog() }
+            group.addTask { await self.webDAV.maintain() }
             group.addTask {
                 // The folder removed or moved away ends the server.
-                try await self.observer.waitUntilStopped()
+                try await self.core.observer.waitUntilStopped()
             }
             // The first to end (a graceful shutdown, or the folder gone) ends the rest.
             defer {
-                stop()
+                core.stop()
                 group.cancelAll()
             }
             try await group.next()
-        }
-    }
-}
-
-extension ShareServer {
-    /// Stops observing and closes the change log (after writing what it
-    /// holds), so that another server may open the folder. Event streams end.
-    func stop() {
-        observer.stop()
-        changeLog.close()
-    }
-
-    /// Applies the change log's retention now and every hour, until cancelled.
-    func trimChangeLog(every interval: Duration = .seconds(3600)) async {
-        while !Task.isCancelled {
-            do {
-                try await changeLog.trim()
-            } catch {
-                logger.error("cannot trim the change log", metadata: ["error": "\(error.message)"])
-            }
-            try? await Task.sleep(for: interval)
         }
     }
 }

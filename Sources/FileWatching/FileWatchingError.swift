@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An error thrown by the observer: what failed, where, and why.
 ///
 /// Like `FileSystemError` in swift-nio, the ``Code`` is extensible and the
@@ -58,16 +62,30 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// Wraps a raw `errno` value.
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
-    static let notFound = Errno(rawValue: 2)  // ENOENT
-    static let interrupted = Errno(rawValue: 4)  // EINTR
-    static let accessDenied = Errno(rawValue: 13)  // EACCES
-    static let notDirectory = Errno(rawValue: 20)  // ENOTDIR
-    static let invalid = Errno(rawValue: 22)  // EINVAL
-    static let noSpace = Errno(rawValue: 28)  // ENOSPC
-    static let tooManyFiles = Errno(rawValue: 24)  // EMFILE
-    static let permission = Errno(rawValue: 1)  // EPERM
-    static let loop = Errno(rawValue: 40)  // ELOOP
-    static let wouldBlock = Errno(rawValue: 11)  // EAGAIN
+    /// No such file or folder (`ENOENT`).
+    public static let notFound = Errno(rawValue: ENOENT)
+    /// Interrupted by a signal (`EINTR`).
+    public static let interrupted = Errno(rawValue: EINTR)
+    /// Permission denied (`EACCES`).
+    public static let accessDenied = Errno(rawValue: EACCES)
+    /// A part of the path is not a folder (`ENOTDIR`).
+    public static let notDirectory = Errno(rawValue: ENOTDIR)
+    /// An invalid argument (`EINVAL`).
+    public static let invalid = Errno(rawValue: EINVAL)
+    /// No space left on the device (`ENOSPC`).
+    public static let noSpace = Errno(rawValue: ENOSPC)
+    /// Too many open files in the process (`EMFILE`).
+    public static let tooManyFiles = Errno(rawValue: EMFILE)
+    /// Operation not permitted (`EPERM`).
+    public static let permission = Errno(rawValue: EPERM)
+    /// Too many symbolic links, or one where none may be (`ELOOP`).
+    public static let loop = Errno(rawValue: ELOOP)
+    /// Try again (`EAGAIN`).
+    public static let wouldBlock = Errno(rawValue: EAGAIN)
+    /// Something is already there (`EEXIST`).
+    public static let exists = Errno(rawValue: EEXIST)
+    /// A folder where a file is needed (`EISDIR`).
+    public static let isDirectory = Errno(rawValue: EISDIR)
 
     public var description: String { Errno.describe(rawValue) }
 }

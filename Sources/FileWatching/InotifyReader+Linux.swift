@@ -59,22 +59,22 @@ final class InotifyReader: EventSource {
     }
 
     static func translate(wd: Int32, mask: UInt32, cookie: UInt32, name: [UInt8]?, into events: inout [SourceEvent]) {
-        let isDirectory = mask & 0x4000_0000 != 0
+        let isDirectory = mask & UInt32(CFS_IN_ISDIR) != 0
         func add(_ kind: SourceEvent.Kind) {
             events.append(SourceEvent(watch: wd, kind: kind, name: name, isDirectory: isDirectory))
         }
-        if mask & 0x4000 != 0 { add(.overflow); return }  // IN_Q_OVERFLOW
-        if mask & 0x0100 != 0 { add(.created) }
-        if mask & 0x0040 != 0 { add(.movedFrom(cookie: cookie)) }
-        if mask & 0x0080 != 0 { add(.movedTo(cookie: cookie)) }
-        if mask & 0x0002 != 0 { add(.modified) }
-        if mask & 0x0004 != 0 { add(.attributes) }
-        if mask & 0x0008 != 0 { add(.closedWrite) }
-        if mask & 0x0200 != 0 { add(.deleted) }
-        if mask & 0x0400 != 0 { add(.selfDeleted) }
-        if mask & 0x0800 != 0 { add(.selfMoved) }
-        if mask & 0x2000 != 0 { add(.unmounted) }
-        if mask & 0x8000 != 0 { add(.watchRemoved) }
+        if mask & UInt32(CFS_IN_Q_OVERFLOW) != 0 { add(.overflow); return }
+        if mask & UInt32(CFS_IN_CREATE) != 0 { add(.created) }
+        if mask & UInt32(CFS_IN_MOVED_FROM) != 0 { add(.movedFrom(cookie: cookie)) }
+        if mask & UInt32(CFS_IN_MOVED_TO) != 0 { add(.movedTo(cookie: cookie)) }
+        if mask & UInt32(CFS_IN_MODIFY) != 0 { add(.modified) }
+        if mask & UInt32(CFS_IN_ATTRIB) != 0 { add(.attributes) }
+        if mask & UInt32(CFS_IN_CLOSE_WRITE) != 0 { add(.closedWrite) }
+        if mask & UInt32(CFS_IN_DELETE) != 0 { add(.deleted) }
+        if mask & UInt32(CFS_IN_DELETE_SELF) != 0 { add(.selfDeleted) }
+        if mask & UInt32(CFS_IN_MOVE_SELF) != 0 { add(.selfMoved) }
+        if mask & UInt32(CFS_IN_UNMOUNT) != 0 { add(.unmounted) }
+        if mask & UInt32(CFS_IN_IGNORED) != 0 { add(.watchRemoved) }
     }
 }
 #endif

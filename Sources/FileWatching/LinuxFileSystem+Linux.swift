@@ -8,18 +8,9 @@ import Glibc
 /// whether anyone still has a file open for writing.
 final class LinuxFileSystem: FileSystemAccess {
     /// What every directory watch asks the kernel for.
-    static let watchMask: UInt32 =
-        0x0000_0002  // IN_MODIFY
-        | 0x0000_0004  // IN_ATTRIB
-        | 0x0000_0008  // IN_CLOSE_WRITE
-        | 0x0000_0040  // IN_MOVED_FROM
-        | 0x0000_0080  // IN_MOVED_TO
-        | 0x0000_0100  // IN_CREATE
-        | 0x0000_0200  // IN_DELETE
-        | 0x0000_0400  // IN_DELETE_SELF
-        | 0x0000_0800  // IN_MOVE_SELF
-        | 0x0100_0000  // IN_ONLYDIR
-        | 0x0400_0000  // IN_EXCL_UNLINK
+    static let watchMask = UInt32(
+        CFS_IN_MODIFY | CFS_IN_ATTRIB | CFS_IN_CLOSE_WRITE | CFS_IN_MOVED_FROM | CFS_IN_MOVED_TO | CFS_IN_CREATE
+            | CFS_IN_DELETE | CFS_IN_DELETE_SELF | CFS_IN_MOVE_SELF | CFS_IN_ONLYDIR | CFS_IN_EXCL_UNLINK)
 
     let rootFD: Int32
     let rootPath: String
@@ -68,30 +59,21 @@ final class LinuxFileSystem: FileSystemAccess {
 
     /// The metadata of the root itself.
     func rootMetadata() -> Result<FileMetadata, Errno> {
-        var raw = cfs_stat()
-        let result = cfs_fstat(rootFD, &raw)
-        if result < 0 { return .failure(Errno(rawValue: -result)) }
-        return .success(convert(raw, dirFD: rootFD, name: nil))
+        Result { () throws(Errno) in convert(try FileStatus(descriptor: rootFD), dirFD: rootFD, name: nil) }
     }
 
-    private func convert(_ raw: cfs_stat, dirFD: Int32, name: UnsafePointer<CChar>?) -> FileMetadata {
-        var birth = raw.btime_ns
+    /// The observer's facts of a status.
+    private func convert(_ status: FileStatus, dirFD: Int32, name: UnsafePointer<CChar>?) -> FileMetadata {
+        var birth = status.born ?? 0
         if birth == 0, let name {
             // No birth time here: the inode generation tells a reused inode apart.
             let generation = cfs_generation_at(dirFD, name)
             if generation > 0 { birth = generation }
         }
-        let kind: ItemKind =
-            switch Int32(raw.kind) {
-            case Int32(CFS_KIND_FILE): .file
-            case Int32(CFS_KIND_DIRECTORY): .directory
-            case Int32(CFS_KIND_SYMLINK): .symlink
-            default: .other
-            }
         return FileMetadata(
-            kind: kind,
-            identity: FileIdentity(device: raw.dev, inode: raw.ino, birth: birth),
-            size: Int64(bitPattern: raw.size), modified: raw.mtime_ns, created: raw.btime_ns)
+            kind: status.kind,
+            identity: FileIdentity(device: status.device, inode: status.inode, birth: birth),
+            size: status.size, modified: status.modified, created: status.born ?? 0)
     }
 
     private func withCPath<T>(_ path: ItemPath, _ body: (UnsafePointer<CChar>) -> T) -> T {
@@ -105,10 +87,7 @@ final class LinuxFileSystem: FileSystemAccess {
 
     func metadata(at path: ItemPath) -> Result<FileMetadata, Errno> {
         withCPath(path) { cPath in
-            var raw = cfs_stat()
-            let result = cfs_lstat_at(rootFD, cPath, &raw)
-            if result < 0 { return .failure(Errno(rawValue: -result)) }
-            return .success(convert(raw, dirFD: rootFD, name: cPath))
+            Result { () throws(Errno) in convert(try FileStatus(path: cPath, in: rootFD), dirFD: rootFD, name: cPath) }
         }
     }
 
@@ -149,10 +128,9 @@ final class LinuxFileSystem: FileSystemAccess {
                 let name = namePointer.withMemoryRebound(to: UInt8.self, capacity: nameLength) {
                     Array(UnsafeBufferPointer(start: $0, count: nameLength))
                 }
-                var raw = cfs_stat()
-                let result = cfs_lstat_at(fd, namePointer, &raw)
-                let metadata: Result<FileMetadata, Errno> =
-                    result < 0 ? .failure(Errno(rawValue: -result)) : .success(convert(raw, dirFD: fd, name: namePointer))
+                let metadata = Result { () throws(Errno) in
+                    convert(try FileStatus(path: namePointer, in: fd), dirFD: fd, name: namePointer)
+                }
                 entries.append(DirectoryEntry(name: name, metadata: metadata))
             }
         }

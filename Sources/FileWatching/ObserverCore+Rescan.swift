@@ -59,9 +59,15 @@ extension ObserverCore {
                     if metadata.kind == .directory { stack.append(source) }
                     continue
                 }
-                // Whether a file found by a rescan is still being written is not
-                // known: the settle check (a read lease) decides, and says `finished`.
-                let writing = metadata.kind == .file
+                // As at the first scan: a file unchanged for the settle time is
+                // complete, and so is a recent one no process holds open for
+                // writing (the kernel's read lease tells, asked only for these
+                // few recent files). Not where the subtree is polled: there a
+                // writer may be on another machine, which no lease here sees.
+                // Any other may still be being written: the settle check
+                // decides, and says `finished`.
+                let writing = metadata.kind == .file && metadata.modified > now.wall - options.settleTime.nanoseconds
+                    && (isPolled(directory) || fileSystem.hasNoWriters(at: path.appending(entry.name)) != true)
                 let index = add(name: entry.name, in: directory, metadata: metadata, writing: writing)
                 if writing { writes.closed(index, at: now.monotonic) }
                 tree.set(index, flag: Tree.Flag.visited, true)

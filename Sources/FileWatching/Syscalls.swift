@@ -5,8 +5,33 @@ import Glibc
 import Darwin
 #endif
 
-/// The one place where `errno` values become text. The C shim already
-/// retries `EINTR` and returns `-errno`.
+/// The one seam between Swift and the system calls: the C shim returns a
+/// non-negative result or `-errno` (and retries `EINTR` itself); libc calls
+/// return -1 and set `errno`. Both become a typed ``Errno`` here, and only here.
+
+/// The result of a shim call, or its failure as an ``Errno``.
+@discardableResult
+@inline(__always)
+public func valueOrErrno<Result: FixedWidthInteger & SignedInteger>(_ result: Result) throws(Errno) -> Result {
+    if result < 0 { throw Errno(rawValue: Int32(truncatingIfNeeded: -result)) }
+    return result
+}
+
+/// Calls a libc function that returns -1 and sets `errno` on failure,
+/// again while it is interrupted by a signal when `retryOnInterrupt`.
+@discardableResult
+@inline(__always)
+public func valueOrErrno<Result: FixedWidthInteger & SignedInteger>(retryOnInterrupt: Bool = true, _ call: () -> Result) throws(Errno) -> Result {
+    while true {
+        let result = call()
+        if result != -1 { return result }
+        let failure = Errno(rawValue: errno)
+        if retryOnInterrupt && failure == .interrupted { continue }
+        throw failure
+    }
+}
+
+/// The one place where `errno` values become text.
 extension Errno {
     static func describe(_ value: Int32) -> String {
         guard let text = strerror(value) else { return "error \(value)" }

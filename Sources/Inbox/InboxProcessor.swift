@@ -1,5 +1,4 @@
 import CFileshareShim
-import Dispatch
 public import DocumentTypes
 public import FileWatching
 public import Logging
@@ -35,6 +34,8 @@ public final class InboxProcessor: Service, Sendable {
     let journalPath: String
     private let lockFD: Int32
     private let work = Mutex(WorkState())
+    /// The observer of the whole folder this processor was given, if any (then it watches the Inbox through it).
+    private let sharedObserver: FileObserver?
 
     struct WorkState {
         var journal: JournalState = JournalState()
@@ -51,10 +52,14 @@ public final class InboxProcessor: Service, Sendable {
     ///   - options: How documents are taken in.
     ///   - logger: Where diagnostics go.
     ///   - report: Called with every event (from the processing task).
+    ///   - observer: An observer of `root` that its owner starts and stops
+    ///     (`fileshare serve --inbox` passes the server's): the Inbox is
+    ///     watched through it. `nil` watches the Inbox with an observer of
+    ///     the processor's own.
     ///   - handler: Called once per document taken in; a thrown error is reported, not retried.
     /// - Throws: ``InboxError`` when the folders cannot be made or do not fit together.
     public init(
-        root: String, options: InboxOptions = InboxOptions(), logger: Logger,
+        root: String, options: InboxOptions = InboxOptions(), logger: Logger, observer: FileObserver? = nil,
         report: @escaping @Sendable (InboxEvent) -> Void = { _ in },
         handler: @escaping @Sendable (InboxDelivery) async throws -> Void
     ) throws(InboxError) {
@@ -63,6 +68,10 @@ public final class InboxProcessor: Service, Sendable {
         }
         self.root = String(cString: resolved)
         free(resolved)
+        if let observer, observer.root != self.root {
+            throw InboxError(.badOptions, "the observer watches \(observer.root), not \(self.root)")
+        }
+        self.sharedObserver = observer
         self.options = options
         self.logger = logger
         self.handler = handler
@@ -116,46 +125,61 @@ public final class InboxProcessor: Service, Sendable {
         let journal = try InboxJournal(path: journalPath)
         defer { journal.close() }
         try await recover(journal)
-        // Initial items reported: a file changed within the settle time is
-        // then "writing" until the observer finishes it.
-        var observerOptions = ObserverOptions(settleTime: options.settleTime, latency: .milliseconds(20))
-        observerOptions.reportsInitialItems = true
         let observer: FileObserver
-        do {
-            observer = try FileObserver(root: inboxPath, options: observerOptions, logger: logger)
-        } catch {
-            throw InboxError(.io, error.message)
+        /// The Inbox among the observer's paths.
+        let inbox: ItemPath
+        if let sharedObserver {
+            observer = sharedObserver
+            inbox = ItemPath(options.inboxName)
+        } else {
+            // Initial items reported: a file changed within the settle time is
+            // then "writing" until the observer finishes it.
+            var observerOptions = ObserverOptions(settleTime: options.settleTime, latency: .milliseconds(20))
+            observerOptions.reportsInitialItems = true
+            do {
+                observer = try FileObserver(root: inboxPath, options: observerOptions, logger: logger)
+            } catch {
+                throw InboxError(.io, error.message)
+            }
+            inbox = .root
         }
         let (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let token = observer.observe { [weak self] batch in
             let now = ContinuousClock.now
+            var touched = false
             self?.work.withLock { state in
                 for change in batch {
                     for path in InboxProcessor.paths(of: change) {
-                        if let first = path.components.first { state.lastChange[String(decoding: first, as: UTF8.self)] = now }
+                        guard let name = InboxProcessor.topName(of: path, in: inbox) else { continue }
+                        state.lastChange[name] = now
+                        touched = true
                     }
                 }
             }
-            wake.yield()
+            // The whole folder's observer reports more than the Inbox: only what
+            // touches it (or the scan's own events) wakes the loop.
+            if touched || inbox.isRoot || batch.contains(where: { InboxProcessor.paths(of: $0).isEmpty }) { wake.yield() }
         }
         defer {
             token.cancel()
-            observer.stop()
+            if sharedObserver == nil { observer.stop() }
         }
-        do {
-            try observer.start()
-        } catch {
-            throw InboxError(.io, error.message)
+        if sharedObserver == nil {
+            do {
+                try observer.start()
+            } catch {
+                throw InboxError(.io, error.message)
+            }
         }
         await observer.sync()
         let started = ContinuousClock.now
         work.withLock { state in
-            for item in observer.children(of: .root) ?? [] where state.lastChange[item.name] == nil { state.lastChange[item.name] = started }
+            for item in observer.children(of: inbox) ?? [] where state.lastChange[item.name] == nil { state.lastChange[item.name] = started }
         }
         try await withGracefulShutdownHandler {
             // Folders wait out their settle time: a timer wakes the loop while any waits.
             while !Task.isCancelled {
-                let waiting = try await takeIn(observer: observer, journal: journal)
+                let waiting = try await takeIn(observer: observer, inbox: inbox, journal: journal)
                 if once && !waiting { return }
                 if waiting {
                     try? await Task.sleep(for: .milliseconds(200))
@@ -194,11 +218,20 @@ public final class InboxProcessor: Service, Sendable {
         }
     }
 
+    /// The name of the Inbox item `path` is (or is in), for an observer
+    /// whose paths put the Inbox at `inbox`; `nil` outside the Inbox.
+    static func topName(of path: ItemPath, in inbox: ItemPath) -> String? {
+        let components = path.components
+        let depth = inbox.components.count
+        guard components.count > depth, path.isSame(asOrUnder: inbox) else { return nil }
+        return String(decoding: components[depth], as: UTF8.self)
+    }
+
     /// Takes in every complete item now in the Inbox; returns whether some
     /// item is still waiting (being written, or a folder settling).
-    private func takeIn(observer: FileObserver, journal: InboxJournal) async throws -> Bool {
+    private func takeIn(observer: FileObserver, inbox: ItemPath, journal: InboxJournal) async throws -> Bool {
         var waiting = false
-        for item in observer.children(of: .root) ?? [] {
+        for item in observer.children(of: inbox) ?? [] {
             if Task.isCancelled { break }
             let name = item.name
             switch item.kind {
@@ -495,7 +528,7 @@ public final class InboxProcessor: Service, Sendable {
 
     /// rename with RENAME_NOREPLACE, then both folders flushed; 0 or -errno.
     static func move(_ source: String, to destination: String) -> Int32 {
-        let result = cfs_renameat2(AT_FDCWD, source, AT_FDCWD, destination, 1)
+        let result = cfs_renameat2(AT_FDCWD, source, AT_FDCWD, destination, UInt32(CFS_RENAME_NOREPLACE))
         if result < 0 { return result }
         for folder in [source, destination].map({ String($0[..<$0.lastIndex(of: "/")!]) }) {
             let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -511,14 +544,7 @@ public final class InboxProcessor: Service, Sendable {
     /// folder, where one a kill leaves behind is removed at the next start)
     /// and a rename.
     func writeAtomically(_ text: String, to path: String) {
-        let temporary = root + "/.fileshare/inbox-tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return }
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        _ = fsync(fd)
-        close(fd)
-        _ = rename(temporary, path)
+        try? AtomicFile.write(Array(text.utf8), to: path, temporary: root + "/.fileshare/inbox-tmp-\(getpid())")
     }
 
     /// The regular files, links and special files under a folder (relative paths).
@@ -578,9 +604,7 @@ public final class InboxProcessor: Service, Sendable {
 
     /// Runs blocking work (renames, flushes, reading files) off the cooperative threads.
     func offload<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: work()) }
-        }
+        await runBlocking(work)
     }
 }
 

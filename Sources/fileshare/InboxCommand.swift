@@ -1,6 +1,6 @@
 import ArgumentParser
-import Dispatch
 import DocumentTypes
+import FileWatching
 import Inbox
 import Logging
 import ServiceLifecycle
@@ -104,27 +104,22 @@ struct InboxCommand: AsyncParsableCommand {
 
     /// Runs `command` through the shell with `path` as its last argument; throws on a non-zero exit.
     static func run(_ command: String, path: String, isRepeat: Bool) async throws {
-        let status: Int32 = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var environment = ProcessInfoLite.environment.filter { $0.key != "FILESHARE_REPEAT" }.map { "\($0.key)=\($0.value)" }
-                if isRepeat { environment.append("FILESHARE_REPEAT=1") }
-                let arguments = ["/bin/sh", "-c", command + " \"$1\"", "fileshare-inbox", path]
-                var pid: pid_t = 0
-                let cArguments = arguments.map { strdup($0) } + [nil]
-                let cEnvironment = environment.map { strdup($0) } + [nil]
-                defer {
-                    cArguments.forEach { free($0) }
-                    cEnvironment.forEach { free($0) }
-                }
-                let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, cArguments, cEnvironment)
-                guard spawned == 0 else {
-                    continuation.resume(returning: -1)
-                    return
-                }
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                continuation.resume(returning: status)
+        let status: Int32 = await runBlocking { () -> Int32 in
+            var environment = ProcessInfoLite.environment.filter { $0.key != "FILESHARE_REPEAT" }.map { "\($0.key)=\($0.value)" }
+            if isRepeat { environment.append("FILESHARE_REPEAT=1") }
+            let arguments = ["/bin/sh", "-c", command + " \"$1\"", "fileshare-inbox", path]
+            var pid: pid_t = 0
+            let cArguments = arguments.map { strdup($0) } + [nil]
+            let cEnvironment = environment.map { strdup($0) } + [nil]
+            defer {
+                cArguments.forEach { free($0) }
+                cEnvironment.forEach { free($0) }
             }
+            let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, cArguments, cEnvironment)
+            guard spawned == 0 else { return -1 }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            return status
         }
         if status == -1 { throw CommandFailure(message: "cannot run /bin/sh") }
         if status & 0x7f != 0 { throw CommandFailure(message: "--exec was killed by signal \(status & 0x7f)") }

@@ -157,6 +157,7 @@ struct Serve: AsyncParsableCommand {
             do {
                 let processor = try InboxProcessor(
                     root: server.root, options: InboxOptions(acceptedTypes: acceptedTypes ?? .all()), logger: logger,
+                    observer: server.observer,
                     report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
                 services.append(.init(service: processor))
             } catch {

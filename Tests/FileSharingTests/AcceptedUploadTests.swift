@@ -76,7 +76,7 @@ struct AcceptedUploadTests {
     func everything(item: Bool) async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture(acceptedTypes: item ? try Self.accepting([.item]) : nil)
-            #expect(share.server.uploadTypes == nil)
+            #expect(share.server.core.uploadTypes == nil)
             try await share.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.send("/api/files/photo.jpg", .put, Self.pdf()).status == .created)
                 #expect(try await client.request("/dav/empty", .put, body: "").status == .created)

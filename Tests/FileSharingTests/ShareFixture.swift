@@ -41,6 +41,8 @@ final class ShareFixture: @unchecked Sendable {
                 observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog),
             logger: logger,
             changePrinter: { line in printed.append(line) })
+        // The server starts nothing when made; the tests through the router need the observer running.
+        try server.start()
     }
 
     /// Stops the server's observer and closes its change log, as a server

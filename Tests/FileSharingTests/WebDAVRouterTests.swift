@@ -220,7 +220,7 @@ struct WebDAVRouterTests {
                 #expect(try await client.request("/dav/empty.txt", .put, body: "").status == .created)
                 let deadline = ContinuousClock.now + .seconds(30)
                 while share.read("empty.txt") == nil && ContinuousClock.now < deadline {
-                    await share.server.maintainWebDAVOnce()
+                    await share.server.webDAV.maintainWebDAVOnce()
                     try await Task.sleep(for: .milliseconds(100))
                 }
                 #expect(share.read("empty.txt") == "")
@@ -304,7 +304,7 @@ struct WebDAVRouterTests {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             try FileManager.default.createDirectory(atPath: share.path("Big"), withIntermediateDirectories: true)
-            for index in 0..<(ShareServer.propfindBatch * 2 + 77) {
+            for index in 0..<(WebDAVFace.propfindBatch * 2 + 77) {
                 FileManager.default.createFile(atPath: share.path("Big/file \(index).txt"), contents: Data("\(index)".utf8))
             }
             try await share.test { (client: any TestClientProtocol) async throws in
@@ -312,7 +312,7 @@ struct WebDAVRouterTests {
                 #expect(answer.status.code == 207)
                 let parsed = try XMLDocumentParser.parse(Array(answer.text.utf8))
                 #expect(parsed.isDAV("multistatus"))
-                #expect(parsed.elements.count == ShareServer.propfindBatch * 2 + 78)
+                #expect(parsed.elements.count == WebDAVFace.propfindBatch * 2 + 78)
                 let hrefs = Set(parsed.elements.compactMap { $0.child("href")?.text })
                 #expect(hrefs.count == parsed.elements.count && hrefs.contains("/dav/Big/file%20100.txt"))
             }

@@ -74,7 +74,7 @@ struct StateTests {
         #expect(Set(summaries.dropFirst().dropLast()) == [
             // Root entries are settled in name order: the file leaves Comics before Comics is renamed.
             "moved Comics/Issue 1.cbz Issue 1.cbz", "renamed Comics Library", "modified notes.txt writing",
-            "removed Library/Old", "added new.pdf writing",
+            "removed Library/Old", "added new.pdf",
         ])
         #expect(changes.first { $0.summary.hasPrefix("renamed") }?.id == comics)
         #expect(changes.first { $0.summary.hasPrefix("moved") }?.id == issue)

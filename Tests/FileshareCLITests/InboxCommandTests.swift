@@ -116,6 +116,12 @@ struct InboxCommandTests {
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(try curl(["-T", dir.path + "/report.pdf", url + "api/files/Inbox/report.pdf"]).0 == 201)
             #expect(await waitFor(timeout: .seconds(30)) { serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report.pdf""#) })
+            // The Inbox is watched through the server's observer: one inotify instance in the process, not two.
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(serve.processIdentifier)/fd")) ?? []
+            let inotify = descriptors.filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(serve.processIdentifier)/fd/\($0)")) == "anon_inode:inotify"
+            }
+            #expect(inotify.count == 1, "\(inotify.count) inotify instances")
             #expect(try curl(["-T", dir.path + "/report.pdf", url + "dav/Inbox/report.pdf"]).0 == 201)
             #expect(await waitFor(timeout: .seconds(30)) {
                 serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report 2.pdf""#)

@@ -39,7 +39,8 @@ struct WatchCommandTests {
             let writer = open(dir.path + "/open.txt", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
             #expect(writer >= 0)
             #expect(write(writer, "partial", 7) == 7)
-            let watch = try CommandProcess(["watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "0.3"])
+            // A settle time long enough that both files are recent at the scan, however slow the start.
+            let watch = try CommandProcess(["watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "3"])
             #expect(await watch.waitForLine { $0.contains(#""type":"scan-completed""#) })
             let lines = watch.lines
             #expect(lines.contains { $0.contains(#""path":"a.txt""#) && $0.contains(#""writing":false"#) }, "\(lines)")

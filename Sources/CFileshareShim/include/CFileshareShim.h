@@ -21,6 +21,41 @@ enum {
     CFS_KIND_OTHER = 3,
 };
 
+/// Flags Glibc keeps behind `_GNU_SOURCE` (so Swift never sees them) or in
+/// headers Swift does not import, named once; `shim.c` checks each against
+/// the system's own definition at compile time.
+enum {
+    /// open: a descriptor for the path only (stat, openat), no read or write.
+    CFS_O_PATH = 010000000,
+    /// renameat2: fail with EEXIST instead of replacing.
+    CFS_RENAME_NOREPLACE = 1,
+    /// renameat2: swap the two names.
+    CFS_RENAME_EXCHANGE = 2,
+    /// unlinkat: remove a folder.
+    CFS_AT_REMOVEDIR = 0x200,
+    /// *at calls: the current directory.
+    CFS_AT_FDCWD = -100,
+};
+
+/// inotify event masks.
+enum {
+    CFS_IN_MODIFY = 0x00000002,
+    CFS_IN_ATTRIB = 0x00000004,
+    CFS_IN_CLOSE_WRITE = 0x00000008,
+    CFS_IN_MOVED_FROM = 0x00000040,
+    CFS_IN_MOVED_TO = 0x00000080,
+    CFS_IN_CREATE = 0x00000100,
+    CFS_IN_DELETE = 0x00000200,
+    CFS_IN_DELETE_SELF = 0x00000400,
+    CFS_IN_MOVE_SELF = 0x00000800,
+    CFS_IN_UNMOUNT = 0x00002000,
+    CFS_IN_Q_OVERFLOW = 0x00004000,
+    CFS_IN_IGNORED = 0x00008000,
+    CFS_IN_ONLYDIR = 0x01000000,
+    CFS_IN_EXCL_UNLINK = 0x04000000,
+    CFS_IN_ISDIR = 0x40000000,
+};
+
 typedef struct cfs_stat {
     uint64_t dev;
     uint64_t ino;
@@ -109,10 +144,10 @@ int64_t cfs_read_proc_number(const char *path);
 /// openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS): `path` cannot leave
 /// `dirfd`, neither by `..` nor by a symbolic link. -ENOSYS on old kernels.
 int cfs_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
-/// renameat2 (flags: 1 = RENAME_NOREPLACE, 2 = RENAME_EXCHANGE).
+/// renameat2 (flags: `CFS_RENAME_NOREPLACE`, `CFS_RENAME_EXCHANGE`).
 int cfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 int cfs_mkdirat(int dirfd, const char *name, unsigned int mode);
-/// unlinkat (flags: 0x200 = AT_REMOVEDIR).
+/// unlinkat (flags: `CFS_AT_REMOVEDIR`).
 int cfs_unlinkat(int dirfd, const char *name, int flags);
 /// Bytes available to unprivileged users on the file system of `fd`.
 int64_t cfs_available_bytes(int fd);

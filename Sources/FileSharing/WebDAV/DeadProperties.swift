@@ -1,7 +1,9 @@
+// The disk layer on Linux: openat2, renameat2, statx and extended attributes
+// through the C shim. Another platform gets its own beside it.
+#if os(Linux)
 import CFileshareShim
-#if canImport(Glibc)
+import FileWatching
 import Glibc
-#endif
 
 /// A property's name: namespace URI (`""` for none) and local name.
 struct PropertyName: Sendable, Hashable, CustomStringConvertible {
@@ -90,7 +92,7 @@ enum DeadProperties {
     }
 
     /// Replaces the properties of an open file or folder.
-    static func write(_ entries: Entries, fd: Int32, path: SharePath) throws(ShareError) {
+    static func write(_ entries: Entries, fd: Int32, path: SharePath) throws(FolderError) {
         if entries.isEmpty {
             let result = cfs_fremove_xattr(fd, attribute)
             if result < 0 && result != -ENODATA { throw error(-result, path) }
@@ -98,7 +100,8 @@ enum DeadProperties {
         }
         let bytes = encode(entries)
         guard bytes.count <= maximumBytes else {
-            throw ShareError(.insufficientStorage, "the properties of '\(path)' would take more than \(maximumBytes) bytes")
+            throw FolderError(
+                .noSpace, "the properties of '\(path)' would take more than \(maximumBytes) bytes", operation: .properties, path: path)
         }
         let result = bytes.withUnsafeBytes { cfs_fset_xattr(fd, attribute, $0.baseAddress, $0.count) }
         if result < 0 { throw error(-result, path) }
@@ -113,13 +116,18 @@ enum DeadProperties {
         }
     }
 
-    private static func error(_ errno: Int32, _ path: SharePath) -> ShareError {
+    private static func error(_ errno: Int32, _ path: SharePath) -> FolderError {
         switch errno {
         case ENOTSUP:
-            ShareError(.forbidden, "the file system of the shared folder does not keep extended attributes, where properties are stored")
+            FolderError(
+                .unsupported, "the file system of the shared folder does not keep extended attributes, where properties are stored",
+                operation: .properties, path: path, systemError: Errno(rawValue: errno))
         case ENOSPC, E2BIG, EDQUOT:
-            ShareError(.insufficientStorage, "no room for more properties on '\(path)': the file system limits them (ext4: 4 KiB per item)")
-        default: SharedFolder.error(errno, path)
+            FolderError(
+                .noSpace, "no room for more properties on '\(path)': the file system limits them (ext4: 4 KiB per item)",
+                operation: .properties, path: path, systemError: Errno(rawValue: errno))
+        default: SharedFolder.error(errno, path, doing: .properties)
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+import FileWatching
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -46,11 +47,10 @@ extension WebDAVState {
         return decode(data, monotonicNow: monotonicNow, wallNow: wallNow())
     }
 
-    /// Writes the locks by a temporary file and a rename (never half written).
+    /// Writes the locks, readable by the server's user only, atomically
+    /// (never half written); a failure leaves the kept copy as it was.
     static func save(_ locks: [DAVLock], to path: String, monotonicNow: Int64) {
         let data = encode(locks, monotonicNow: monotonicNow, wallNow: wallNow())
-        let temporary = path + ".tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
-        _ = rename(temporary, path)
+        try? AtomicFile.write(Array(data), to: path, permissions: 0o600)
     }
 }

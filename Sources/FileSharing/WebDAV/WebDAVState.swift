@@ -124,3 +124,5 @@ final class WebDAVState: Sendable {
         }
     }
 }
+
+extension WebDAVState: LockLookup {}

@@ -263,7 +263,11 @@ struct ObserverIntegrationTests {
             Disk.mkdir(dir("d"))
             Disk.write(dir("d/x"))
             await probe.observer.sync()
-            #expect(Set(probe.liveChanges.map(\.summary)).isSuperset(of: ["renamed old new", "added d/", "added d/x writing"]))
+            // Found by a poll within the settle time, d/x is taken as still written (a writer on another
+            // machine would not show); later, as complete: either is right.
+            let summaries = Set(probe.liveChanges.map(\.summary))
+            #expect(summaries.isSuperset(of: ["renamed old new", "added d/"]))
+            #expect(summaries.contains("added d/x writing") || summaries.contains("added d/x"), "\(summaries)")
             #expect(probe.replay(initial: ["old": "file"]).contractItems == Disk.snapshot(dir.path))
         }
     }
@@ -304,7 +308,7 @@ struct ObserverIntegrationTests {
             let degraded = probe.changes.filter { if case .degraded(_, "watch-limit", let hint) = $0 { hint.contains("max_user_watches") } else { false } }
             #expect(degraded.count >= 1, "changes: \(probe.changes.map(\.summary))")
             Disk.write(dir("d4/late"))
-            #expect(await probe.wait { $0.map(\.summary).contains("added d4/late writing") })
+            #expect(await probe.wait { $0.map(\.summary).contains { $0 == "added d4/late writing" || $0 == "added d4/late" } })
         }
     }
 }
@@ -319,7 +323,7 @@ extension ObserverIntegrationTests {
             #expect(await probe.scanned())
             #expect(probe.changes.contains { if case .degraded(.root, "watch-limit", let hint) = $0 { hint.contains("max_user_instances") } else { false } })
             Disk.write(dir("polled"))
-            #expect(await probe.wait { $0.map(\.summary).contains("added polled writing") })
+            #expect(await probe.wait { $0.map(\.summary).contains { $0 == "added polled writing" || $0 == "added polled" } })
         }
     }
 }

@@ -19,6 +19,9 @@ final class CommandProcess: Sendable {
 
     private let process: Process
 
+    /// The process's id.
+    var processIdentifier: Int32 { process.processIdentifier }
+
     /// What the process wrote: stdout as lines, stderr as text.
     private final class Output: Sendable {
         let stdout = Mutex<(lines: [String], partial: String)>(([], ""))

@@ -1,4 +1,5 @@
 import CFileshareShim
+import FileWatching
 import Foundation
 import Hummingbird
 import NIOCore
@@ -6,17 +7,16 @@ import NIOCore
 import Glibc
 #endif
 
-extension ShareServer {
+extension WebDAVFace {
     /// Requests for Finder's `._name` and `.DS_Store` files: kept apart (see
     /// `SharedFolder.openClientMetadata`), never in the shared folder, never
     /// listed, never in the events. Locks on them are real locks.
     func davClientMetadata(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
-        let folder = self.folder
         switch request.method.rawValue {
         case "OPTIONS":
             return WebDAV.optionsResponse()
         case "GET", "HEAD", "PROPFIND":
-            let kept = try await blocking { () throws(ShareError) -> (SharedFolder.Metadata, [UInt8])? in
+            let kept = try await core.blocking { () throws -> (SharedFolder.Metadata, [UInt8])? in
                 guard let fd = try folder.openClientMetadata(path) else { return nil }
                 defer { close(fd) }
                 let metadata = try SharedFolder.metadata(fd: fd, path: path)
@@ -46,22 +46,17 @@ extension ShareServer {
             let tokens = try await davConditions(request, path: path)
             try davRequireTokens(tokens, changing: [path])
             try await davRequireParent(path)
-            let staging = "dav-metadata-" + UUID().uuidString
-            let fd = try await blocking { () throws(ShareError) in try folder.createStagingFile(named: staging) }
-            defer {
-                close(fd)
-                folder.discardStagingFile(named: staging)
-            }
-            _ = try await write(request.body, to: fd, at: 0, limit: SharedFolder.clientMetadataLimit)
-            let replaced = try await blocking { () throws(ShareError) in try folder.commitClientMetadata(staging: staging, to: path) }
+            let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "dav-metadata-") }
+            _ = try await UploadBody.write(request.body, to: file, at: 0, limit: SharedFolder.clientMetadataLimit, core: core)
+            let replaced = try await core.blocking { try file.commitAsClientMetadata(for: path) }
             return Response(status: replaced ? .noContent : .created, headers: [.contentLength: "0"])
         case "DELETE":
             let tokens = try await davConditions(request, path: path)
             try davRequireTokens(tokens, changing: [path])
-            guard try await blocking({ () throws(ShareError) in folder.removeClientMetadata(path) }) else {
+            guard try await core.blocking({ folder.removeClientMetadata(path) }) else {
                 throw ShareError(.notFound, "'\(path)': no such file")
             }
-            dav.removeLocks(under: path)
+            state.removeLocks(under: path)
             return Response(status: .noContent)
         case "MOVE", "COPY":
             guard let header = request.headers[.init("Destination")!], let (_, urlPath) = WebDAV.split(url: header),
@@ -73,26 +68,21 @@ extension ShareServer {
             try davRequireTokens(tokens, changing: request.method.rawValue == "MOVE" ? [path, destination] : [destination])
             let overwrite = try WebDAV.overwrite(request)
             let move = request.method.rawValue == "MOVE"
-            let existed = try await blocking { () throws(ShareError) -> Bool in
+            let existed = try await core.blocking { () throws -> Bool in
                 guard let source = try folder.openClientMetadata(path) else { throw ShareError(.notFound, "'\(path)': no such file") }
                 defer { close(source) }
                 if let existing = try folder.openClientMetadata(destination) {
                     close(existing)
                     guard overwrite else { throw ShareError(.preconditionFailed, "'\(destination)' exists and Overwrite is F") }
                 }
-                let staging = "dav-metadata-" + UUID().uuidString
-                let copy = try folder.createStagingFile(named: staging)
-                defer {
-                    close(copy)
-                    folder.discardStagingFile(named: staging)
-                }
-                let copied = cfs_copy_file(source, copy)
-                if copied < 0 { throw SharedFolder.error(Int32(-copied), destination) }
-                let replaced = try folder.commitClientMetadata(staging: staging, to: destination)
+                let copy = try StagedFile.create(in: folder, prefix: "dav-metadata-")
+                let copied = cfs_copy_file(source, copy.descriptor)
+                if copied < 0 { throw SharedFolder.error(Int32(-copied), destination, doing: .copy) }
+                let replaced = try copy.commitAsClientMetadata(for: destination)
                 if move { folder.removeClientMetadata(path) }
                 return replaced
             }
-            if move { dav.removeLocks(under: path) }
+            if move { state.removeLocks(under: path) }
             return Response(status: existed ? .noContent : .created, headers: [.contentLength: "0"])
         case "LOCK":
             return try await davLock(path, request: request, context: context, clientMetadata: true)

@@ -8,13 +8,15 @@ import ZipStream
 import Glibc
 #endif
 
-extension ShareServer {
+extension APIFace {
     /// `GET /api/zip?path=P`: the folder as a ZIP, streamed as it is read
     /// (stored, ZIP64 where needed), so memory stays flat whatever the size.
     /// Hidden names and symbolic links are left out, as everywhere.
-    func zip(_ request: Request, context: ShareContext) async throws -> Response {
-        let path = try SharePath(plain: try ShareServer.query(request, "path") ?? "")
-        let fd = try await blocking { () throws(ShareError) in try self.folder.open(path, flags: O_RDONLY | O_DIRECTORY) }
+    func zip(_ request: Request) async throws -> Response {
+        let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
+        let core = self.core
+        let folder = core.folder
+        let fd = try await core.blocking { try folder.open(path, flags: O_RDONLY | O_DIRECTORY) }
         let archiveName = (path.isRoot ? (folder.rootPath.split(separator: "/").last.map(String.init) ?? "share") : path.name)
         let prefix = path.isRoot ? "" : path.name + "/"
         let body = ResponseBody { writer in
@@ -23,15 +25,14 @@ extension ShareServer {
             // Depth first, one open descriptor per level.
             var stack: [(fd: Int32, name: String, entries: [String])] = []
             func push(_ fd: Int32, _ name: String) async throws {
-                let entries = try await NIOThreadPool.singleton.runIfActive {
+                let entries = try await core.blocking {
                     try SharedFolder.entries(fd: fd, path: .root).filter { !$0.hasPrefix(".") }.sorted()
                 }
                 stack.append((fd, name, entries.reversed()))
             }
             if !prefix.isEmpty {
-                var directoryMetadata = cfs_stat()
-                _ = cfs_fstat(fd, &directoryMetadata)
-                try await writer.write(ByteBuffer(bytes: try zip.beginEntry(name: prefix, kind: .directory, modified: directoryMetadata.mtime_ns / 1_000_000_000)))
+                let modified = (try? FileStatus(descriptor: fd))?.modified ?? 0
+                try await writer.write(ByteBuffer(bytes: try zip.beginEntry(name: prefix, kind: .directory, modified: modified / 1_000_000_000)))
                 try await writer.write(ByteBuffer(bytes: try zip.endEntry()))
             }
             try await push(dup(fd), prefix)
@@ -42,26 +43,25 @@ extension ShareServer {
                     continue
                 }
                 let directory = stack[stack.count - 1]
-                var raw = cfs_stat()
-                guard cfs_lstat_at(directory.fd, name, &raw) == 0 else { continue }  // gone meanwhile
+                guard let status = try? FileStatus(name: name, in: directory.fd) else { continue }  // gone meanwhile
                 let entryName = directory.name + name
-                switch Int32(raw.kind) {
-                case Int32(CFS_KIND_DIRECTORY):
+                switch status.kind {
+                case .directory:
                     let child = openat(directory.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                     guard child >= 0 else { continue }
-                    try await writer.write(ByteBuffer(bytes: try zip.beginEntry(name: entryName + "/", kind: .directory, modified: raw.mtime_ns / 1_000_000_000)))
+                    try await writer.write(ByteBuffer(bytes: try zip.beginEntry(name: entryName + "/", kind: .directory, modified: status.modified / 1_000_000_000)))
                     try await writer.write(ByteBuffer(bytes: try zip.endEntry()))
                     try await push(child, entryName + "/")
-                case Int32(CFS_KIND_FILE):
+                case .file:
                     let file = openat(directory.fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
                     guard file >= 0 else { continue }
                     defer { close(file) }
                     try await writer.write(ByteBuffer(bytes: try zip.beginEntry(
-                        name: entryName, kind: .file, modified: raw.mtime_ns / 1_000_000_000, expectedSize: raw.size)))
+                        name: entryName, kind: .file, modified: status.modified / 1_000_000_000, expectedSize: UInt64(status.size))))
                     var offset: Int64 = 0
                     while true {
                         let position = offset
-                        let chunk = try await NIOThreadPool.singleton.runIfActive { () -> ByteBuffer in
+                        let chunk = try await core.blocking { () -> ByteBuffer in
                             var buffer = ByteBufferAllocator().buffer(capacity: 256 * 1024)
                             _ = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 256 * 1024) { raw in
                                 max(0, cfs_pread(file, raw.baseAddress!, 256 * 1024, position))
@@ -83,7 +83,7 @@ extension ShareServer {
         }
         return Response(
             status: .ok,
-            headers: [.contentType: "application/zip", .contentDisposition: ShareServer.attachment(archiveName + ".zip"),
+            headers: [.contentType: "application/zip", .contentDisposition: FileResponses.attachment(archiveName + ".zip"),
                       .cacheControl: "no-store"],
             body: body)
     }

@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-extension ShareServer {
+extension WebDAVFace {
     /// `LOCK`: a new lock (a body with `DAV:lockinfo`), or a refresh (no
     /// body, the lock's token in the `If` header). A lock on a name where
     /// nothing is yet creates an empty file there, held back until its content
@@ -23,10 +23,9 @@ extension ShareServer {
         let depth = try WebDAV.depth(request) ?? Int.max
         guard depth == 0 || depth == Int.max else { throw ShareError(.badRequest, "LOCK takes Depth 0 or infinity") }
         let tokens = try await davConditions(request, path: path)
-        let folder = self.folder
         let exists: Bool
         if clientMetadata {
-            exists = try await blocking { () throws(ShareError) -> Bool in
+            exists = try await core.blocking { () throws -> Bool in
                 guard let fd = try folder.openClientMetadata(path) else { return false }
                 close(fd)
                 return true
@@ -39,11 +38,11 @@ extension ShareServer {
             try await davRequireParent(path)
             try davRequireTokens(tokens, changing: [], members: [path.parent])
         }
-        let now = dav.now()
+        let now = state.now()
         let lock = DAVLock(
             token: "opaquelocktoken:" + UUID().uuidString.lowercased(), root: path, isDeep: depth != 0, isExclusive: scope.isDAV("exclusive"),
             owner: body.child("owner")?.serialized, user: context.user, timeout: timeout, expires: now + timeout * 1_000_000_000)
-        switch dav.changingLocks({ table, now in table.add(lock, now: now) }) {
+        switch state.changingLocks({ table, now in table.add(lock, now: now) }) {
         case .conflict(let other):
             throw DAVError.locked(other, condition: "no-conflicting-lock")
         case .full:
@@ -54,24 +53,21 @@ extension ShareServer {
         // A new name whose empty file would be refused (the name says a type
         // not accepted, or none): the lock is granted, for the PUT that
         // follows to be judged by its content, but no empty file is held back.
-        let holdsEmptyFile = !exists && (clientMetadata || uploadTypes?.acceptsEmptyFile(at: path) ?? true)
+        let holdsEmptyFile = !exists && (clientMetadata || core.uploadTypes?.acceptsEmptyFile(at: path) ?? true)
         if holdsEmptyFile {
-            let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: "LOCK")
+            let origin = WebDAVFace.origin(context, method: "LOCK")
             do {
                 if clientMetadata {
                     // Kept apart at once: nobody sees these files, so nothing is held back.
-                    try await blocking { () throws(ShareError) in
-                        let staging = "dav-metadata-" + UUID().uuidString
-                        close(try folder.createStagingFile(named: staging))
-                        defer { folder.discardStagingFile(named: staging) }
-                        _ = try folder.commitClientMetadata(staging: staging, to: path)
+                    try await core.blocking {
+                        _ = try StagedFile.create(in: folder, prefix: "dav-metadata-").commitAsClientMetadata(for: path)
                     }
                 } else {
-                    let name = try await blocking { () throws(ShareError) in try folder.createPlaceholder(for: path) }
-                    dav.addPlaceholder(.init(staging: name, created: dav.now(), origin: origin), at: path)
+                    let name = try await core.blocking { try folder.createPlaceholder(for: path) }
+                    state.addPlaceholder(.init(staging: name, created: state.now(), origin: origin), at: path)
                 }
             } catch {
-                _ = dav.changingLocks { table, now in table.unlock(token: lock.token, path: path, now: now) }
+                _ = state.changingLocks { table, now in table.unlock(token: lock.token, path: path, now: now) }
                 throw error
             }
         }
@@ -86,7 +82,7 @@ extension ShareServer {
         }
         let tokens = try await davConditions(request, path: path)
         for token in tokens.sorted() {
-            if let lock = dav.changingLocks({ table, now in table.refresh(token: token, path: path, timeout: timeout, now: now) }) {
+            if let lock = state.changingLocks({ table, now in table.refresh(token: token, path: path, timeout: timeout, now: now) }) {
                 return lockResponse(lock, status: .ok)
             }
         }
@@ -107,13 +103,13 @@ extension ShareServer {
             throw ShareError(.badRequest, "UNLOCK needs a Lock-Token header: <opaquelocktoken:...>")
         }
         let token = String(header.dropFirst().dropLast())
-        guard let lock = dav.changingLocks({ table, now in table.unlock(token: token, path: path, now: now) }) else {
+        guard let lock = state.changingLocks({ table, now in table.unlock(token: token, path: path, now: now) }) else {
             throw DAVError(
                 status: 409, message: "no lock with that token applies to '\(path)'", condition: "lock-token-matches-request-uri",
                 hrefs: [WebDAV.href(path, collection: false)])
         }
         // An empty file the lock held back becomes a file now that no lock holds it.
-        for (placeholderPath, placeholder) in dav.placeholders(under: lock.root) where dav.locks(covering: placeholderPath).isEmpty {
+        for (placeholderPath, placeholder) in state.placeholders(under: lock.root) where state.locks(covering: placeholderPath).isEmpty {
             try await materialize(placeholderPath, placeholder)
         }
         return Response(status: .noContent)

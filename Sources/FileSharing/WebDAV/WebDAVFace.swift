@@ -9,28 +9,21 @@ import NIOCore
 import Glibc
 #endif
 
-/// A WebDAV failure: a status, a message for a person, and where RFC 4918
-/// names one, the precondition that failed (sent as a `DAV:error` body).
-struct DAVError: Error, Sendable {
-    var status: Int
-    var message: String
-    var condition: String? = nil
-    var hrefs: [String] = []
-
-    static func locked(_ lock: DAVLock, condition: String = "lock-token-submitted") -> DAVError {
-        DAVError(
-            status: 423, message: "'\(lock.root)' is locked; send its lock token in an If header",
-            condition: condition, hrefs: [WebDAV.href(lock.root, collection: false)])
-    }
-}
-
 /// The WebDAV face at `/dav/` (RFC 4918 class 1 and 2), on the same rules
 /// as the rest of the server: authentication, read-only mode, hidden names
 /// and path safety are applied before a request gets here or by `SharePath`
-/// and `SharedFolder`.
-struct WebDAVMiddleware: RouterMiddleware {
+/// and `SharedFolder`. It owns what WebDAV remembers between requests (its
+/// locks, the empty files it holds back); the core sees the locks through
+/// `LockLookup`. Mounted as a middleware: WebDAV's methods (PROPFIND, LOCK,
+/// ...) and `OPTIONS /` are answered before the router's routes.
+struct WebDAVFace: RouterMiddleware {
     typealias Context = ShareContext
-    let server: ShareServer
+    let core: ShareCore
+    /// The locks and the held-back empty files.
+    let state: WebDAVState
+    let logger: Logger
+
+    var folder: SharedFolder { core.folder }
 
     func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
         -> Response
@@ -40,135 +33,27 @@ struct WebDAVMiddleware: RouterMiddleware {
         if path == "/" && request.method == .options { return WebDAV.optionsResponse() }
         guard path == WebDAV.prefixWithoutSlash || path.hasPrefix(WebDAV.prefix) else { return try await next(request, context) }
         do {
-            return try await server.webDAV(request, context: context)
+            return try await webDAV(request, context: context)
         } catch let error as DAVError {
             return WebDAV.errorResponse(error)
+        } catch let error as FolderError {
+            return WebDAV.errorResponse(DAVError(error))
+        } catch let error as UploadRefusal {
+            return WebDAV.errorResponse(DAVError(status: error.kind == .refused ? 415 : 500, message: error.reason))
         } catch let error as ShareError {
             return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
         } catch let error as HTTPError {
             return WebDAV.errorResponse(DAVError(status: Int(error.status.code), message: error.body ?? error.status.reasonPhrase))
         }
     }
-}
 
-/// Names and helpers of the WebDAV face.
-enum WebDAV {
-    static let prefix = "/dav/"
-    static let prefixWithoutSlash = "/dav"
-    static let methods = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND, PROPPATCH, LOCK, UNLOCK"
-    /// The largest XML body read (PROPFIND, PROPPATCH, LOCK): 413 above it.
-    static let maximumBodyBytes = 1 << 20
-
-    /// The shared path of a URL path under `/dav` (400 with a fragment); `nil` when it is not under `/dav`.
-    static func path(ofURLPath raw: Substring) throws(ShareError) -> SharePath? {
-        var raw = raw
-        if raw.contains("#") {
-            throw ShareError(.badRequest, "a URL with a fragment ('#'): clients never send one; a '#' in a name is written %23")
-        }
-        if let query = raw.firstIndex(of: "?") { raw = raw[..<query] }
-        if raw == Substring(prefixWithoutSlash) { return .root }
-        guard raw.hasPrefix(prefix) else { return nil }
-        return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
-    }
-
-    /// The shared path of a request: hidden names are not shared, so to a
-    /// reader they do not exist (404; Finder probes many), to a writer they are 403.
-    static func requestPath(_ raw: Substring, method: String) throws(ShareError) -> SharePath? {
-        do {
-            return try path(ofURLPath: raw)
-        } catch {
-            if error.kind == .forbidden && (method == "GET" || method == "HEAD" || method == "PROPFIND") {
-                throw ShareError(.notFound, error.message)
-            }
-            throw error
-        }
-    }
-
-    /// Splits an absolute URL (`http://host/dav/x`) into its authority and
-    /// path; an absolute path has no authority.
-    static func split(url: String) -> (authority: String?, path: Substring)? {
-        if url.hasPrefix("/") { return (nil, Substring(url)) }
-        guard let scheme = url.range(of: "://") else { return nil }
-        let rest = url[scheme.upperBound...]
-        guard let slash = rest.firstIndex(of: "/") else { return (String(rest), "/") }
-        return (String(rest[..<slash]), rest[slash...])
-    }
-
-    /// The percent-encoded URL path of a shared path (folders end with `/`).
-    static func href(_ path: SharePath, collection: Bool) -> String {
-        var writer = XMLWriter(capacity: 256, declaration: false)
-        writer.href(path, collection: collection)
-        return String(decoding: writer.bytes, as: UTF8.self)
-    }
-
-    static func optionsResponse() -> Response {
-        Response(status: .ok, headers: [
-            .init("DAV")!: "1, 2", .allow: methods, .init("MS-Author-Via")!: "DAV", .contentLength: "0",
-        ])
-    }
-
-    static func errorResponse(_ error: DAVError) -> Response {
-        let status = HTTPResponse.Status(code: error.status)
-        guard let condition = error.condition else {
-            var buffer = ByteBuffer()
-            buffer.writeString(error.message + "\n")
-            return Response(
-                status: status,
-                headers: [.contentType: "text/plain; charset=utf-8", .contentLength: String(buffer.readableBytes)],
-                body: ResponseBody(byteBuffer: buffer))
-        }
-        var writer = XMLWriter()
-        writer.raw("<D:error xmlns:D=\"DAV:\"><D:" + condition + ">")
-        for href in error.hrefs { writer.dav("href", href) }
-        writer.raw("</D:" + condition + "><D:responsedescription>")
-        writer.text(error.message)
-        writer.raw("</D:responsedescription></D:error>\n")
-        return xmlResponse(status: status, writer.bytes)
-    }
-
-    static func xmlResponse(status: HTTPResponse.Status, _ bytes: [UInt8]) -> Response {
-        Response(
-            status: status,
-            headers: [.contentType: "application/xml; charset=utf-8", .contentLength: String(bytes.count)],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
-    }
-
-    /// `Depth`: 0, 1 or infinity (`nil` when absent); 400 otherwise.
-    static func depth(_ request: Request) throws(ShareError) -> Int? {
-        guard let value = request.headers[.init("Depth")!] else { return nil }
-        switch value.trimmingCharacters().lowercased() {
-        case "0": return 0
-        case "1": return 1
-        case "infinity": return Int.max
-        default: throw ShareError(.badRequest, "Depth must be 0, 1 or infinity, not '\(value)'")
-        }
-    }
-
-    /// `Overwrite`: T (the default) or F.
-    static func overwrite(_ request: Request) throws(ShareError) -> Bool {
-        guard let value = request.headers[.init("Overwrite")!] else { return true }
-        switch value.trimmingCharacters().uppercased() {
-        case "T": return true
-        case "F": return false
-        default: throw ShareError(.badRequest, "Overwrite must be T or F, not '\(value)'")
-        }
-    }
-
-    /// `Timeout`: the first acceptable `Second-N` or `Infinite`, capped.
-    static func timeout(_ request: Request) -> Int64 {
-        guard let value = request.headers[.init("Timeout")!] else { return DAVLockTable.defaultTimeout }
-        for part in value.split(separator: ",") {
-            let text = part.trimmingCharacters()
-            if text.lowercased() == "infinite" { return DAVLockTable.maximumTimeout }
-            if text.lowercased().hasPrefix("second-"), let seconds = Int64(text.dropFirst(7)), seconds > 0 {
-                return min(seconds, DAVLockTable.maximumTimeout)
-            }
-        }
-        return DAVLockTable.defaultTimeout
+    /// The origin of a change made through this face.
+    static func origin(_ context: ShareContext, method: String) -> ChangeOrigin {
+        ChangeOrigin(face: "dav", client: context.client, user: context.user, method: method)
     }
 }
 
-extension ShareServer {
+extension WebDAVFace {
     /// Answers one WebDAV request.
     func webDAV(_ request: Request, context: ShareContext) async throws -> Response {
         let raw = Substring(request.uri.path)
@@ -217,18 +102,15 @@ extension ShareServer {
     }
 
     func davResource(_ path: SharePath) async throws -> DAVResource {
-        if let placeholder = dav.placeholder(at: path) {
-            let metadata = try await blocking { () throws(ShareError) in try self.folder.stagingMetadata(named: placeholder.staging) }
+        if let placeholder = state.placeholder(at: path) {
+            let metadata = try await core.blocking { try folder.stagingMetadata(named: placeholder.staging) }
             if let metadata { return .placeholder(placeholder, metadata) }
         }
-        return try await blocking { () throws(ShareError) -> DAVResource in
-            do throws(ShareError) {
-                let metadata = try self.folder.metadata(path)
-                guard metadata.kind == .file || metadata.kind == .directory else { return .missing }
-                return .item(metadata)
-            } catch where error.kind == .notFound {
+        return try await core.blocking { () throws -> DAVResource in
+            guard let metadata = try folder.metadataIfPresent(path), metadata.kind == .file || metadata.kind == .directory else {
                 return .missing
             }
+            return .item(metadata)
         }
     }
 
@@ -239,18 +121,18 @@ extension ShareServer {
         case .placeholder(_, let metadata):
             return Response(status: .ok, headers: [
                 .eTag: metadata.entityTag, .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
-                .contentType: ShareServer.mediaType(for: path.name), .contentLength: "0",
+                .contentType: FileResponses.mediaType(for: path.name), .contentLength: "0",
             ])
         case .item(let metadata) where metadata.kind == .directory:
             return try await davIndex(path, head: head)
         case .item:
-            return try await download(path, request: request, head: head)
+            return try await FileResponses.download(path, request: request, head: head, core: core)
         }
     }
 
     /// A folder opened in a browser: a plain list of links.
     private func davIndex(_ path: SharePath, head: Bool) async throws -> Response {
-        let names = try await blocking { () throws(ShareError) in try self.folder.davChildren(of: path) }
+        let names = try await core.blocking { try folder.davChildren(of: path) }
         var writer = XMLWriter(capacity: 256, declaration: false)
         writer.raw("<!DOCTYPE html><meta charset=\"utf-8\"><title>")
         writer.text(path.isRoot ? "/" : path.description)
@@ -289,7 +171,7 @@ extension ShareServer {
                 var holds: Bool
                 switch condition.kind {
                 case .token(let token):
-                    holds = dav.lock(token: token)?.covers(resource) ?? false
+                    holds = state.lock(token: token)?.covers(resource) ?? false
                 case .entityTag(let tag):
                     if entityTags[resource] == nil { entityTags[resource] = .some(try await davResource(resource).metadata?.entityTag) }
                     let current = entityTags[resource] ?? nil
@@ -310,7 +192,7 @@ extension ShareServer {
     func davRequireTokens(
         _ tokens: Set<String>, changing paths: [SharePath], deep: [SharePath] = [], members: [SharePath] = []
     ) throws(DAVError) {
-        let missing = dav.readingLocks { table, now in
+        let missing = state.readingLocks { table, now in
             table.missingTokens(changing: paths, deep: deep, members: members, tokens: tokens, now: now)
         }
         if let missing { throw DAVError.locked(missing) }
@@ -325,61 +207,50 @@ extension ShareServer {
         if resource.isCollection { throw DAVError(status: 405, message: "'\(path)' is a folder") }
         try await davRequireParent(path)
         try davRequireTokens(tokens, changing: [path], members: resource.exists ? [] : [path.parent])
-        try checkSize(request.headers[.contentLength].flatMap { Int64($0) })
-        let staging = "dav-" + UUID().uuidString
-        let fd = try await blocking { () throws(ShareError) in try self.folder.createStagingFile(named: staging) }
-        var committed = false
-        defer {
-            close(fd)
-            if !committed { folder.discardStagingFile(named: staging) }
-        }
+        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        try UploadBody.checkSize(declared, core: core)
+        let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "dav-") }
         let written: Int64
         do {
-            written = try await write(
-                request.body, to: fd, at: 0, limit: configuration.maxUploadBytes,
-                checkingTypeFor: path, totalSize: request.headers[.contentLength].flatMap { Int64($0) })
-        } catch let error as ShareError where error.kind == .unsupportedMediaType {
+            written = try await UploadBody.write(
+                request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path, totalSize: declared)
+        } catch let error as UploadRefusal where error.kind == .refused {
             discardPlaceholder(of: resource, at: path)
             throw error
         }
-        let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: "PUT")
+        let origin = WebDAVFace.origin(context, method: "PUT")
         if written == 0 {
             switch resource {
             case .placeholder: return Response(status: .noContent)
             case .missing:
                 // An empty file is judged by its name.
-                try uploadTypes?.checkEmptyFile(at: path)
+                try core.uploadTypes?.checkEmptyFile(at: path)
                 // Held back until its content comes (or its grace ends): one event for one new file.
-                let name = try await blocking { () throws(ShareError) in try self.folder.createPlaceholder(for: path) }
-                dav.addPlaceholder(.init(staging: name, created: dav.now(), origin: origin), at: path)
+                let name = try await core.blocking { try folder.createPlaceholder(for: path) }
+                state.addPlaceholder(.init(staging: name, created: state.now(), origin: origin), at: path)
                 return Response(status: .created, headers: [.contentLength: "0"])
             case .item: break
             }
         }
         let replaced: Bool
         do {
-            replaced = try await change([path], origin: origin) { () throws(ShareError) -> Bool in
-                // Judged by its content under the name it will have, before anything is in place.
-                try self.uploadTypes?.check(stagedFile: fd, for: path)
+            replaced = try await core.commit(file, to: path, origin: origin, creatingParents: false) { fd in
                 // The properties stay with the name, as the content changes.
                 switch resource {
                 case .placeholder(let placeholder, _):
-                    self.folder.copyStagingProperties(from: placeholder.staging, to: fd)
+                    folder.copyStagingProperties(from: placeholder.staging, to: fd)
                 case .item:
-                    if let old = try? self.folder.open(path, flags: O_RDONLY | O_NONBLOCK) {
+                    if let old = try? folder.open(path, flags: O_RDONLY | O_NONBLOCK) {
                         DeadProperties.copy(from: old, to: fd)
                         close(old)
                     }
                 case .missing: break
                 }
-                if cfs_fsync(fd) < 0 { throw SharedFolder.error(errno, path) }
-                return try self.folder.commitStagingFile(named: staging, to: path)
             }
-        } catch let error as ShareError where error.kind == .unsupportedMediaType {
+        } catch let error as UploadRefusal where error.kind == .refused {
             discardPlaceholder(of: resource, at: path)
             throw error
         }
-        committed = true
         discardPlaceholder(of: resource, at: path)
         return Response(status: replaced || resource.exists ? .noContent : .created, headers: [.contentLength: "0"])
     }
@@ -388,15 +259,15 @@ extension ShareServer {
     /// empty PUT, Windows' LOCK): the content replaced it, or was refused,
     /// and then nothing of the refused upload appears either.
     private func discardPlaceholder(of resource: DAVResource, at path: SharePath) {
-        if case .placeholder(let placeholder, _) = resource, dav.removePlaceholder(at: path, staging: placeholder.staging) {
-            folder.discardStagingFile(named: placeholder.staging)
+        if case .placeholder(let placeholder, _) = resource, state.removePlaceholder(at: path, staging: placeholder.staging) {
+            folder.discardStaged(named: placeholder.staging)
         }
     }
 
     /// 409 when the folder that would hold `path` does not exist.
     func davRequireParent(_ path: SharePath) async throws {
         let parent = path.parent
-        let kind = try await blocking { () throws(ShareError) in try self.folder.existingKind(parent) }
+        let kind = try await core.blocking { try folder.existingKind(parent) }
         var isFolder = kind == .directory
         if kind == .symlink { isFolder = (try? await davResource(parent))?.isCollection == true }
         guard isFolder else {
@@ -414,16 +285,14 @@ extension ShareServer {
         guard resource.exists else { throw ShareError(.notFound, "'\(path)': no such file or folder") }
         try davRequireTokens(tokens, changing: [path], deep: [path], members: [path.parent])
         if case .placeholder(let placeholder, _) = resource {
-            if dav.removePlaceholder(at: path, staging: placeholder.staging) { folder.discardStagingFile(named: placeholder.staging) }
+            if state.removePlaceholder(at: path, staging: placeholder.staging) { folder.discardStaged(named: placeholder.staging) }
         } else {
-            let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: "DELETE")
-            try await change([path], origin: origin) { () throws(ShareError) in try self.folder.remove(path) }
+            try await core.perform([path], origin: WebDAVFace.origin(context, method: "DELETE")) { try folder.remove(path) }
         }
         discardPlaceholders(under: path)
-        dav.removeLocks(under: path)
+        state.removeLocks(under: path)
         // Finder's metadata for it (and, for a folder, for everything in it) goes too.
-        let folder = self.folder
-        try? await blocking { () throws(ShareError) in
+        try? await core.blocking {
             folder.removeClientMetadata(path)
             if let appleDouble = path.appleDouble { folder.removeClientMetadata(appleDouble) }
         }
@@ -431,7 +300,7 @@ extension ShareServer {
     }
 
     private func discardPlaceholders(under path: SharePath) {
-        for (_, placeholder) in dav.removePlaceholders(under: path) { folder.discardStagingFile(named: placeholder.staging) }
+        for (_, placeholder) in state.removePlaceholders(under: path) { folder.discardStaged(named: placeholder.staging) }
     }
 
     func davMakeCollection(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
@@ -443,12 +312,11 @@ extension ShareServer {
         }
         try await davRequireParent(path)
         try davRequireTokens(tokens, changing: [path], members: [path.parent])
-        let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: "MKCOL")
-        try await change([path], origin: origin) { () throws(ShareError) in
-            let parent = try self.folder.existingParent(of: path)
+        try await core.perform([path], origin: WebDAVFace.origin(context, method: "MKCOL")) {
+            let parent = try folder.existingParent(of: path)
             defer { close(parent) }
             let result = cfs_mkdirat(parent, path.name, 0o755)
-            if result < 0 { throw SharedFolder.error(-result, path) }
+            if result < 0 { throw SharedFolder.error(-result, path, doing: .makeFolder) }
         }
         return Response(status: .created, headers: [.contentLength: "0"])
     }
@@ -495,52 +363,50 @@ extension ShareServer {
             sourceResource = try await davResource(source)
         }
         if case .placeholder(let placeholder, _) = destinationResource,
-            dav.removePlaceholder(at: destination, staging: placeholder.staging)
+            state.removePlaceholder(at: destination, staging: placeholder.staging)
         {
-            folder.discardStagingFile(named: placeholder.staging)
+            folder.discardStaged(named: placeholder.staging)
         }
-        let origin = ChangeOrigin(face: "dav", client: context.client, user: context.user, method: method)
         let destinationOnDisk: Bool = if case .item = destinationResource { true } else { false }
-        try await change([source, destination], origin: origin) { () throws(ShareError) in
+        try await core.perform([source, destination], origin: WebDAVFace.origin(context, method: method)) {
             if move {
-                try self.folder.move(from: source, to: destination, overwrite: overwrite)
+                try folder.move(from: source, to: destination, overwrite: overwrite)
             } else {
-                _ = try self.folder.copy(from: source, to: destination, shallow: depth == 0, overwrite: overwrite && destinationOnDisk)
+                _ = try folder.copy(from: source, to: destination, shallow: depth == 0, overwrite: overwrite && destinationOnDisk)
             }
         }
         if move {
-            dav.removeLocks(under: source)
+            state.removeLocks(under: source)
             discardPlaceholders(under: source)
             if sourceResource.isCollection {
-                let folder = self.folder
-                try? await blocking { () throws(ShareError) in folder.moveClientMetadata(from: source, to: destination) }
+                try? await core.blocking { folder.moveClientMetadata(from: source, to: destination) }
             }
         }
-        if destinationResource.exists { dav.removeLocks(under: destination) }
+        if destinationResource.exists { state.removeLocks(under: destination) }
         return Response(status: destinationResource.exists ? .noContent : .created, headers: [.contentLength: "0"])
     }
 
     /// Puts a held-back empty file in place now.
     func materialize(_ path: SharePath, _ placeholder: WebDAVState.Placeholder) async throws {
-        guard dav.removePlaceholder(at: path, staging: placeholder.staging) else { return }
-        try await change([path], origin: placeholder.origin) { () throws(ShareError) in
-            try self.folder.materializePlaceholder(named: placeholder.staging, at: path)
+        guard state.removePlaceholder(at: path, staging: placeholder.staging) else { return }
+        try await core.perform([path], origin: placeholder.origin) {
+            try folder.materializePlaceholder(named: placeholder.staging, at: path)
         }
     }
 
     /// Every second: locks whose time is over are dropped, and empty files
     /// no lock holds any more are put in place.
-    func maintainWebDAV() async {
+    func maintain() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             await maintainWebDAVOnce()
         }
     }
 
-    /// One round of `maintainWebDAV`.
+    /// One round of `maintain`.
     func maintainWebDAVOnce() async {
-        _ = dav.expireLocks()
-        for (path, placeholder) in dav.duePlaceholders() {
+        _ = state.expireLocks()
+        for (path, placeholder) in state.duePlaceholders() {
             do {
                 try await materialize(path, placeholder)
             } catch {
@@ -553,36 +419,8 @@ extension ShareServer {
 
     /// At shutdown: the empty files held back are put in place.
     func materializeAllPlaceholders() {
-        for (path, placeholder) in dav.allPlaceholders where dav.removePlaceholder(at: path, staging: placeholder.staging) {
+        for (path, placeholder) in state.allPlaceholders where state.removePlaceholder(at: path, staging: placeholder.staging) {
             try? folder.materializePlaceholder(named: placeholder.staging, at: path)
-        }
-    }
-}
-
-extension WebDAV {
-    /// The request body, up to `maximumBodyBytes` (413 above).
-    static func body(_ request: Request) async throws -> [UInt8] {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodyBytes {
-            throw ShareError(.contentTooLarge, "the request body is larger than \(maximumBodyBytes) bytes")
-        }
-        var bytes: [UInt8] = []
-        for try await buffer in request.body {
-            guard bytes.count + buffer.readableBytes <= maximumBodyBytes else {
-                throw ShareError(.contentTooLarge, "the request body is larger than \(maximumBodyBytes) bytes")
-            }
-            bytes.append(contentsOf: buffer.readableBytesView)
-        }
-        return bytes
-    }
-
-    /// The request body as XML (`nil` when empty); 400 when malformed.
-    static func xmlBody(_ request: Request) async throws -> XMLElement? {
-        let bytes = try await body(request)
-        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return nil }
-        do {
-            return try XMLDocumentParser.parse(bytes)
-        } catch {
-            throw ShareError(.badRequest, "the XML body is malformed: \(error.message) (at byte \(error.offset))")
         }
     }
 }

@@ -1,4 +1,5 @@
 import CFileshareShim
+import FileWatching
 import Hummingbird
 import NIOCore
 #if canImport(Glibc)
@@ -48,7 +49,7 @@ enum LiveProperty: String, CaseIterable {
     var name: PropertyName { .dav(rawValue) }
 }
 
-extension ShareServer {
+extension WebDAVFace {
     /// One resource of a multistatus answer.
     struct DAVEntry: Sendable {
         var path: SharePath
@@ -77,8 +78,7 @@ extension ShareServer {
             let properties = needsDead ? folder.stagingProperties(named: placeholder.staging) : []
             entries.append(DAVEntry(path: path, metadata: metadata, properties: properties))
         case .item(let metadata):
-            let folder = self.folder
-            let children = try await blocking { () throws(ShareError) in
+            let children = try await core.blocking {
                 let own = needsDead ? folder.properties(of: path) : []
                 let children = depth == 1 && metadata.kind == .directory ? try folder.davChildren(of: path, properties: needsDead) : []
                 return (own, children)
@@ -89,7 +89,7 @@ extension ShareServer {
                 entries.append(DAVEntry(path: childPath, metadata: child.metadata, properties: child.properties))
             }
             if depth == 1 && metadata.kind == .directory {
-                for (childPath, placeholder) in dav.placeholders(in: path) where !children.1.contains(where: { $0.name == childPath.name }) {
+                for (childPath, placeholder) in state.placeholders(in: path) where !children.1.contains(where: { $0.name == childPath.name }) {
                     guard let metadata = try? folder.stagingMetadata(named: placeholder.staging) else { continue }
                     let properties = needsDead ? folder.stagingProperties(named: placeholder.staging) : []
                     entries.append(DAVEntry(path: childPath, metadata: metadata, properties: properties))
@@ -98,7 +98,7 @@ extension ShareServer {
         }
         let quota = (available: folder.availableBytes, used: folder.usedBytes)
         let status = HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status")
-        let batch = ShareServer.propfindBatch
+        let batch = WebDAVFace.propfindBatch
         guard entries.count > batch else {
             var writer = XMLWriter(capacity: 256 + entries.count * 900)
             writer.raw("<D:multistatus xmlns:D=\"DAV:\">")
@@ -200,7 +200,7 @@ extension ShareServer {
             writer.number(metadata.size)
             writer.raw("</D:getcontentlength>")
         case .getcontenttype:
-            writer.dav("getcontenttype", ShareServer.mediaType(for: entry.path.name))
+            writer.dav("getcontenttype", FileResponses.mediaType(for: entry.path.name))
         case .getetag:
             // The same as `SharedFolder.Metadata.entityTag`, written in place.
             writer.raw("<D:getetag>&quot;")
@@ -221,7 +221,7 @@ extension ShareServer {
                 "<D:supportedlock><D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
                     + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry></D:supportedlock>")
         case .lockdiscovery:
-            writeLockDiscovery(dav.hasLocks ? dav.locks(covering: entry.path) : [], into: &writer)
+            writeLockDiscovery(state.hasLocks ? state.locks(covering: entry.path) : [], into: &writer)
         case .quotaAvailable:
             writer.dav("quota-available-bytes", String(quota.available))
         case .quotaUsed:
@@ -235,7 +235,7 @@ extension ShareServer {
             writer.raw("<D:lockdiscovery/>")
             return
         }
-        let now = dav.now()
+        let now = state.now()
         writer.raw("<D:lockdiscovery>")
         for lock in locks {
             writer.raw("<D:activelock><D:locktype><D:write/></D:locktype><D:lockscope>")
@@ -281,10 +281,9 @@ extension ShareServer {
             failure = ("403 Forbidden", protected.map(\.name))
         } else {
             let placeholder: String? = if case .placeholder(let placeholder, _) = resource { placeholder.staging } else { nil }
-            let folder = self.folder
             let changes = instructions
             do {
-                try await blocking { () throws(ShareError) in
+                try await core.blocking {
                     let fd: Int32
                     if let placeholder {
                         guard let opened = folder.openStagingForProperties(named: placeholder) else {
@@ -302,6 +301,9 @@ extension ShareServer {
                     }
                     try DeadProperties.write(entries, fd: fd, path: path)
                 }
+            } catch let error as FolderError {
+                let status = DAVError(error).status
+                failure = ("\(status) \(HTTPResponse.Status(code: status).reasonPhrase)", instructions.map(\.name))
             } catch let error as ShareError {
                 failure = ("\(error.kind.rawValue) \(HTTPResponse.Status(code: error.kind.rawValue).reasonPhrase)", instructions.map(\.name))
             }

@@ -32,6 +32,10 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
         return SharePath(checked: components + [name])
     }
 
+    /// This path with one more name, read from the disk (so not checked
+    /// again: it is used to name what failed, never to open anything).
+    func child(_ name: String) -> SharePath { SharePath(checked: components + [name]) }
+
     /// Whether `self` is `other` or lies under it.
     public func isSame(asOrUnder other: SharePath) -> Bool {
         components.count >= other.components.count && Array(components.prefix(other.components.count)) == other.components
@@ -122,38 +126,3 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A failure the server answers with a status and `{"error": "..."}`.
-public struct ShareError: Error, Sendable, CustomStringConvertible {
-    /// The kinds of failure, each with its HTTP status.
-    public enum Kind: Int, Sendable {
-        case badRequest = 400
-        case unauthorized = 401
-        case forbidden = 403
-        case notFound = 404
-        case methodNotAllowed = 405
-        case conflict = 409
-        case preconditionFailed = 412
-        case contentTooLarge = 413
-        case unsupportedMediaType = 415
-        case rangeNotSatisfiable = 416
-        case locked = 423
-        case failedDependency = 424
-        case insufficientStorage = 507
-        case internalError = 500
-        case badGateway = 502
-        case serviceUnavailable = 503
-    }
-
-    /// What kind of failure, and so the status.
-    public var kind: Kind
-    /// For a person: what went wrong and, where there is one, the fix.
-    public var message: String
-
-    /// Creates an error.
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { "\(kind.rawValue) \(message)" }
-}

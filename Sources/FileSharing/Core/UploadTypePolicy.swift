@@ -6,7 +6,8 @@ import DocumentTypes
 /// (`PUT /dav/P`, and the empty files WebDAV clients create first).
 ///
 /// A staged file is judged by its content under the name it will have; a
-/// refusal is a 415 whose message is the ``Refusal/reason``. An upload can
+/// refusal is an ``UploadRefusal`` with the ``Refusal/reason`` (each face
+/// answers it with 415). An upload can
 /// be refused before it is complete when its first bytes already tell as
 /// much as the whole file would (``certainRefusal(prefix:name:totalSize:)``).
 struct UploadTypePolicy: Sendable {
@@ -59,15 +60,15 @@ struct UploadTypePolicy: Sendable {
     /// 415 unless the staged file open at `fd` is of an accepted type,
     /// judged under the name it will have (the last component of `path`).
     ///
-    /// - Throws: ``ShareError`` 415 with the reason, or 500 when the file cannot be read.
-    func check(stagedFile fd: Int32, for path: SharePath) throws(ShareError) {
+    /// - Throws: ``UploadRefusal`` with the reason, or saying the file cannot be read.
+    func check(stagedFile fd: Int32, for path: SharePath) throws(UploadRefusal) {
         let decision: AcceptedTypes.Decision
         do {
             decision = try accepted.check(fileDescriptor: fd, name: path.name)
         } catch {
-            throw ShareError(.internalError, "cannot tell the type of the upload to '\(path)': \(error)")
+            throw UploadRefusal(.unreadable, "cannot tell the type of the upload to '\(path)': \(error)")
         }
-        if case .refused(let refusal) = decision { throw ShareError(.unsupportedMediaType, refusal.reason) }
+        if case .refused(let refusal) = decision { throw UploadRefusal(.refused, refusal.reason) }
     }
 
     /// Whether an empty file at `path` is accepted: judged by its name alone.
@@ -75,9 +76,9 @@ struct UploadTypePolicy: Sendable {
         refusalOfEmptyFile(at: path) == nil
     }
 
-    /// 415 when an empty file at `path` is refused (by its name).
-    func checkEmptyFile(at path: SharePath) throws(ShareError) {
-        if let refusal = refusalOfEmptyFile(at: path) { throw ShareError(.unsupportedMediaType, refusal.reason) }
+    /// Throws when an empty file at `path` is refused (by its name).
+    func checkEmptyFile(at path: SharePath) throws(UploadRefusal) {
+        if let refusal = refusalOfEmptyFile(at: path) { throw UploadRefusal(.refused, refusal.reason) }
     }
 
     private func refusalOfEmptyFile(at path: SharePath) -> Refusal? {
@@ -85,7 +86,7 @@ struct UploadTypePolicy: Sendable {
         return nil
     }
 
-    /// 415 when the first bytes of the staged file open at `fd` (of which
+    /// Throws when the first bytes of the staged file open at `fd` (of which
     /// `available` are written) already make a refusal certain; nothing
     /// when they do not, or cannot yet: the complete file is checked anyway.
     ///
@@ -94,9 +95,9 @@ struct UploadTypePolicy: Sendable {
     ///   - available: How many bytes of it are written.
     ///   - path: Where the file will be.
     ///   - totalSize: The complete file's size, if announced.
-    /// - Throws: ``ShareError`` 415 with the reason.
+    /// - Throws: ``UploadRefusal`` with the reason.
     func checkPrefix(ofStagedFile fd: Int32, available: Int64, for path: SharePath, totalSize: Int64?)
-        throws(ShareError)
+        throws(UploadRefusal)
     {
         let count = Int(min(available, Int64(prefixLength)))
         guard count > 0 else { return }
@@ -112,7 +113,7 @@ struct UploadTypePolicy: Sendable {
         prefix.removeLast(count - filled)
         let size = totalSize.flatMap { Int(exactly: $0) }
         if let refusal = certainRefusal(prefix: prefix, name: path.name, totalSize: size) {
-            throw ShareError(.unsupportedMediaType, refusal.reason)
+            throw UploadRefusal(.refused, refusal.reason)
         }
     }
 

@@ -1,48 +1,5 @@
-import FileWatching
 import Hummingbird
-import Logging
 import NIOCore
-
-/// The request context: the client's address and the authenticated user.
-struct ShareContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
-    /// The client's address and port.
-    let client: String
-    /// The user, once authenticated.
-    var user: String?
-
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        if let address = source.channel.remoteAddress {
-            client = "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
-        } else {
-            client = "unknown"
-        }
-    }
-
-    /// JSON bodies (mkdir, move) are small.
-    var maxUploadSize: Int { 64 * 1024 }
-}
-
-/// Answers every failure as `{"error": "..."}` with its status.
-struct ErrorMiddleware: RouterMiddleware {
-    typealias Context = ShareContext
-
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
-        -> Response
-    {
-        do {
-            return try await next(request, context)
-        } catch let error as ShareError {
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        } catch let error as HTTPError {
-            return .json(status: error.status, error: error.body ?? error.status.reasonPhrase)
-        } catch {
-            context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
-            return .json(status: .internalServerError, error: "the server failed: \(error)")
-        }
-    }
-}
 
 /// HTTP Basic authentication for every request.
 struct AuthMiddleware: RouterMiddleware {
@@ -80,40 +37,6 @@ struct AuthMiddleware: RouterMiddleware {
             difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
         }
         return difference == 0
-    }
-}
-
-/// 403 for every request that would change something, when shared read-only.
-struct ReadOnlyMiddleware: RouterMiddleware {
-    typealias Context = ShareContext
-
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
-        -> Response
-    {
-        switch request.method {
-        case .get, .head, .options: return try await next(request, context)
-        default:
-            if request.method.rawValue == "PROPFIND" { return try await next(request, context) }
-            return .json(status: .forbidden, error: "this folder is shared read-only")
-        }
-    }
-}
-
-extension Response {
-    /// `{"error": message}` with a status.
-    static func json(status: HTTPResponse.Status, error message: String) -> Response {
-        json(status: status, body: "{\"error\":" + JSONText.quoted(message) + "}")
-    }
-
-    /// A JSON body.
-    static func json(status: HTTPResponse.Status, body: String) -> Response {
-        var buffer = ByteBuffer()
-        buffer.writeString(body)
-        return Response(
-            status: status,
-            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(buffer.readableBytes),
-                      .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: buffer))
     }
 }
 

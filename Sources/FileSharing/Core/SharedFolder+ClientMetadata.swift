@@ -1,7 +1,9 @@
+// The disk layer on Linux: openat2, renameat2, statx and extended attributes
+// through the C shim. Another platform gets its own beside it.
+#if os(Linux)
 import CFileshareShim
-#if canImport(Glibc)
+import FileWatching
 import Glibc
-#endif
 
 /// Finder's `._name` and `.DS_Store` files, kept apart in
 /// `.fileshare/dav-metadata/` (a mirror of the folders they belong to):
@@ -13,16 +15,16 @@ extension SharedFolder {
     /// The largest such file kept (they hold resource forks and Finder info).
     static let clientMetadataLimit: Int64 = 16 * 1024 * 1024
 
-    private func clientMetadataRoot() throws(ShareError) -> Int32 {
+    private func clientMetadataRoot() throws(FolderError) -> Int32 {
         let relative = SharedFolder.privateFolder + "/" + SharedFolder.clientMetadataFolder
         _ = cfs_mkdirat(rootFD, relative, 0o700)
         let fd = cfs_open_beneath(rootFD, relative, O_RDONLY | O_DIRECTORY, 0)
-        if fd < 0 { throw SharedFolder.error(-fd, .root) }
+        if fd < 0 { throw SharedFolder.error(-fd, .root, doing: .open) }
         return fd
     }
 
     /// Opens the kept file for `path` (`nil` when there is none).
-    func openClientMetadata(_ path: SharePath) throws(ShareError) -> Int32? {
+    func openClientMetadata(_ path: SharePath) throws(FolderError) -> Int32? {
         let root = try clientMetadataRoot()
         defer { close(root) }
         let fd = cfs_open_beneath(root, path.description, O_RDONLY | O_NONBLOCK, 0)
@@ -32,7 +34,7 @@ extension SharedFolder {
     }
 
     /// Puts a complete staging file in place as the kept file for `path`; returns whether it replaced one.
-    func commitClientMetadata(staging name: String, to path: SharePath) throws(ShareError) -> Bool {
+    func commitClientMetadata(staging name: String, to path: SharePath) throws(FolderError) -> Bool {
         let root = try clientMetadataRoot()
         var directory = root
         defer { close(directory) }
@@ -43,10 +45,9 @@ extension SharedFolder {
             close(directory)
             directory = next
         }
-        var raw = cfs_stat()
-        let existed = cfs_lstat_at(directory, path.name, &raw) == 0
+        let existed = (try? FileStatus(name: path.name, in: directory)) != nil
         let result = cfs_renameat2(stagingFD, name, directory, path.name, 0)
-        if result < 0 { throw SharedFolder.error(-result, path) }
+        if result < 0 { throw SharedFolder.error(-result, path, doing: .commit) }
         return existed
     }
 
@@ -82,3 +83,4 @@ extension SharedFolder {
         _ = cfs_renameat2(source, from.name, directory, to.name, 0)
     }
 }
+#endif

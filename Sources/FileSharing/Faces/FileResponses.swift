@@ -8,17 +8,26 @@ import NIOPosix
 import Glibc
 #endif
 
-extension ShareServer {
+extension APIFace {
     /// `GET /api/files/P`: the file, with ranges, validators and conditional requests.
-    func download(_ request: Request, context: ShareContext, head: Bool) async throws -> Response {
-        try await download(ShareServer.path(of: request, after: "/api/files/"), request: request, head: head)
+    func download(_ request: Request, head: Bool) async throws -> Response {
+        try await FileResponses.download(APIRequest.path(of: request, after: "/api/files/"), request: request, head: head, core: core)
     }
 
-    /// Sends the file at `path`.
-    func download(_ path: SharePath, request: Request, head: Bool) async throws -> Response {
-        let (fd, metadata) = try await blocking { () throws(ShareError) in
-            let fd = try self.folder.open(path, flags: O_RDONLY | O_NONBLOCK)
-            do throws(ShareError) {
+    /// `GET /api/thumbnail/P`: see `FileResponses.thumbnail`.
+    func thumbnail(_ request: Request) async throws -> Response {
+        try await FileResponses.thumbnail(APIRequest.path(of: request, after: "/api/thumbnail/"), request: request, core: core)
+    }
+}
+
+/// The answers that send a file's content, for the JSON API and WebDAV alike.
+enum FileResponses {
+    /// Sends the file at `path`, with ranges, validators and conditional requests.
+    static func download(_ path: SharePath, request: Request, head: Bool, core: ShareCore) async throws -> Response {
+        let folder = core.folder
+        let (fd, metadata) = try await core.blocking {
+            let fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
+            do throws(FolderError) {
                 return (fd, try SharedFolder.metadata(fd: fd, path: path))
             } catch {
                 close(fd)
@@ -35,14 +44,14 @@ extension ShareServer {
             .eTag: etag,
             .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
             .acceptRanges: "bytes",
-            .contentType: ShareServer.mediaType(for: path.name),
+            .contentType: FileResponses.mediaType(for: path.name),
             .cacheControl: "no-cache",
             .init("X-Content-Type-Options")!: "nosniff",
             // A user's HTML or SVG must not run as the share's own page.
             .contentSecurityPolicy: "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'",
         ]
-        if (try? ShareServer.query(request, "download")) ?? nil != nil {
-            headers[.contentDisposition] = ShareServer.attachment(path.name)
+        if (try? APIRequest.query(request, "download")) ?? nil != nil {
+            headers[.contentDisposition] = FileResponses.attachment(path.name)
         }
         // Conditional requests (RFC 9110 section 13).
         if let match = request.headers[.ifNoneMatch] {
@@ -58,7 +67,7 @@ extension ShareServer {
         if let header = request.headers[.range], metadata.size > 0 {
             let ifRange = request.headers[.ifRange]
             if ifRange == nil || ifRange == etag {
-                switch ShareServer.parseRange(header, size: metadata.size) {
+                switch FileResponses.parseRange(header, size: metadata.size) {
                 case .none: break
                 case .some(.none):
                     var response = Response.json(status: .rangeNotSatisfiable, error: "the range is outside the file (\(metadata.size) bytes)")
@@ -83,7 +92,7 @@ extension ShareServer {
             func read(at offset: Int64) -> Task<ByteBuffer, any Error> {
                 let count = Int(min(Int64(chunk), end - offset))
                 return Task {
-                    try await NIOThreadPool.singleton.runIfActive { () throws -> ByteBuffer in
+                    try await core.blocking { () throws -> ByteBuffer in
                         var buffer = ByteBufferAllocator().buffer(capacity: count)
                         let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
                             max(0, cfs_pread(fd, raw.baseAddress!, count, offset))
@@ -118,14 +127,14 @@ extension ShareServer {
     /// libjpeg (decoded at 1/2 to 1/8 scale, so a large photo costs little);
     /// other images up to 4 MiB as they are, for the page to scale; anything
     /// else answers 415 (the page shows an icon).
-    func thumbnail(_ request: Request, context: ShareContext) async throws -> Response {
-        let path = try ShareServer.path(of: request, after: "/api/thumbnail/")
-        let type = ShareServer.mediaType(for: path.name)
+    static func thumbnail(_ path: SharePath, request: Request, core: ShareCore) async throws -> Response {
+        let folder = core.folder
+        let type = FileResponses.mediaType(for: path.name)
         guard type.hasPrefix("image/") && type != "image/svg+xml" else {
             throw ShareError(.unsupportedMediaType, "no thumbnail for this kind of file")
         }
-        let (metadata, embedded) = try await blocking { () throws(ShareError) -> (SharedFolder.Metadata, [UInt8]?) in
-            let fd = try self.folder.open(path, flags: O_RDONLY | O_NONBLOCK)
+        let (metadata, embedded) = try await core.blocking { () throws -> (SharedFolder.Metadata, [UInt8]?) in
+            let fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
             defer { close(fd) }
             let metadata = try SharedFolder.metadata(fd: fd, path: path)
             guard metadata.kind == .file, type == "image/jpeg" else { return (metadata, nil) }
@@ -151,7 +160,7 @@ extension ShareServer {
         guard metadata.size <= 4 * 1024 * 1024 else {
             throw ShareError(.unsupportedMediaType, "the image is too large for a thumbnail and has none embedded")
         }
-        var response = try await download(path, request: request, head: false)
+        var response = try await download(path, request: request, head: false, core: core)
         response.headers[.cacheControl] = "private, max-age=60"
         return response
     }

@@ -1,0 +1,113 @@
+import ChangeLog
+import DocumentTypes
+import FileWatching
+import Logging
+import Synchronization
+
+/// What the faces ask of the WebDAV locks: the page and the JSON API respect
+/// them too (423), without owning them.
+protocol LockLookup: Sendable {
+    /// The locks on `path`, or on anything under it.
+    func locks(coveringOrUnder path: SharePath) -> [DAVLock]
+}
+
+/// The shared folder and everything that decides about it, with no HTTP:
+/// the folder on disk, its observer, the origins of the changes made
+/// through the server, the change log they are numbered in, the staging area (and
+/// the uploads that survive a restart), the upload policy, and a view of
+/// the WebDAV locks. The faces parse and answer HTTP; the core performs,
+/// always in one way (`perform`, `commit`).
+///
+/// Creating a core opens the folder and the observer but starts nothing:
+/// ``start()`` does, and the server calls it when it runs.
+final class ShareCore: Sendable {
+    /// The folder on disk.
+    let folder: SharedFolder
+    /// The observer of the folder.
+    let observer: FileObserver
+    /// The server's operations in flight, so the changes they cause carry their origin.
+    let origins = OriginRegistry()
+    /// The numbered changes of the folder.
+    let changeLog: FileChangeLog
+    /// The observer's changes, into the log.
+    let feed: ChangeFeed
+    /// The log, read by cursor for `/api/changes` and `/api/events`.
+    let changeStream: ChangeStream
+    /// Uploads continued over several requests.
+    let uploads: ResumableUploads
+    /// What uploads are checked against; `nil` when every type is accepted.
+    let uploadTypes: UploadTypePolicy?
+    /// The largest upload accepted, or `nil` for no limit.
+    let maxUploadBytes: Int64?
+    /// The WebDAV locks, as the other faces see them.
+    let locks: any LockLookup
+    let logger: Logger
+    private let observation: ObservationToken
+    private let started = Atomic<Bool>(false)
+
+    /// Opens the folder's change log and observer; nothing runs yet.
+    /// - Parameters:
+    ///   - folder: The folder, opened.
+    ///   - locks: The WebDAV face's locks, read for 423.
+    ///   - changePrinter: Called with each change's JSON line.
+    init(
+        folder: SharedFolder, configuration: ShareConfiguration, locks: any LockLookup, logger: Logger,
+        changePrinter: (@Sendable (String) -> Void)?
+    ) throws {
+        self.logger = logger
+        self.locks = locks
+        self.folder = folder
+        changeLog = try FileChangeLog(
+            folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog, logger: logger)
+        var observerOptions = configuration.observerOptions
+        var firstStart = false
+        if observerOptions.stateFile == nil {
+            let stateFile = folder.rootPath + "/" + SharedFolder.privateFolder + "/observer-state"
+            observerOptions.stateFile = stateFile
+            firstStart = (try? FileStatus(name: SharedFolder.privateFolder + "/observer-state", in: folder.rootFD)) == nil
+        }
+        do {
+            observer = try FileObserver(root: folder.rootPath, options: observerOptions, logger: logger)
+        } catch {
+            changeLog.close()
+            throw error
+        }
+        // The first start has nothing that changed while it was stopped: the
+        // folder as it is then is where the log begins (clients list it),
+        // not an `added` record for every item already there.
+        let feed = ChangeFeed(
+            log: changeLog, origins: origins, logger: logger, printer: changePrinter, numbersFirstScan: !firstStart)
+        self.feed = feed
+        changeStream = ChangeStream(log: changeLog)
+        uploads = ResumableUploads(folder: folder)
+        uploadTypes = UploadTypePolicy(configuration.acceptedTypes)
+        maxUploadBytes = configuration.maxUploadBytes
+        // Subscribed before the observer starts, so its first changes are numbered too.
+        observation = observer.observe { batch in feed.record(batch) }
+    }
+
+    /// Starts observing the folder; calling it again does nothing.
+    func start() throws {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        try observer.start()
+    }
+
+    /// Ends the observer, then closes the change log (after writing what
+    /// it holds; another server may then open the folder); event streams end.
+    func stop() {
+        observer.stop()
+        changeLog.close()
+    }
+
+    /// Applies the change log's retention now and every hour, until cancelled.
+    func trimChangeLog(every interval: Duration = .seconds(3600)) async {
+        while !Task.isCancelled {
+            do {
+                try await changeLog.trim()
+            } catch {
+                logger.error("cannot trim the change log", metadata: ["error": "\(error.message)"])
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/// An upload the accepted types refuse, or whose type cannot be told. It
+/// knows no HTTP: the faces answer a refusal with 415 and the reason.
+struct UploadRefusal: Error, Sendable {
+    /// Why the upload ends.
+    enum Kind: Sendable {
+        /// Its type is not accepted.
+        case refused
+        /// Its type could not be told (the staged file could not be read).
+        case unreadable
+    }
+
+    /// Why the upload ends.
+    var kind: Kind
+    /// For a person: the reason, as the accepted types give it.
+    var reason: String
+
+    init(_ kind: Kind, _ reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+}

@@ -1,0 +1,116 @@
+import FileWatching
+import Hummingbird
+import NIOCore
+
+extension APIFace {
+    /// `PUT /api/files/P`: the body streamed to a staged file on the same
+    /// file system, checked, flushed, and put in place only once complete.
+    func upload(_ request: Request, context: ShareContext) async throws -> Response {
+        let path = try APIRequest.path(of: request, after: "/api/files/")
+        guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
+        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        try UploadBody.checkSize(declared, core: core)
+        try refuseIfLocked([path])
+        let folder = core.folder
+        let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "upload-") }
+        _ = try await UploadBody.write(
+            request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path, totalSize: declared)
+        try refuseIfLocked([path])
+        let replaced = try await core.commit(file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true)
+        return .json(status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(path.description))}")
+    }
+
+    // MARK: Resumable uploads
+
+    /// `POST /api/uploads?path=P` with `Upload-Length`: starts an upload that
+    /// can be continued after an interruption.
+    func startUpload(_ request: Request) async throws -> Response {
+        let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
+        guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
+        guard let length = request.headers[.init("Upload-Length")!].flatMap({ Int64($0) }), length >= 0 else {
+            throw ShareError(.badRequest, "an Upload-Length header with the file's size is needed")
+        }
+        try UploadBody.checkSize(length, core: core)
+        // An empty file is judged by its name, and can be judged now.
+        if length == 0 { try core.uploadTypes?.checkEmptyFile(at: path) }
+        let uploads = core.uploads
+        let token = try await core.blocking { try uploads.start(path: path, length: length) }
+        var response = Response.json(status: .created, body: "{\"upload\":\"\(token)\",\"offset\":0}")
+        response.headers[.init("Upload-Offset")!] = "0"
+        response.headers[.location] = "/api/uploads/\(token)"
+        return response
+    }
+
+    /// `PATCH /api/uploads/T` with `Upload-Offset`: appends a chunk; the last one puts the file in place.
+    func continueUpload(_ request: Request, context: ShareContext) async throws -> Response {
+        let token = try APIFace.token(context)
+        guard let offset = request.headers[.init("Upload-Offset")!].flatMap({ Int64($0) }) else {
+            throw ShareError(.badRequest, "an Upload-Offset header is needed")
+        }
+        let upload = try await open(token)
+        guard offset == upload.offset else {
+            var response = Response.json(status: .conflict, error: "the upload is at byte \(upload.offset), not \(offset)")
+            response.headers[.init("Upload-Offset")!] = String(upload.offset)
+            return response
+        }
+        let replaced: Bool
+        let now: Int64
+        do {
+            let written = try await UploadBody.write(
+                request.body, to: upload.file, at: offset, limit: upload.length, core: core,
+                checkingTypeFor: upload.path, totalSize: upload.length)
+            now = offset + written
+            guard now == upload.length else {
+                var response = Response(status: .noContent)
+                response.headers[.init("Upload-Offset")!] = String(now)
+                return response
+            }
+            try refuseIfLocked([upload.path])
+            replaced = try await core.commit(
+                upload.file, to: upload.path, origin: APIFace.origin(context, method: "PATCH"), creatingParents: true)
+            core.uploads.finished(token)
+        } catch let error as UploadRefusal where error.kind == .refused {
+            // A refused type does not become acceptable by sending it again: the upload ends here.
+            core.uploads.discard(token)
+            throw error
+        }
+        var response = Response.json(status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(upload.path.description))}")
+        response.headers[.init("Upload-Offset")!] = String(now)
+        return response
+    }
+
+    /// `HEAD /api/uploads/T`: where to continue.
+    func uploadStatus(context: ShareContext) async throws -> Response {
+        let upload = try await open(try APIFace.token(context))
+        return Response(status: .noContent, headers: [
+            .init("Upload-Offset")!: String(upload.offset), .init("Upload-Length")!: String(upload.length),
+            .cacheControl: "no-store",
+        ])
+    }
+
+    /// `DELETE /api/uploads/T`: cancels; nothing is left behind.
+    func cancelUpload(context: ShareContext) async throws -> Response {
+        let token = try APIFace.token(context)
+        let uploads = core.uploads
+        let existed = try await core.blocking {
+            guard uploads.exists(token) else { return false }
+            uploads.discard(token)
+            return true
+        }
+        guard existed else { throw ShareError(.notFound, "no such upload") }
+        return Response(status: .noContent)
+    }
+
+    private func open(_ token: String) async throws -> ResumableUploads.Open {
+        let uploads = core.uploads
+        guard let upload = try await core.blocking({ try uploads.open(token) }) else { throw ShareError(.notFound, "no such upload") }
+        return upload
+    }
+
+    static func token(_ context: ShareContext) throws(ShareError) -> String {
+        guard let token = context.parameters.get("token"), ResumableUploads.isValid(token) else {
+            throw ShareError(.notFound, "no such upload")
+        }
+        return token
+    }
+}

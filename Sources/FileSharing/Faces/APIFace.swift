@@ -1,0 +1,188 @@
+import ChangeLog
+import FileWatching
+import Hummingbird
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The JSON API at `/api/` (`http-api.md`): listing, downloads, uploads
+/// (whole and resumable), changes, thumbnails and ZIP archives. It parses
+/// and answers HTTP; the core performs. The core's errors (the folder's,
+/// a refused upload) get their statuses from `ShareError(_:)`, mounted with
+/// the routes.
+struct APIFace: Sendable {
+    let core: ShareCore
+    /// Whether no change through the server is allowed (for `/api/info`).
+    let readOnly: Bool
+
+    /// The routes, to mount at `/api`.
+    func routes() -> RouteCollection<ShareContext> {
+        let routes = RouteCollection(context: ShareContext.self)
+        routes.add(middleware: CoreErrorMiddleware())
+        routes.get("info") { _, _ in self.info() }
+        routes.get("list") { request, _ in try await self.list(request) }
+        routes.get("files/**") { request, _ in try await self.download(request, head: false) }
+        routes.head("files/**") { request, _ in try await self.download(request, head: true) }
+        routes.put("files/**") { request, context in try await self.upload(request, context: context) }
+        routes.delete("files/**") { request, context in try await self.delete(request, context: context) }
+        routes.post("mkdir") { request, context in try await self.makeDirectory(request, context: context) }
+        routes.post("move") { request, context in try await self.move(request, context: context) }
+        routes.get("thumbnail/**") { request, _ in try await self.thumbnail(request) }
+        routes.get("zip") { request, _ in try await self.zip(request) }
+        routes.post("uploads") { request, _ in try await self.startUpload(request) }
+        routes.patch("uploads/:token") { request, context in try await self.continueUpload(request, context: context) }
+        routes.head("uploads/:token") { _, context in try await self.uploadStatus(context: context) }
+        routes.delete("uploads/:token") { _, context in try await self.cancelUpload(context: context) }
+        return routes
+    }
+
+    /// The origin of a change made through this face.
+    static func origin(_ context: ShareContext, method: String) -> ChangeOrigin {
+        ChangeOrigin(face: "api", client: context.client, user: context.user, method: method)
+    }
+
+    /// Performs a change made through this face, refused (423) while a WebDAV client holds a lock on it.
+    func change<T: Sendable>(
+        _ paths: [SharePath], method: String, context: ShareContext, _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        try refuseIfLocked(paths)
+        return try await core.perform(paths, origin: APIFace.origin(context, method: method), work)
+    }
+
+    /// 423 when a WebDAV client holds a lock on one of `paths` (or under
+    /// one): the page and the JSON API respect WebDAV locks too.
+    func refuseIfLocked(_ paths: [SharePath]) throws(ShareError) {
+        if let lock = core.lock(on: paths) {
+            throw ShareError(.locked, "'\(lock.root)' is locked by a WebDAV client for \(lock.timeout) seconds at most; try again later")
+        }
+    }
+
+    // MARK: Info and listing
+
+    /// `GET /api/info`: what the page needs to know about the share.
+    func info() -> Response {
+        let name = core.folder.rootPath.split(separator: "/").last.map(String.init) ?? "/"
+        var body = "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(readOnly),"
+            + "\"maxUploadBytes\":\(core.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
+        // Only when uploads are limited: no "acceptedTypes" means every type.
+        if let uploadTypes = core.uploadTypes {
+            body += ",\"acceptedTypes\":[" + uploadTypes.identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
+        }
+        return .json(status: .ok, body: body + "}")
+    }
+
+    /// `GET /api/list?path=P`: the folder's items, as the observer knows them.
+    func list(_ request: Request) async throws -> Response {
+        let core = self.core
+        let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
+        // Through the disk first: a link that leads out, or a missing folder, answers as it should.
+        let metadata = try await core.blocking { try core.folder.metadata(path) }
+        guard metadata.kind == .directory else { throw ShareError(.notFound, "'\(path)' is a file, not a folder") }
+        guard let items = core.observer.children(of: path.itemPath) else {
+            throw ShareError(.notFound, "'\(path)': no such folder")
+        }
+        var json = JSONBytes(capacity: 64 + items.count * 180)
+        json.raw("{\"path\":")
+        json.string(path.description)
+        json.raw(",\"items\":[")
+        for (index, item) in items.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.raw("{\"name\":")
+            json.string(item.name)
+            json.raw(",\"path\":")
+            json.string(item.path.description)
+            switch item.kind {
+            case .file: json.raw(",\"kind\":\"file\"")
+            case .directory: json.raw(",\"kind\":\"directory\"")
+            case .symlink: json.raw(",\"kind\":\"symlink\"")
+            case .other: json.raw(",\"kind\":\"other\"")
+            }
+            json.raw(",\"size\":")
+            json.integer(item.kind == .directory ? 0 : item.size)
+            json.raw(",\"modified\":")
+            json.time(nanoseconds: item.modificationTime)
+            json.raw(",\"id\":")
+            json.string(item.id.description)
+            if let count = item.childCount {
+                json.raw(",\"childCount\":")
+                json.integer(Int64(count))
+            }
+            if item.kind == .file {
+                json.raw(",\"writing\":")
+                json.bool(item.isWriting)
+            }
+            json.raw("}")
+        }
+        json.raw("]}")
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(json.bytes.count),
+                      .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.bytes)))
+    }
+
+    // MARK: Changes
+
+    /// `DELETE /api/files/P`.
+    func delete(_ request: Request, context: ShareContext) async throws -> Response {
+        let path = try APIRequest.path(of: request, after: "/api/files/")
+        let folder = core.folder
+        try await change([path], method: "DELETE", context: context) { try folder.remove(path) }
+        return Response(status: .noContent)
+    }
+
+    struct PathBody: Decodable { var path: String }
+    struct MoveBody: Decodable {
+        var from: String
+        var to: String
+        var overwrite: Bool?
+    }
+
+    /// `POST /api/mkdir` with `{"path": P}`.
+    func makeDirectory(_ request: Request, context: ShareContext) async throws -> Response {
+        let body = try await request.decode(as: PathBody.self, context: context)
+        let path = try SharePath(plain: body.path)
+        let folder = core.folder
+        try await change([path], method: "POST", context: context) { try folder.makeDirectory(path) }
+        return .json(status: .created, body: "{\"path\":\(JSONText.quoted(path.description))}")
+    }
+
+    /// `POST /api/move` with `{"from": A, "to": B, "overwrite": false}`.
+    func move(_ request: Request, context: ShareContext) async throws -> Response {
+        let body = try await request.decode(as: MoveBody.self, context: context)
+        let from = try SharePath(plain: body.from)
+        let to = try SharePath(plain: body.to)
+        let folder = core.folder
+        try await change([from, to], method: "POST", context: context) {
+            try folder.move(from: from, to: to, overwrite: body.overwrite ?? false)
+        }
+        return .json(status: .ok, body: "{\"from\":\(JSONText.quoted(from.description)),\"to\":\(JSONText.quoted(to.description))}")
+    }
+}
+
+/// What the faces read from a request's URL.
+enum APIRequest {
+    /// The shared path after `/api/files/` (or another prefix) in the raw URL path.
+    static func path(of request: Request, after prefix: String) throws(ShareError) -> SharePath {
+        let raw = request.uri.path
+        guard raw.hasPrefix(prefix) else { return .root }
+        return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
+    }
+
+    /// A query parameter, percent-decoded (`+` is kept as it is).
+    static func query(_ request: Request, _ name: String) throws(ShareError) -> String? {
+        guard let query = request.uri.query else { return nil }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.first == Substring(name) else { continue }
+            let value = parts.count > 1 ? parts[1] : ""
+            let bytes = try SharePath.percentDecode(value)
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw ShareError(.badRequest, "the \(name) parameter is not valid UTF-8")
+            }
+            return text
+        }
+        return nil
+    }
+}

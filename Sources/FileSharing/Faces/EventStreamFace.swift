@@ -1,0 +1,29 @@
+import HTTPTypes
+import Hummingbird
+
+/// `GET /api/events` and `GET /api/changes`: the change log over HTTP, as
+/// server-sent events (`id: SEQ`, `data: RECORD`) from `Last-Event-ID` (or
+/// `?since=`), and as pages of records after a cursor. The reading is the
+/// core's (``ChangeStream``); this face parses the requests.
+struct EventStreamFace: Sendable {
+    let core: ShareCore
+
+    /// The routes, to mount at `/api`.
+    func routes() -> RouteCollection<ShareContext> {
+        let routes = RouteCollection(context: ShareContext.self)
+        routes.get("events") { request, _ in
+            let cursor = try core.changeStream.startCursor(
+                lastEventID: request.headers[.lastEventID], since: try APIRequest.query(request, "since"))
+            return core.changeStream.events(after: cursor)
+        }
+        routes.get("changes") { request, _ in
+            try await core.changeStream.changes(since: try APIRequest.query(request, "since"), limit: try APIRequest.query(request, "limit"))
+        }
+        return routes
+    }
+}
+
+extension HTTPField.Name {
+    /// The last event a reconnecting `EventSource` received.
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// HTTP dates (RFC 9110, IMF-fixdate), formatted and parsed.
+enum HTTPDate {
+    /// A time as an HTTP date.
+    static func format(nanoseconds: Int64) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(29)
+        CivilTime(nanoseconds: nanoseconds).writeHTTPDate(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); `nil` when it is not one.
+    static func parse(_ text: String) -> Int64? {
+        let fields = text.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard fields.count == 6, fields[5] == "GMT", let day = Int32(fields[1]),
+            let month = months.firstIndex(of: String(fields[2])), let year = Int32(fields[3])
+        else { return nil }
+        let clock = fields[4].split(separator: ":").compactMap { Int32($0) }
+        guard clock.count == 3 else { return nil }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = Int32(month)
+        parts.tm_mday = day
+        parts.tm_hour = clock[0]
+        parts.tm_min = clock[1]
+        parts.tm_sec = clock[2]
+        return Int64(timegm(&parts)) * 1_000_000_000
+    }
+}

@@ -1,0 +1,26 @@
+import Hummingbird
+import NIOCore
+
+/// The web page at `/`: its HTML, script and style, and the API's OpenAPI
+/// document. No external CDN: everything comes from here.
+struct PageFace: Sendable {
+    /// The routes, to mount at the root.
+    func routes() -> RouteCollection<ShareContext> {
+        let routes = RouteCollection(context: ShareContext.self)
+        routes.get("/") { _, _ in PageFace.asset(WebAssets.html, type: "text/html; charset=utf-8") }
+        routes.get("app.js") { _, _ in PageFace.asset(WebAssets.javaScript, type: "text/javascript; charset=utf-8") }
+        routes.get("app.css") { _, _ in PageFace.asset(WebAssets.css, type: "text/css; charset=utf-8") }
+        routes.get("api/openapi.json") { _, _ in PageFace.asset(OpenAPIDocument.json, type: "application/json") }
+        return routes
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        var buffer = ByteBuffer()
+        buffer.writeString(text)
+        return Response(
+            status: .ok,
+            headers: [.contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: "no-cache",
+                      .init("X-Content-Type-Options")!: "nosniff"],
+            body: ResponseBody(byteBuffer: buffer))
+    }
+}

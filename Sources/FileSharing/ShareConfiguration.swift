@@ -1,0 +1,62 @@
+public import ChangeLog
+public import DocumentTypes
+public import FileWatching
+
+/// How `fileshare serve` shares a folder.
+public struct ShareConfiguration: Sendable {
+    /// HTTP Basic credentials.
+    public struct Credentials: Sendable, Hashable {
+        public var user: String
+        public var password: String
+        public init(user: String, password: String) {
+            self.user = user
+            self.password = password
+        }
+    }
+
+    /// The folder (created if missing).
+    public var root: String
+    /// The address to listen on (loopback by default).
+    public var host: String
+    /// The port (0 picks a free one).
+    public var port: Int
+    /// Credentials every request must carry, or `nil` for none.
+    public var credentials: Credentials?
+    /// Whether no change through the server is allowed (403).
+    public var readOnly: Bool
+    /// The largest upload accepted (413 above it), or `nil` for no limit.
+    public var maxUploadBytes: Int64?
+    /// PEM certificate chain and private key files, for HTTPS.
+    public var tls: (certificate: String, key: String)?
+    /// The types uploads may be, or `nil` for every type. Every way a file
+    /// enters through the server is checked (the page and the JSON API,
+    /// resumable uploads, WebDAV `PUT`); a refused upload answers 415 with
+    /// the reason and leaves nothing behind. Renames, moves and copies of
+    /// what is already in the folder are not checked again.
+    public var acceptedTypes: AcceptedTypes?
+    /// How the folder is observed. Without a state file of its own, the
+    /// server keeps the observer's state in its private folder, so that
+    /// what changed while it was stopped enters the change log when it starts.
+    public var observerOptions: ObserverOptions
+    /// How the change log (`.fileshare/changes/`) is kept.
+    public var changeLog: FileChangeLog.Options
+
+    /// Creates a configuration; the defaults are those of `fileshare serve`.
+    public init(
+        root: String, host: String = "127.0.0.1", port: Int = 8080, credentials: Credentials? = nil,
+        readOnly: Bool = false, maxUploadBytes: Int64? = nil, tls: (certificate: String, key: String)? = nil,
+        acceptedTypes: AcceptedTypes? = nil, observerOptions: ObserverOptions = ObserverOptions(),
+        changeLog: FileChangeLog.Options = FileChangeLog.Options()
+    ) {
+        self.root = root
+        self.host = host
+        self.port = port
+        self.credentials = credentials
+        self.readOnly = readOnly
+        self.maxUploadBytes = maxUploadBytes
+        self.tls = tls
+        self.acceptedTypes = acceptedTypes
+        self.observerOptions = observerOptions
+        self.changeLog = changeLog
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Names and helpers of the WebDAV face.
+enum WebDAV {
+    static let prefix = "/dav/"
+    static let prefixWithoutSlash = "/dav"
+    static let methods = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND, PROPPATCH, LOCK, UNLOCK"
+    /// The largest XML body read (PROPFIND, PROPPATCH, LOCK): 413 above it.
+    static let maximumBodyBytes = 1 << 20
+
+    /// The shared path of a URL path under `/dav` (400 with a fragment); `nil` when it is not under `/dav`.
+    static func path(ofURLPath raw: Substring) throws(ShareError) -> SharePath? {
+        var raw = raw
+        if raw.contains("#") {
+            throw ShareError(.badRequest, "a URL with a fragment ('#'): clients never send one; a '#' in a name is written %23")
+        }
+        if let query = raw.firstIndex(of: "?") { raw = raw[..<query] }
+        if raw == Substring(prefixWithoutSlash) { return .root }
+        guard raw.hasPrefix(prefix) else { return nil }
+        return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
+    }
+
+    /// The shared path of a request: hidden names are not shared, so to a
+    /// reader they do not exist (404; Finder probes many), to a writer they are 403.
+    static func requestPath(_ raw: Substring, method: String) throws(ShareError) -> SharePath? {
+        do {
+            return try path(ofURLPath: raw)
+        } catch {
+            if error.kind == .forbidden && (method == "GET" || method == "HEAD" || method == "PROPFIND") {
+                throw ShareError(.notFound, error.message)
+            }
+            throw error
+        }
+    }
+
+    /// Splits an absolute URL (`http://host/dav/x`) into its authority and
+    /// path; an absolute path has no authority.
+    static func split(url: String) -> (authority: String?, path: Substring)? {
+        if url.hasPrefix("/") { return (nil, Substring(url)) }
+        guard let scheme = url.range(of: "://") else { return nil }
+        let rest = url[scheme.upperBound...]
+        guard let slash = rest.firstIndex(of: "/") else { return (String(rest), "/") }
+        return (String(rest[..<slash]), rest[slash...])
+    }
+
+    /// The percent-encoded URL path of a shared path (folders end with `/`).
+    static func href(_ path: SharePath, collection: Bool) -> String {
+        var writer = XMLWriter(capacity: 256, declaration: false)
+        writer.href(path, collection: collection)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    static func optionsResponse() -> Response {
+        Response(status: .ok, headers: [
+            .init("DAV")!: "1, 2", .allow: methods, .init("MS-Author-Via")!: "DAV", .contentLength: "0",
+        ])
+    }
+
+    static func errorResponse(_ error: DAVError) -> Response {
+        let status = HTTPResponse.Status(code: error.status)
+        guard let condition = error.condition else {
+            var buffer = ByteBuffer()
+            buffer.writeString(error.message + "\n")
+            return Response(
+                status: status,
+                headers: [.contentType: "text/plain; charset=utf-8", .contentLength: String(buffer.readableBytes)],
+                body: ResponseBody(byteBuffer: buffer))
+        }
+        var writer = XMLWriter()
+        writer.raw("<D:error xmlns:D=\"DAV:\"><D:" + condition + ">")
+        for href in error.hrefs { writer.dav("href", href) }
+        writer.raw("</D:" + condition + "><D:responsedescription>")
+        writer.text(error.message)
+        writer.raw("</D:responsedescription></D:error>\n")
+        return xmlResponse(status: status, writer.bytes)
+    }
+
+    static func xmlResponse(status: HTTPResponse.Status, _ bytes: [UInt8]) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/xml; charset=utf-8", .contentLength: String(bytes.count)],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// `Depth`: 0, 1 or infinity (`nil` when absent); 400 otherwise.
+    static func depth(_ request: Request) throws(ShareError) -> Int? {
+        guard let value = request.headers[.init("Depth")!] else { return nil }
+        switch value.trimmingCharacters().lowercased() {
+        case "0": return 0
+        case "1": return 1
+        case "infinity": return Int.max
+        default: throw ShareError(.badRequest, "Depth must be 0, 1 or infinity, not '\(value)'")
+        }
+    }
+
+    /// `Overwrite`: T (the default) or F.
+    static func overwrite(_ request: Request) throws(ShareError) -> Bool {
+        guard let value = request.headers[.init("Overwrite")!] else { return true }
+        switch value.trimmingCharacters().uppercased() {
+        case "T": return true
+        case "F": return false
+        default: throw ShareError(.badRequest, "Overwrite must be T or F, not '\(value)'")
+        }
+    }
+
+    /// `Timeout`: the first acceptable `Second-N` or `Infinite`, capped.
+    static func timeout(_ request: Request) -> Int64 {
+        guard let value = request.headers[.init("Timeout")!] else { return DAVLockTable.defaultTimeout }
+        for part in value.split(separator: ",") {
+            let text = part.trimmingCharacters()
+            if text.lowercased() == "infinite" { return DAVLockTable.maximumTimeout }
+            if text.lowercased().hasPrefix("second-"), let seconds = Int64(text.dropFirst(7)), seconds > 0 {
+                return min(seconds, DAVLockTable.maximumTimeout)
+            }
+        }
+        return DAVLockTable.defaultTimeout
+    }
+}
+
+extension WebDAV {
+    /// The request body, up to `maximumBodyBytes` (413 above).
+    static func body(_ request: Request) async throws -> [UInt8] {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodyBytes {
+            throw ShareError(.contentTooLarge, "the request body is larger than \(maximumBodyBytes) bytes")
+        }
+        var bytes: [UInt8] = []
+        for try await buffer in request.body {
+            guard bytes.count + buffer.readableBytes <= maximumBodyBytes else {
+                throw ShareError(.contentTooLarge, "the request body is larger than \(maximumBodyBytes) bytes")
+            }
+            bytes.append(contentsOf: buffer.readableBytesView)
+        }
+        return bytes
+    }
+
+    /// The request body as XML (`nil` when empty); 400 when malformed.
+    static func xmlBody(_ request: Request) async throws -> XMLElement? {
+        let bytes = try await body(request)
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return nil }
+        do {
+            return try XMLDocumentParser.parse(bytes)
+        } catch {
+            throw ShareError(.badRequest, "the XML body is malformed: \(error.message) (at byte \(error.offset))")
+        }
+    }
+}
