@@ -7,9 +7,10 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+// Linux only for now (inotify, statx, openat2): no Apple platform is
+// declared until the Darwin backends exist.
 let package = Package(
     name: "fileshare",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "FileWatching", targets: ["FileWatching"]),
         .library(name: "FileSharing", targets: ["FileSharing"]),
