@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ZipStreamTests",
-            dependencies: ["ZipStream"],
+            dependencies: ["ZipStream", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -140,7 +140,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentTypesTests",
-            dependencies: ["DocumentTypes", "ZipStream"],
+            dependencies: ["DocumentTypes", "ZipStream", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
