@@ -70,7 +70,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "CJPEGThumbnail", linkerSettings: [.linkedLibrary("jpeg")]),
+        // libturbojpeg is loaded at run time (dlopen): building needs no JPEG
+        // header or library. glibc before 2.34 keeps dlopen in libdl.
+        .target(name: "CJPEGThumbnail", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(
             name: "FileSharing",
             dependencies: [
@@ -146,7 +148,7 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "DocumentTypes", "FileshareTestSupport", "CJPEGThumbnail",
+                "FileSharing", "FileWatching", "DocumentTypes", "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,5 +1,4 @@
 import CFileshareShim
-import CJPEGThumbnail
 import FileWatching
 import Hummingbird
 import NIOCore
@@ -115,9 +114,9 @@ extension ShareServer {
 
     /// `GET /api/thumbnail/P`: a small image for the list. For a JPEG, the
     /// thumbnail a camera embedded in its EXIF block, or else one made with
-    /// libjpeg (decoded at 1/2 to 1/8 scale, so a large photo costs little);
-    /// other images up to 4 MiB as they are, for the page to scale; anything
-    /// else answers 415 (the page shows an icon).
+    /// libturbojpeg where it is installed (decoded at 1/2 to 1/8 scale, so a
+    /// large photo costs little); other images up to 4 MiB as they are, for
+    /// the page to scale; anything else answers 415 (the page shows an icon).
     func thumbnail(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try ShareServer.path(of: request, after: "/api/thumbnail/")
         let type = ShareServer.mediaType(for: path.name)
@@ -133,11 +132,7 @@ extension ShareServer {
             let read = head.withUnsafeMutableBytes { cfs_pread(fd, $0.baseAddress!, $0.count, 0) }
             head.removeSubrange(max(0, read)...)
             if let embedded = ExifThumbnail.extract(from: head) { return (metadata, embedded) }
-            var out: UnsafeMutablePointer<UInt8>? = nil
-            var size: UInt = 0
-            guard cjt_thumbnail(fd, 256, &out, &size) == 0, let out else { return (metadata, nil) }
-            defer { free(out) }
-            return (metadata, Array(UnsafeBufferPointer(start: out, count: Int(size))))
+            return (metadata, JPEGCodec.shared(logger: self.logger)?.thumbnail(fd: fd, maxSide: 256))
         }
         if let embedded {
             var buffer = ByteBuffer()
