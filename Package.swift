@@ -92,6 +92,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // The page and the OpenAPI document, compiled into the binary as
+            // byte arrays: nothing to find beside it at run time.
+            resources: [
+                .embedInCode("Resources/index.html"),
+                .embedInCode("Resources/app.css"),
+                .embedInCode("Resources/app.js"),
+                .embedInCode("Resources/openapi.json"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
