@@ -7,9 +7,10 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+// Linux only for now (inotify, statx, openat2): no Apple platform is
+// declared until the Darwin backends exist.
 let package = Package(
     name: "fileshare",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "FileWatching", targets: ["FileWatching"]),
         .library(name: "FileSharing", targets: ["FileSharing"]),
@@ -69,7 +70,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .target(name: "CJPEGThumbnail", linkerSettings: [.linkedLibrary("jpeg")]),
+        // libturbojpeg is loaded at run time (dlopen): building needs no JPEG
+        // header or library. glibc before 2.34 keeps dlopen in libdl.
+        .target(name: "CJPEGThumbnail", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(
             name: "FileSharing",
             dependencies: [
@@ -88,6 +91,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            // The page and the OpenAPI document, compiled into the binary as
+            // byte arrays: nothing to find beside it at run time.
+            resources: [
+                .embedInCode("Resources/index.html"),
+                .embedInCode("Resources/app.css"),
+                .embedInCode("Resources/app.js"),
+                .embedInCode("Resources/openapi.json"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -129,7 +140,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ZipStreamTests",
-            dependencies: ["ZipStream"],
+            dependencies: ["ZipStream", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -139,13 +150,13 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentTypesTests",
-            dependencies: ["DocumentTypes", "ZipStream"],
+            dependencies: ["DocumentTypes", "ZipStream", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "DocumentTypes", "FileshareTestSupport", "CJPEGThumbnail",
+                "FileSharing", "FileWatching", "DocumentTypes", "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,130 +1,196 @@
 #include "CJPEGThumbnail.h"
 
-#include <setjmp.h>
-#include <stdio.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-#include <jpeglib.h>
 
-struct error_manager {
-    struct jpeg_error_mgr pub;
-    jmp_buf jump;
+// The part of the TurboJPEG API (turbojpeg.h of libjpeg-turbo 1.4 and
+// later) used here, declared by hand so that no header is needed to build:
+// its handles are opaque and its functions take plain C types, so these
+// declarations are the stable ABI the library's symbol versions promise.
+typedef void *tj_handle;
+typedef struct { int num; int denom; } tj_scaling_factor;
+
+enum { TJ_SAMP_420 = 2, TJ_SAMP_GRAY = 3 };
+enum { TJ_PF_RGB = 0, TJ_PF_GRAY = 6 };
+enum { TJ_CS_GRAY = 2, TJ_CS_CMYK = 3, TJ_CS_YCCK = 4 };
+enum { TJ_FLAG_FASTDCT = 2048 };
+enum { TJ_ERR_WARNING = 0 };
+
+struct cjt_codec {
+    void *library;
+    tj_handle (*init_decompress)(void);
+    int (*decompress_header3)(tj_handle, const unsigned char *, unsigned long, int *, int *, int *, int *);
+    tj_scaling_factor *(*scaling_factors)(int *);
+    int (*decompress2)(tj_handle, const unsigned char *, unsigned long, unsigned char *, int, int, int, int, int);
+    tj_handle (*init_compress)(void);
+    int (*compress2)(tj_handle, const unsigned char *, int, int, int, int, unsigned char **, unsigned long *, int,
+                     int, int);
+    void (*free_buffer)(unsigned char *);
+    int (*destroy)(tj_handle);
+    // libjpeg-turbo 2.0 and later; without it every failure counts as fatal.
+    int (*error_code)(tj_handle);
 };
 
-static void on_error(j_common_ptr info) {
-    struct error_manager *manager = (struct error_manager *)info->err;
-    longjmp(manager->jump, 1);
+// The largest JPEG read into memory, and the most pixels decoded (after
+// scaling), so that no file or header makes the server allocate without bound.
+#define CJT_MAX_INPUT (64L * 1024 * 1024)
+#define CJT_MAX_PIXELS (4096L * 4096)
+
+static void copy_message(char *message, size_t size, const char *text) {
+    if (!message || size == 0) return;
+    if (!text) text = "unknown error";
+    size_t length = strlen(text);
+    if (length >= size) length = size - 1;
+    memcpy(message, text, length);
+    message[length] = 0;
 }
 
-static void quiet(j_common_ptr info, int level) { (void)info; (void)level; }
+cjt_codec *cjt_codec_open(const char *name, char *message, size_t message_size) {
+    copy_message(message, message_size, "");
+    void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        copy_message(message, message_size, dlerror());
+        return NULL;
+    }
+    cjt_codec *codec = calloc(1, sizeof *codec);
+    if (!codec) {
+        dlclose(library);
+        copy_message(message, message_size, strerror(ENOMEM));
+        return NULL;
+    }
+    codec->library = library;
+    // dlsym's object pointer becomes a function pointer through memcpy, the
+    // conversion POSIX guarantees and strict C leaves alone.
+#define CJT_RESOLVE(field, symbol, required)                                                                           \
+    do {                                                                                                               \
+        void *address = dlsym(library, symbol);                                                                        \
+        if (!address && (required)) {                                                                                  \
+            copy_message(message, message_size, dlerror());                                                            \
+            cjt_codec_close(codec);                                                                                    \
+            return NULL;                                                                                               \
+        }                                                                                                              \
+        memcpy(&codec->field, &address, sizeof address);                                                               \
+    } while (0)
+    CJT_RESOLVE(init_decompress, "tjInitDecompress", 1);
+    CJT_RESOLVE(decompress_header3, "tjDecompressHeader3", 1);
+    CJT_RESOLVE(scaling_factors, "tjGetScalingFactors", 1);
+    CJT_RESOLVE(decompress2, "tjDecompress2", 1);
+    CJT_RESOLVE(init_compress, "tjInitCompress", 1);
+    CJT_RESOLVE(compress2, "tjCompress2", 1);
+    CJT_RESOLVE(free_buffer, "tjFree", 1);
+    CJT_RESOLVE(destroy, "tjDestroy", 1);
+    CJT_RESOLVE(error_code, "tjGetErrorCode", 0);
+#undef CJT_RESOLVE
+    return codec;
+}
 
-int cjt_thumbnail(int fd, int max_side, unsigned char **out, unsigned long *out_size) {
+void cjt_codec_close(cjt_codec *codec) {
+    if (!codec) return;
+    if (codec->library) dlclose(codec->library);
+    free(codec);
+}
+
+// The whole file, which TurboJPEG decodes from memory.
+static unsigned char *read_file(int fd, unsigned long *size) {
+    struct stat info;
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size <= 0 || info.st_size > CJT_MAX_INPUT) {
+        return NULL;
+    }
+    size_t length = (size_t)info.st_size;
+    unsigned char *bytes = malloc(length);
+    if (!bytes) return NULL;
+    size_t done = 0;
+    while (done < length) {
+        ssize_t count = pread(fd, bytes + done, length - done, (off_t)done);
+        if (count < 0 && errno == EINTR) continue;
+        if (count <= 0) break;  // the file shrank: decode what there is
+        done += (size_t)count;
+    }
+    *size = (unsigned long)done;
+    return bytes;
+}
+
+static int has_factor(const cjt_codec *codec, int denominator) {
+    int count = 0;
+    tj_scaling_factor *factors = codec->scaling_factors(&count);
+    for (int i = 0; factors && i < count; i++) {
+        if (factors[i].num == 1 && factors[i].denom == denominator) return 1;
+    }
+    return denominator == 1;
+}
+
+// Compresses `pixels` into a malloc'ed buffer (TurboJPEG's own must be
+// freed with tjFree, which callers in Swift should not need to know).
+static int compress(const cjt_codec *codec, const unsigned char *pixels, int width, int height, int format,
+                    int subsampling, int quality, unsigned char **out, unsigned long *out_size) {
+    tj_handle handle = codec->init_compress();
+    if (!handle) return -1;
+    unsigned char *jpeg = NULL;
+    unsigned long size = 0;
+    int status = codec->compress2(handle, pixels, width, 0, height, format, &jpeg, &size, subsampling, quality, 0);
+    codec->destroy(handle);
+    if (status != 0 || !jpeg || size == 0) {
+        if (jpeg) codec->free_buffer(jpeg);
+        return -1;
+    }
+    *out = malloc(size);
+    if (*out) {
+        memcpy(*out, jpeg, size);
+        *out_size = size;
+    }
+    codec->free_buffer(jpeg);
+    return *out ? 0 : -1;
+}
+
+int cjt_thumbnail(const cjt_codec *codec, int fd, int max_side, unsigned char **out, unsigned long *out_size) {
     *out = NULL;
     *out_size = 0;
-    int copy = dup(fd);
-    if (copy < 0) return -1;
-    FILE *file = fdopen(copy, "rb");
-    if (!file) { close(copy); return -1; }
-
-    struct jpeg_decompress_struct in;
-    struct jpeg_compress_struct outinfo;
-    struct error_manager in_errors, out_errors;
-    JSAMPLE *volatile pixels = NULL;
-    volatile int compressing = 0;
-
-    in.err = jpeg_std_error(&in_errors.pub);
-    in_errors.pub.error_exit = on_error;
-    in_errors.pub.emit_message = quiet;
-    if (setjmp(in_errors.jump)) {
-        jpeg_destroy_decompress(&in);
-        fclose(file);
-        free(pixels);
+    if (!codec || max_side <= 0) return -1;
+    unsigned long size = 0;
+    unsigned char *jpeg = read_file(fd, &size);
+    if (!jpeg) return -1;
+    tj_handle handle = codec->init_decompress();
+    if (!handle) {
+        free(jpeg);
         return -1;
     }
-    jpeg_create_decompress(&in);
-    jpeg_stdio_src(&in, file);
-    jpeg_read_header(&in, TRUE);
-    unsigned int longer = in.image_width > in.image_height ? in.image_width : in.image_height;
-    unsigned int denominator = 1;
-    while (denominator < 8 && longer / denominator > (unsigned int)max_side * 2) denominator *= 2;
-    in.scale_num = 1;
-    in.scale_denom = denominator;
-    in.out_color_space = in.jpeg_color_space == JCS_GRAYSCALE ? JCS_GRAYSCALE : JCS_RGB;
-    in.dct_method = JDCT_IFAST;
-    jpeg_start_decompress(&in);
-    size_t row = (size_t)in.output_width * (size_t)in.output_components;
-    pixels = malloc(row * in.output_height);
-    if (!pixels) longjmp(in_errors.jump, 1);
-    while (in.output_scanline < in.output_height) {
-        JSAMPROW line = pixels + row * in.output_scanline;
-        jpeg_read_scanlines(&in, &line, 1);
-    }
-    unsigned int width = in.output_width, height = in.output_height;
-    int components = in.output_components;
-    J_COLOR_SPACE space = in.out_color_space;
-    jpeg_finish_decompress(&in);
-    jpeg_destroy_decompress(&in);
-    fclose(file);
-
-    outinfo.err = jpeg_std_error(&out_errors.pub);
-    out_errors.pub.error_exit = on_error;
-    out_errors.pub.emit_message = quiet;
-    if (setjmp(out_errors.jump)) {
-        if (compressing) jpeg_destroy_compress(&outinfo);
-        free(pixels);
-        free(*out);
-        *out = NULL;
-        return -1;
-    }
-    jpeg_create_compress(&outinfo);
-    compressing = 1;
-    jpeg_mem_dest(&outinfo, out, out_size);
-    outinfo.image_width = width;
-    outinfo.image_height = height;
-    outinfo.input_components = components;
-    outinfo.in_color_space = space;
-    jpeg_set_defaults(&outinfo);
-    jpeg_set_quality(&outinfo, 80, TRUE);
-    jpeg_start_compress(&outinfo, TRUE);
-    while (outinfo.next_scanline < outinfo.image_height) {
-        JSAMPROW line = pixels + row * outinfo.next_scanline;
-        jpeg_write_scanlines(&outinfo, &line, 1);
-    }
-    jpeg_finish_compress(&outinfo);
-    jpeg_destroy_compress(&outinfo);
+    unsigned char *pixels = NULL;
+    int status = -1;
+    int width = 0, height = 0, subsampling = 0, colorspace = 0;
+    if (codec->decompress_header3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) != 0) goto done;
+    if (width <= 0 || height <= 0 || colorspace == TJ_CS_CMYK || colorspace == TJ_CS_YCCK) goto done;
+    unsigned int longer = (unsigned int)(width > height ? width : height);
+    int denominator = 1;
+    while (denominator < 8 && longer / (unsigned int)denominator > (unsigned int)max_side * 2) denominator *= 2;
+    while (!has_factor(codec, denominator)) denominator /= 2;
+    int scaled_width = (width + denominator - 1) / denominator;
+    int scaled_height = (height + denominator - 1) / denominator;
+    if ((long)scaled_width * scaled_height > CJT_MAX_PIXELS) goto done;
+    int gray = colorspace == TJ_CS_GRAY;
+    int components = gray ? 1 : 3;
+    pixels = malloc((size_t)scaled_width * (size_t)scaled_height * (size_t)components);
+    if (!pixels) goto done;
+    int decoded = codec->decompress2(handle, jpeg, size, pixels, scaled_width, 0, scaled_height,
+                                     gray ? TJ_PF_GRAY : TJ_PF_RGB, TJ_FLAG_FASTDCT);
+    // A warning (a truncated file, say) still leaves a picture worth showing.
+    if (decoded != 0 && !(codec->error_code && codec->error_code(handle) == TJ_ERR_WARNING)) goto done;
+    status = compress(codec, pixels, scaled_width, scaled_height, gray ? TJ_PF_GRAY : TJ_PF_RGB,
+                      gray ? TJ_SAMP_GRAY : TJ_SAMP_420, 80, out, out_size);
+done:
+    codec->destroy(handle);
     free(pixels);
-    return 0;
+    free(jpeg);
+    return status;
 }
 
-int cjt_encode_rgb(const unsigned char *pixels, unsigned int width, unsigned int height, int quality,
-                   unsigned char **out, unsigned long *out_size) {
-    struct jpeg_compress_struct info;
-    struct error_manager errors;
+int cjt_encode_rgb(const cjt_codec *codec, const unsigned char *pixels, unsigned int width, unsigned int height,
+                   int quality, unsigned char **out, unsigned long *out_size) {
     *out = NULL;
     *out_size = 0;
-    info.err = jpeg_std_error(&errors.pub);
-    errors.pub.error_exit = on_error;
-    errors.pub.emit_message = quiet;
-    if (setjmp(errors.jump)) {
-        jpeg_destroy_compress(&info);
-        free(*out);
-        *out = NULL;
-        return -1;
-    }
-    jpeg_create_compress(&info);
-    jpeg_mem_dest(&info, out, out_size);
-    info.image_width = width;
-    info.image_height = height;
-    info.input_components = 3;
-    info.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&info);
-    jpeg_set_quality(&info, quality, TRUE);
-    jpeg_start_compress(&info, TRUE);
-    while (info.next_scanline < info.image_height) {
-        JSAMPROW line = (JSAMPROW)(pixels + (size_t)width * 3 * info.next_scanline);
-        jpeg_write_scanlines(&info, &line, 1);
-    }
-    jpeg_finish_compress(&info);
-    jpeg_destroy_compress(&info);
-    return 0;
+    if (!codec || width == 0 || height == 0 || width > 65535 || height > 65535) return -1;
+    return compress(codec, pixels, (int)width, (int)height, TJ_PF_RGB, TJ_SAMP_420, quality, out, out_size);
 }

@@ -3,9 +3,22 @@ import ArgumentParser
 /// `fileshare`: observe, share and take in a folder's documents.
 @main
 struct Fileshare: AsyncParsableCommand {
+    /// The version `fileshare --version` prints.
+    static let version = "0.9.0"
+
     static let configuration = CommandConfiguration(
         commandName: "fileshare",
-        abstract: "Watch a folder tree and report precisely what changed.",
+        abstract: "Share a folder over HTTP, watch what changes in it, and take in the documents that arrive.",
+        discussion: """
+            'serve' shares DIR with people and their tools: a web page (upload with resume, download, \
+            rename, move, delete, previews, live updates), a JSON API (its OpenAPI document at \
+            /api/openapi.json) and WebDAV at /dav/, with uploads limited to the document types you \
+            accept. 'watch' and 'changes' report precisely what changed (added and finished, modified, \
+            removed, renamed, moved, duplicated) with stable ids. 'inbox' takes in the documents that \
+            arrive in DIR/Inbox exactly once. DIR is ./Documents unless given. Output formats and exit \
+            codes: Documentation/cli.md, events.md and http-api.md in the source repository.
+            """,
+        version: version,
         subcommands: [Serve.self, Watch.self, Changes.self, InboxCommand.self]
     )
 

@@ -14,13 +14,14 @@ import Glibc
 /// `fileshare serve [DIR]`: shares DIR over HTTP, as `cli.md` and `http-api.md` say.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Share DIR over HTTP: a web page at /, a JSON API at /api/.",
+        abstract: "Share DIR over HTTP: a web page at /, a JSON API at /api/, WebDAV at /dav/.",
         discussion: """
             Listens on 127.0.0.1:8080 by default. Every request needs the credentials (HTTP Basic): \
             give them with --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD); without \
             them a random password is made and printed to stderr. Changes to DIR are printed to stderr \
-            as JSON lines. With --accept or --types, uploads of other types are refused (415). Stops \
-            cleanly on SIGINT or SIGTERM.
+            as JSON lines. With --accept or --types, uploads of other types are refused (415); with \
+            --inbox, what arrives in DIR/Inbox is taken in as 'fileshare inbox' does. Stops cleanly on \
+            SIGINT or SIGTERM.
             """
     )
 

@@ -13,7 +13,7 @@ struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Watch DIR recursively and print its changes.",
         discussion: """
-            Prints one line per change (with --json, one JSON object per line, as in events.md). \
+            Prints one line per change (with --json, one JSON object per line, as in Documentation/events.md). \
             Stops cleanly on SIGINT or SIGTERM; exits 1 when DIR itself is removed.
             """
     )

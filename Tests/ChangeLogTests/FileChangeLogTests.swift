@@ -1,5 +1,6 @@
 @testable import ChangeLog
 import FileWatching
+import FileshareTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -22,10 +23,10 @@ struct FileChangeLogTests {
             time: time, origin: origin)
     }
 
-    static func open(_ folder: LogFolder, mode: FileChangeLog.Mode = .writing, options: FileChangeLog.Options = .init())
+    static func open(_ folder: TemporaryFolder, mode: FileChangeLog.Mode = .writing, options: FileChangeLog.Options = .init())
         throws -> FileChangeLog
     {
-        try FileChangeLog(folder: folder.path, mode: mode, options: options, logger: logger)
+        try FileChangeLog(folder: folder("changes"), mode: mode, options: options, logger: logger)
     }
 
     /// Every record after `cursor`, read page by page.
@@ -45,7 +46,7 @@ struct FileChangeLogTests {
 
     @Test("records are numbered one by one and read back as events.md objects with seq, time and origin")
     func appendAndRead() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         let log = try Self.open(folder)
         let origin = ChangeOrigin(face: "api", client: "127.0.0.1:5000", user: "alice", method: "PUT")
         #expect(try log.append((1...3).map { Self.entry($0) }).map(\.seq) == [1, 2, 3])
@@ -76,7 +77,7 @@ struct FileChangeLogTests {
 
     @Test("numbers go on across a restart, and every record is read back the same from the files")
     func reopen() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         var log = try Self.open(folder)
         try log.append((1...5).map { Self.entry($0, origin: $0 == 2 ? ChangeOrigin(face: "dav", client: "[::1]:1", method: "MOVE") : nil) })
         try await log.flush()
@@ -94,12 +95,12 @@ struct FileChangeLogTests {
 
     @Test("a torn tail after a crash is cut back to the last whole record; numbering goes on from there")
     func tornTail() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         var log = try Self.open(folder)
         try log.append((1...5).map { Self.entry($0) })
         try await log.flush()
         log.close()
-        let segment = folder.path + "/" + LogSegment.fileName(firstSeq: 1)
+        let segment = folder("changes") + "/" + LogSegment.fileName(firstSeq: 1)
         let whole = try #require(FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int)
         // Half of a sixth record, as a crash in the middle of a write leaves it.
         var sixth: [UInt8] = []
@@ -125,12 +126,12 @@ struct FileChangeLogTests {
 
     @Test("a damaged record ends what is trusted: the log goes on from the record before it")
     func damagedRecord() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         var log = try Self.open(folder)
         try log.append((1...4).map { Self.entry($0) })
         try await log.flush()
         log.close()
-        let segment = folder.path + "/" + LogSegment.fileName(firstSeq: 1)
+        let segment = folder("changes") + "/" + LogSegment.fileName(firstSeq: 1)
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: segment)))
         var frames: [UInt8] = []
         for seq in 1...2 { RecordCodec.encode(ChangeRecord(seq: UInt64(seq), entry: Self.entry(seq)), into: &frames) }
@@ -144,7 +145,7 @@ struct FileChangeLogTests {
 
     @Test("readers waiting for records are woken by a durable append, and by cancellation")
     func waiting() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         let log = try Self.open(folder)
         let woken = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<20 {
@@ -171,7 +172,7 @@ struct FileChangeLogTests {
 
     @Test("many segments: reads cross them from the files, by checkpoints, in order")
     func segments() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         let options = FileChangeLog.Options(segmentBytes: 16 * 1024, memoryRecords: 100)
         var log = try Self.open(folder, options: options)
         for batch in 0..<40 {
@@ -180,7 +181,7 @@ struct FileChangeLogTests {
         }
         try await log.flush()
         #expect(log.latest == 2000)
-        let segmentCount = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("seg-") }.count
+        let segmentCount = try FileManager.default.contentsOfDirectory(atPath: folder("changes")).filter { $0.hasPrefix("seg-") }.count
         #expect(segmentCount > 10)
         #expect(try await Self.readAll(log, page: 77).map(\.seq) == Array(1...2000))
         // From the middle of an old segment, twice (the second time by checkpoint).
@@ -196,7 +197,7 @@ struct FileChangeLogTests {
 
     @Test("retention by count drops whole old segments; an older cursor is told to list again")
     func retentionByCount() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         let options = FileChangeLog.Options(
             retention: ChangeLogRetention(maxRecords: 500), segmentBytes: 8 * 1024, memoryRecords: 50)
         let log = try Self.open(folder, options: options)
@@ -221,7 +222,7 @@ struct FileChangeLogTests {
 
     @Test("retention by age, on an injected clock")
     func retentionByAge() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         let day: Int64 = 86_400 * 1_000_000_000
         let now = Atomic<Int64>(100 * day)
         let options = FileChangeLog.Options(
@@ -246,13 +247,13 @@ struct FileChangeLogTests {
         #expect(oldest > 1)
         now.store(1000 * day, ordering: .relaxed)
         try await log.trim()
-        #expect(log.oldest == FileChangeLog.segmentFirstSeqs(in: folder.path).last!, "only the newest segment stays")
+        #expect(log.oldest == FileChangeLog.segmentFirstSeqs(in: folder("changes")).last!, "only the newest segment stays")
         log.close()
     }
 
     @Test("one writer at a time; readers beside it see what is durable")
     func oneWriter() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         let log = try Self.open(folder)
         try log.append([Self.entry(1), Self.entry(2)])
         try await log.flush()
@@ -264,13 +265,13 @@ struct FileChangeLogTests {
         #expect(records.count == 2)
         #expect(throws: ChangeLogError.self) { try reader.append([Self.entry(3)]) }
         log.close()
-        let missing = #expect(throws: ChangeLogError.self) { _ = try Self.open(LogFolder(), mode: .reading) }
+        let missing = #expect(throws: ChangeLogError.self) { _ = try Self.open(try TemporaryFolder(), mode: .reading) }
         #expect(missing?.code == .notFound)
     }
 
     @Test("appends from many tasks at once: numbers are unique, gapless and in append order in the files")
     func concurrentAppends() async throws {
-        let folder = LogFolder()
+        let folder = try TemporaryFolder()
         let log = try Self.open(folder, options: .init(segmentBytes: 64 * 1024, memoryRecords: 64))
         try await withThrowingTaskGroup(of: [UInt64].self) { group in
             for task in 0..<8 {

@@ -1,4 +1,5 @@
 import DocumentTypes
+import FileshareTestSupport
 import Testing
 
 /// What a folder accepts, and the reasons it gives a person when it refuses.

@@ -1,4 +1,5 @@
 import DocumentTypes
+import FileshareTestSupport
 import Testing
 
 /// Accepted and declared types read from JSON, YAML and TOML files, and the

@@ -1,4 +1,5 @@
 import DocumentTypes
+import FileshareTestSupport
 import Foundation
 import Testing
 

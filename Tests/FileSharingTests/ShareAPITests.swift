@@ -1,6 +1,5 @@
 import FileSharing
 import FileshareTestSupport
-import CJPEGThumbnail
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -215,16 +214,16 @@ struct ShareAPITests {
         }
     }
 
-    @Test("the OpenAPI document is served, and is the one kept in the repository")
+    @Test("the OpenAPI document is served, byte for byte the one in the target's resources")
     func openAPI() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            let kept = try String(contentsOf: repository.appendingPathComponent("openapi.json"), encoding: .utf8)
+            let kept = try Data(contentsOf: repository.appendingPathComponent("Sources/FileSharing/Resources/openapi.json"))
             try await share.test { client in
                 let served = try await client.request("/api/openapi.json")
                 #expect(served.status == .ok && served.headers[.contentType] == "application/json")
-                #expect(served.text.trimmingCharacters(in: .whitespacesAndNewlines) == kept.trimmingCharacters(in: .whitespacesAndNewlines))
+                #expect(Data(served.body.readableBytesView) == kept)
                 let document = served.json
                 let paths = (document["paths"] as? [String: Any])?.keys.sorted() ?? []
                 #expect(paths.contains("/api/files/{path}") && paths.contains("/api/list") && paths.contains("/api/events"))
@@ -290,33 +289,13 @@ struct ShareAPITests {
         }
     }
 
-    /// A JPEG of `padding` bytes with (or without) an EXIF block embedding `thumbnail`.
-    static func jpeg(thumbnail: [UInt8]?, padding: Int) -> [UInt8] {
-        var bytes: [UInt8] = [0xFF, 0xD8]
-        if let thumbnail {
-            func be16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-            func be32(_ v: Int) -> [UInt8] { be16(v >> 16) + be16(v & 0xFFFF) }
-            var tiff: [UInt8] = Array("MM".utf8) + [0x00, 0x2A] + be32(8)
-            tiff += be16(0) + be32(14)  // IFD0: no entries; IFD1 at 14
-            tiff += be16(2)
-            tiff += be16(0x0201) + be16(4) + be32(1) + be32(44)  // JPEGInterchangeFormat
-            tiff += be16(0x0202) + be16(4) + be32(1) + be32(thumbnail.count)  // its length
-            tiff += be32(0)
-            tiff += thumbnail
-            let payload = Array("Exif\0\0".utf8) + tiff
-            bytes += [0xFF, 0xE1] + be16(payload.count + 2) + payload
-        }
-        bytes += [0xFF, 0xDA, 0x00, 0x02] + [UInt8](repeating: 0x55, count: padding) + [0xFF, 0xD9]
-        return bytes
-    }
-
     @Test("a large JPEG's thumbnail is the one embedded in its EXIF block; a large image without one answers 415")
     func exifThumbnail() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             let thumbnail: [UInt8] = [0xFF, 0xD8] + [UInt8](repeating: 0x42, count: 200) + [0xFF, 0xD9]
-            try Data(ShareAPITests.jpeg(thumbnail: thumbnail, padding: 5_000_000)).write(to: URL(fileURLWithPath: share.path("IMG_0001.jpg")))
-            try Data(ShareAPITests.jpeg(thumbnail: nil, padding: 5_000_000)).write(to: URL(fileURLWithPath: share.path("plain.jpg")))
+            try Data(TestJPEG.bytes(thumbnail: thumbnail, padding: 5_000_000)).write(to: URL(fileURLWithPath: share.path("IMG_0001.jpg")))
+            try Data(TestJPEG.bytes(thumbnail: nil, padding: 5_000_000)).write(to: URL(fileURLWithPath: share.path("plain.jpg")))
             try share.write("huge.png", String(repeating: "p", count: 5_000_000))
             try await share.test { client in
                 let embedded = try await client.request("/api/thumbnail/IMG_0001.jpg")
@@ -328,7 +307,9 @@ struct ShareAPITests {
         }
     }
 
-    @Test("a JPEG without an embedded thumbnail gets one made by libjpeg, at most 512 pixels a side; a corrupt one answers 415")
+    @Test(
+        "a JPEG without an embedded thumbnail gets one made by libturbojpeg, at most 512 pixels a side; a corrupt one answers 415",
+        .enabled(if: JPEGCodecTests.libraryIsPresentOrRequired))
     func madeThumbnail() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
@@ -342,11 +323,7 @@ struct ShareAPITests {
                     pixels[i + 2] = UInt8((x ^ y) & 0xFF)
                 }
             }
-            var encoded: UnsafeMutablePointer<UInt8>? = nil
-            var size: UInt = 0
-            #expect(cjt_encode_rgb(pixels, UInt32(width), UInt32(height), 95, &encoded, &size) == 0)
-            let photo = Array(UnsafeBufferPointer(start: encoded, count: Int(size)))
-            free(encoded)
+            let photo = try #require(try JPEGCodecTests.encode(rgb: pixels, width: width, height: height, quality: 95))
             try Data(photo).write(to: URL(fileURLWithPath: share.path("photo.jpg")))
             try Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + [UInt8](repeating: 0x13, count: 5_000_000))
                 .write(to: URL(fileURLWithPath: share.path("corrupt.jpg")))
@@ -355,25 +332,11 @@ struct ShareAPITests {
                 #expect(thumbnail.status == .ok && thumbnail.headers[.contentType] == "image/jpeg")
                 let bytes = Array(thumbnail.body.readableBytesView)
                 #expect(bytes.count < photo.count / 4)
-                let (thumbWidth, thumbHeight) = try #require(ShareAPITests.jpegSize(bytes))
+                let (thumbWidth, thumbHeight) = try #require(TestJPEG.size(of: bytes))
                 #expect(max(thumbWidth, thumbHeight) <= 512 && thumbWidth * 2 == thumbHeight * 3)
                 #expect(try await client.request("/api/thumbnail/corrupt.jpg").status == .unsupportedMediaType)
                 #expect(try await client.request("/api/info").status == .ok, "the server survives a corrupt JPEG")
             }
         }
-    }
-
-    /// The width and height in a JPEG's start-of-frame marker.
-    static func jpegSize(_ bytes: [UInt8]) -> (Int, Int)? {
-        var offset = 2
-        while offset + 9 < bytes.count, bytes[offset] == 0xFF {
-            let marker = bytes[offset + 1]
-            let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            if (0xC0...0xC3).contains(marker) {
-                return (Int(bytes[offset + 7]) << 8 | Int(bytes[offset + 8]), Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]))
-            }
-            offset += 2 + length
-        }
-        return nil
     }
 }

@@ -39,7 +39,7 @@ struct FolderListTests {
           arguments: [ListSort(.name), ListSort(.name, ascending: false), ListSort(.size), ListSort(.modificationDate, ascending: false), ListSort(.creationDate)])
     func liveList(sort: ListSort) async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             Disk.mkdir(dir("Comics"))
             for i in [1, 2, 10] { Disk.write(dir("Comics/Issue \(i).cbz"), String(repeating: "x", count: i)) }
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero))
@@ -85,7 +85,7 @@ struct FolderListTests {
     @Test("a list follows its folder when it is renamed and empties when it is removed; child counts stay current")
     func followsFolder() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             Disk.mkdir(dir("Library/Box"))
             Disk.write(dir("Library/Box/a"))
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero))
@@ -111,7 +111,7 @@ struct FolderListTests {
     @Test("many lists at once, one per folder; released lists leave nothing behind")
     func manyLists() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             for i in 0..<200 { Disk.mkdir(dir("f\(i)")); Disk.write(dir("f\(i)/x")) }
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero))
             #expect(await probe.scanned())

@@ -1,5 +1,4 @@
 import CFileshareShim
-import CJPEGThumbnail
 import FileWatching
 import Hummingbird
 import NIOCore
@@ -124,9 +123,9 @@ enum FileResponses {
 
     /// `GET /api/thumbnail/P`: a small image for the list. For a JPEG, the
     /// thumbnail a camera embedded in its EXIF block, or else one made with
-    /// libjpeg (decoded at 1/2 to 1/8 scale, so a large photo costs little);
-    /// other images up to 4 MiB as they are, for the page to scale; anything
-    /// else answers 415 (the page shows an icon).
+    /// libturbojpeg where it is installed (decoded at 1/2 to 1/8 scale, so a
+    /// large photo costs little); other images up to 4 MiB as they are, for
+    /// the page to scale; anything else answers 415 (the page shows an icon).
     static func thumbnail(_ path: SharePath, request: Request, core: ShareCore) async throws -> Response {
         let folder = core.folder
         let type = FileResponses.mediaType(for: path.name)
@@ -142,11 +141,7 @@ enum FileResponses {
             let read = head.withUnsafeMutableBytes { cfs_pread(fd, $0.baseAddress!, $0.count, 0) }
             head.removeSubrange(max(0, read)...)
             if let embedded = ExifThumbnail.extract(from: head) { return (metadata, embedded) }
-            var out: UnsafeMutablePointer<UInt8>? = nil
-            var size: UInt = 0
-            guard cjt_thumbnail(fd, 256, &out, &size) == 0, let out else { return (metadata, nil) }
-            defer { free(out) }
-            return (metadata, Array(UnsafeBufferPointer(start: out, count: Int(size))))
+            return (metadata, JPEGCodec.shared(logger: core.logger)?.thumbnail(fd: fd, maxSide: 256))
         }
         if let embedded {
             var buffer = ByteBuffer()

@@ -14,7 +14,7 @@ struct ObserverIntegrationTests {
     @Test("files created, written and closed are added, then finished")
     func createAndFinish() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             let probe = try ObserverProbe(dir.path)
             #expect(await probe.scanned())
             Disk.write(dir("report.pdf"), String(repeating: "p", count: 5000))
@@ -27,7 +27,7 @@ struct ObserverIntegrationTests {
     @Test("a slow writer that pauses longer than the settle time gets no early finished")
     func slowWriter() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(200), latency: .milliseconds(10)))
             #expect(await probe.scanned())
             let handle = try #require(FileHandle(forWritingAtPath: { Disk.write(dir("movie.mkv"), ""); return dir("movie.mkv") }()))
@@ -46,7 +46,7 @@ struct ObserverIntegrationTests {
     @Test("mv of a folder with 1,000 files is one moved event")
     func moveLargeFolder() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             Disk.mkdir(dir("a/photos"))
             Disk.mkdir(dir("b"))
             for i in 0..<1000 { Disk.write(dir("a/photos/img\(i).jpg")) }
@@ -63,12 +63,12 @@ struct ObserverIntegrationTests {
     @Test("cp -r and tar x: every file inside new folders is reported", arguments: ["cp", "tar"])
     func newFolders(tool: String) async throws {
         try await MachineSettings.shared {
-            let source = TemporaryDirectory()
+            let source = try TemporaryFolder()
             for d in 0..<10 {
                 Disk.mkdir(source("tree/d\(d)/e"))
                 for f in 0..<20 { Disk.write(source("tree/d\(d)/e/f\(f).txt"), "\(d)-\(f)") }
             }
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             let probe = try ObserverProbe(dir.path)
             #expect(await probe.scanned())
             if tool == "cp" {
@@ -88,7 +88,7 @@ struct ObserverIntegrationTests {
     @Test("an atomic save is modified of the target, which keeps its id")
     func atomicSave() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             Disk.write(dir("notes.md"), "one")
             let probe = try ObserverProbe(dir.path)
             #expect(await probe.scanned())
@@ -109,8 +109,8 @@ struct ObserverIntegrationTests {
     @Test("renames, moves in and out of the root, rm -rf")
     func renamesAndMoves() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
-            let outside = TemporaryDirectory()
+            let dir = try TemporaryFolder()
+            let outside = try TemporaryFolder()
             Disk.mkdir(dir("inbox"))
             Disk.mkdir(dir("library/old"))
             Disk.write(dir("inbox/issue1.cbz"))
@@ -140,7 +140,7 @@ struct ObserverIntegrationTests {
     @Test("hard links are two items; symlinks, fifos and sockets are reported, never followed")
     func specialFiles() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero))
             #expect(await probe.scanned())
             Disk.write(dir("one"))
@@ -161,7 +161,7 @@ struct ObserverIntegrationTests {
     @Test("names that are not UTF-8 keep their bytes")
     func nonUTF8Names() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero))
             #expect(await probe.scanned())
             var name = Array(dir.path.utf8) + Array("/caf".utf8) + [0xE9, 0]
@@ -181,7 +181,7 @@ struct ObserverIntegrationTests {
     @Test("sync() is a barrier: changes made before it are delivered when it returns")
     func syncBarrier() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .seconds(5)))
             await probe.observer.sync()
             #expect(probe.changes.contains { if case .scanCompleted = $0 { true } else { false } })
@@ -194,7 +194,7 @@ struct ObserverIntegrationTests {
     @Test("the root removed ends the stream with root-removed", arguments: ["delete", "move", "move-parent"])
     func rootRemoved(how: String) async throws {
         try await MachineSettings.shared {
-            let parent = TemporaryDirectory()
+            let parent = try TemporaryFolder()
             Disk.mkdir(parent("root/sub"))
             let probe = try ObserverProbe(parent("root"))
             #expect(await probe.scanned())
@@ -214,7 +214,7 @@ struct ObserverIntegrationTests {
     @Test("opt-in identity attribute: written as user.fileshare.id; a cp -a copy is duplicated, with its own id")
     func identityAttribute() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero, storesIdentityAttribute: true))
             #expect(await probe.scanned())
             Disk.write(dir("book.epub"), "epub")
@@ -232,7 +232,7 @@ struct ObserverIntegrationTests {
     @Test("with duplicate detection: cp of a file is duplicated, an edited copy is added")
     func contentDuplicates() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             Disk.write(dir("scan.pdf"), String(repeating: "%PDF page ", count: 20_000))
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, detectsDuplicateContent: true))
             #expect(await probe.scanned())
@@ -246,7 +246,7 @@ struct ObserverIntegrationTests {
 
     @Test("bad roots throw clear errors")
     func badRoots() throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryFolder()
         Disk.write(dir("file"))
         #expect { _ = try ObserverProbe(dir("missing")) } throws: { ($0 as? FileWatchingError)?.code == .notFound }
         #expect { _ = try ObserverProbe(dir("file")) } throws: { ($0 as? FileWatchingError)?.code == .notADirectory }
@@ -255,7 +255,7 @@ struct ObserverIntegrationTests {
     @Test("polling mode sees additions, renames and removals")
     func polling() async throws {
         try await MachineSettings.shared {
-            let dir = TemporaryDirectory()
+            let dir = try TemporaryFolder()
             Disk.write(dir("old"))
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, pollingInterval: .milliseconds(100)))
             #expect(await probe.scanned())
@@ -274,7 +274,7 @@ struct ObserverIntegrationTests {
 
     @Test("a queue overflow is repaired by a rescan and reported", .enabled(if: MachineSettings.canChangeInotifySettings))
     func overflow() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryFolder()
         Disk.write(dir("keep"))
         Disk.write(dir("before"))
         // The queue size is read when the inotify instance is made: 64 events.
@@ -300,7 +300,7 @@ struct ObserverIntegrationTests {
 
     @Test("the watch limit degrades a subtree to polling, with the sysctl as hint", .enabled(if: MachineSettings.canChangeInotifySettings))
     func watchLimit() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryFolder()
         for i in 0..<5 { Disk.mkdir(dir("d\(i)")) }
         try await MachineSettings.with("/proc/sys/fs/inotify/max_user_watches", setTo: try inotifyWatchesInUse() + 3) {
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
@@ -317,7 +317,7 @@ extension ObserverIntegrationTests {
     @Test("no inotify instance left: the whole tree is polled, and the first events say so",
           .enabled(if: MachineSettings.canChangeInotifySettings))
     func instanceLimit() async throws {
-        let dir = TemporaryDirectory()
+        let dir = try TemporaryFolder()
         try await MachineSettings.with("/proc/sys/fs/inotify/max_user_instances", setTo: try inotifyInstancesInUse()) {
             let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
             #expect(await probe.scanned())

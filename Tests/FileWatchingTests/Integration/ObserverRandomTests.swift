@@ -22,8 +22,8 @@ struct ObserverRandomTests {
     func randomSequence(seed: UInt64) async throws {
         try await MachineSettings.shared {
             var random = SeededRandom(seed: seed)
-            let dir = TemporaryDirectory()
-            let outside = TemporaryDirectory()
+            let dir = try TemporaryFolder()
+            let outside = try TemporaryFolder()
             Disk.mkdir(dir("start/inner"))
             Disk.write(dir("start/inner/file"), "seed")
             let latency: Duration = [.zero, .milliseconds(20), .milliseconds(100)].randomElement(using: &random)!

@@ -3,28 +3,6 @@ import Foundation
 import Glibc
 #endif
 
-/// A fresh directory under the system's temporary folder, removed with
-/// everything in it when the value goes away. Every test gets its own.
-final class TemporaryDirectory: @unchecked Sendable {
-    let path: String
-
-    init(function: String = #function) {
-        let safe = function.filter { $0.isLetter || $0.isNumber }.prefix(24)
-        var template = Array("\(temporaryFolder())/fileshare-\(safe)-XXXXXX".utf8CString)
-        let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        precondition(result != nil, "mkdtemp failed")
-        path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
-    }
-
-    deinit {
-        _ = try? run("/bin/chmod", ["-R", "u+rwx", path])
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    /// The absolute path of `relative` inside the directory.
-    func callAsFunction(_ relative: String) -> String { relative.isEmpty ? path : path + "/" + relative }
-}
-
 /// Runs a program and waits for it; returns its standard output. Throws when it fails.
 @discardableResult
 func run(_ executable: String, _ arguments: [String], in directory: String? = nil) throws -> String {
@@ -97,12 +75,4 @@ enum Disk {
         visit("")
         return result
     }
-}
-
-/// The system's temporary folder, without a trailing slash or symbolic links.
-func temporaryFolder() -> String {
-    let base = NSTemporaryDirectory()
-    guard let resolved = realpath(base, nil) else { return "/tmp" }
-    defer { free(resolved) }
-    return String(cString: resolved)
 }

@@ -1,6 +1,3 @@
-extension WebAssets {
-    /// The script of the web page, served at `/app.js`: browsing, uploads, previews and live updates over the JSON API.
-    static let javaScript = #"""
 // fileshare web page: browse, upload, preview and manage the shared folder.
 // Plain JavaScript, no framework, nothing fetched from outside this server.
 (function () {
@@ -2192,5 +2189,3 @@ extension WebAssets {
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
 })();
-"""#
-}
