@@ -27,9 +27,9 @@ final class ChangeStream: Sendable {
 
     /// Records per write to one client; small enough that hundreds of
     /// clients take turns quickly, large enough to make each write count.
-    static let pageRecords = 512
+    static let pageRecords = 128
     /// A page's bytes at most (a few records can be long).
-    static let pageBytes = 256 * 1024
+    static let pageBytes = 64 * 1024
     /// A comment is sent on a quiet stream this often, so proxies keep it open.
     static let keepAliveInterval: Duration = .seconds(15)
     /// The largest `limit` of `/api/changes`.
