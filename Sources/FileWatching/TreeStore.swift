@@ -13,17 +13,18 @@ import Glibc
 /// reader wait longer than one change of the tree. The core is the only
 /// writer, so its own reads need no lock: nothing changes the tree under it.
 ///
-/// Readers see every state the tree passes through, as the core's queries
-/// always did between two reads of events: a rescan shows its findings as it
-/// goes, and drops what is gone at its end.
+/// Readers see the tree between any two of its changes, which may be ahead
+/// of the changes delivered: a rescan shows its findings as it goes, and
+/// drops what is gone at its end.
 ///
 /// Not a copy-on-write snapshot on purpose: a published copy would double the
 /// tree's memory as soon as the writer changes it, and copy it whole for each
 /// batch of events.
 final class TreeStore: @unchecked Sendable {
-    /// Written only inside `withWriteAccess`'s lock, by the one writer; read by
-    /// that writer without the lock and by readers with it. Two readers never
-    /// race a writer, so the accesses need no dynamic exclusivity check.
+    /// Changed only by the one writer, under the lock (`tree`'s `_modify`);
+    /// read by that writer without the lock and by readers with it. No read
+    /// ever overlaps a change, so the accesses need no dynamic exclusivity
+    /// check (which would also cost the scan a check per access).
     @exclusivity(unchecked) private var storage: Tree
     private let lock = Mutex<Void>(())
     /// Readers waiting for the lock. The writer takes the lock up to a
