@@ -297,6 +297,14 @@ public final class FileChangeLog: ChangeLog {
         for waiter in flushed { waiter.resume(returning: nil) }
     }
 
+    /// Makes everything appended before the call durable, on the calling
+    /// thread (for a thread that may block, such as the observer's
+    /// delivery thread before it saves its state; never from a task).
+    public func flushNow() {
+        guard mode == .writing else { return }
+        queue.sync { if state.withLock({ !$0.pending.isEmpty }) { writePending() } }
+    }
+
     public func flush() async throws(ChangeLogError) {
         let key = state.withLock { state in
             state.nextKey += 1

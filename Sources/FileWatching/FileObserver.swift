@@ -144,34 +144,52 @@ public final class FileObserver: Sendable {
         return stream
     }
 
-    /// Calls `handler` with every batch of changes, on the observer's thread,
-    /// until the returned token is cancelled or released. The handler must
-    /// return quickly.
+    /// Calls `handler` with every batch of changes until the returned token
+    /// is cancelled or released.
+    ///
+    /// Handlers run one batch at a time, in order, on a delivery thread of
+    /// the observer's own, never on the thread that reads the kernel's
+    /// events: a handler may block (print, write to a socket) without
+    /// holding up the observer. Nothing is dropped while a handler falls
+    /// behind: the batches wait in memory (and a warning is logged past
+    /// 100,000 waiting changes). When a handler runs, the observer's tree
+    /// (``children(of:)``) may already be ahead of its batch.
     public func observe(_ handler: @escaping @Sendable ([Change]) -> Void) -> ObservationToken {
-        let key = state.subscribe(.callback(handler))
+        let key = state.subscribe(.callback(ObserverState.Callback(handler)))
         return ObservationToken(state: state, key: key)
     }
 
+    /// Calls `handler` with every batch on the monitor thread, when the tree
+    /// is exactly what the batch leads to; `handler` must only do in-memory
+    /// work (as ``FolderList`` does).
+    func observeInStep(_ handler: @escaping @Sendable ([Change]) -> Void) -> ObservationToken {
+        ObservationToken(state: state, key: state.subscribe(.inStep(handler)))
+    }
+
+    // The queries below take the tree's lock only for their own look at it:
+    // the observer never holds it while it reads the disk, so a scan or a
+    // rescan does not hold them up.
+
     /// The item at a root-relative path, as the observer knows it now.
     public func item(at path: ItemPath) -> Item? {
-        state.core.withLock { core in
-            core.tree.index(at: path).flatMap { $0 == Tree.rootIndex ? nil : core.item(at: $0) }
+        state.tree.read { tree in
+            tree.index(at: path).flatMap { $0 == Tree.rootIndex ? nil : tree.item(at: $0) }
         }
     }
 
     /// The item with this id, as the observer knows it now.
     public func item(id: ItemID) -> Item? {
-        state.core.withLock { core in
-            core.tree.index(of: id).flatMap { $0 == Tree.rootIndex ? nil : core.item(at: $0) }
+        state.tree.read { tree in
+            tree.index(of: id).flatMap { $0 == Tree.rootIndex ? nil : tree.item(at: $0) }
         }
     }
 
     /// The items directly inside a folder (the root is ``ItemPath/root``),
     /// sorted by name bytes; `nil` when there is no such folder.
     public func children(of path: ItemPath) -> [Item]? {
-        state.core.withLock { core in
-            guard let index = core.tree.index(at: path), core.tree[index].kind == .directory else { return nil }
-            return core.tree.childIndices(of: index).map { core.item(at: $0) }
+        state.tree.read { tree in
+            guard let index = tree.index(at: path), tree[index].kind == .directory else { return nil }
+            return tree.childIndices(of: index).map { tree.item(at: $0) }
         }
     }
 
@@ -182,7 +200,7 @@ public final class FileObserver: Sendable {
     }
 
     /// The number of items under the root.
-    public var itemCount: Int { state.core.withLock { $0.itemCount } }
+    public var itemCount: Int { state.tree.read { $0.count } }
 
     /// Waits until the observer stops; throws when it stopped because the
     /// root was removed or moved away.

@@ -75,7 +75,8 @@ public final class FolderList: Sendable {
             let items = FolderList.fetch(observer, &state)
             state.items = FolderList.sorted(items, by: sort, keys: &state.keys)
         }
-        let token = observer.observe { [weak self] batch in self?.refresh(after: batch) }
+        // In step with the tree, so each update shows exactly its batch's changes.
+        let token = observer.observeInStep { [weak self] batch in self?.refresh(after: batch) }
         self.token.withLock { $0 = token }
     }
 
@@ -195,5 +196,5 @@ extension FileObserver {
     var subscriberCount: Int { state.subscriberCount }
 
     /// The root's id.
-    var rootID: ItemID { state.core.withLock { $0.tree.id(of: Tree.rootIndex) } }
+    var rootID: ItemID { state.tree.read { $0.id(of: Tree.rootIndex) } }
 }

@@ -21,7 +21,12 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     let filter: NameFilter
     /// Whether the platform adds kernel watches (false when the whole tree is polled).
     let usesWatches: Bool
-    var tree: Tree
+    /// The tree, shared with the observer's readers (see ``TreeStore``).
+    let treeStore: TreeStore
+    var tree: Tree {
+        _read { yield treeStore.tree }
+        nonmutating _modify { yield &treeStore.tree }
+    }
     var writes: WriteTracker
     /// Watch descriptor to directory, and back.
     var watchedDirectories: [Int32: Tree.Index] = [:]
@@ -60,7 +65,7 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
         self.filter = NameFilter(includesHidden: options.includesHidden, excluded: options.excludedNames)
         self.usesWatches = usesWatches
         self.rootDescription = rootDescription
-        self.tree = Tree(root: root, id: ItemID.derived(from: root.identity, discriminator: 0))
+        self.treeStore = TreeStore(Tree(root: root, id: ItemID.derived(from: root.identity, discriminator: 0)))
         self.writes = WriteTracker(settle: options.settleTime.nanoseconds)
     }
 
@@ -128,20 +133,6 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
             discriminator += 1
         }
     }
-
-    // MARK: Tree access for the public API
-
-    func item(at index: Tree.Index) -> Item {
-        let node = tree[index]
-        let metadata = tree.metadata(of: index)
-        return Item(
-            path: tree.path(of: index), id: tree.id(of: index), kind: node.kind, size: node.size,
-            modificationTime: metadata.modified, creationTime: metadata.created,
-            isWriting: node.flags & Tree.Flag.writing != 0,
-            childCount: node.kind == .directory ? tree.childIndices(of: index).count : nil)
-    }
-
-    var itemCount: Int { tree.count }
 
     // MARK: Reporting helpers
 

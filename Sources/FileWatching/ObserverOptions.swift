@@ -32,6 +32,12 @@ public struct ObserverOptions: Sendable, Hashable {
     /// changed while it was not running is reported first, before
     /// `scan-completed`; without a file yet, every item is reported as added.
     public var stateFile: String?
+    /// Called before each write of the state file, on the thread that
+    /// delivers the changes, after the callbacks of every change the state
+    /// includes: a consumer that keeps the changes (a change log) makes them
+    /// durable here, so that a crash never leaves a change in the saved
+    /// state but not where it was kept.
+    public var beforeSavingState: (@Sendable () -> Void)?
 
     /// Creates options; the defaults are those of `fileshare watch`.
     public init(
@@ -66,5 +72,30 @@ extension Duration {
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }
         return product &+ attoseconds / 1_000_000_000
+    }
+}
+
+extension ObserverOptions {
+    /// Options are equal when they observe the same way: ``beforeSavingState``
+    /// (a function, with no identity to compare) is left out.
+    public static func == (lhs: ObserverOptions, rhs: ObserverOptions) -> Bool {
+        lhs.includesHidden == rhs.includesHidden && lhs.excludedNames == rhs.excludedNames
+            && lhs.settleTime == rhs.settleTime && lhs.latency == rhs.latency
+            && lhs.pollingInterval == rhs.pollingInterval && lhs.degradedPollingInterval == rhs.degradedPollingInterval
+            && lhs.reportsInitialItems == rhs.reportsInitialItems && lhs.storesIdentityAttribute == rhs.storesIdentityAttribute
+            && lhs.stateFile == rhs.stateFile && lhs.detectsDuplicateContent == rhs.detectsDuplicateContent
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(includesHidden)
+        hasher.combine(excludedNames)
+        hasher.combine(settleTime)
+        hasher.combine(latency)
+        hasher.combine(pollingInterval)
+        hasher.combine(degradedPollingInterval)
+        hasher.combine(reportsInitialItems)
+        hasher.combine(storesIdentityAttribute)
+        hasher.combine(stateFile)
+        hasher.combine(detectsDuplicateContent)
     }
 }

@@ -5,16 +5,37 @@ import Synchronization
 /// The observer's shared state and its monitor loop: one thread that waits
 /// in `poll` on the inotify descriptor and an eventfd (to stop it or ask for
 /// a barrier), feeds the core, and delivers batches to subscribers.
+///
+/// What may block is kept off the monitor thread: callbacks and state-file
+/// writes run in order on the delivery thread (``DeliveryQueue``), and the
+/// queries read the tree through ``TreeStore``, whose lock the core holds
+/// only while it changes the tree, never while it reads the disk.
 final class ObserverState: Sendable {
     enum Subscriber: Sendable {
+        /// Yielded to on the monitor thread (a yield never blocks).
         case stream(AsyncStream<[Change]>.Continuation)
-        case callback(@Sendable ([Change]) -> Void)
+        /// Called on the delivery thread.
+        case callback(Callback)
+        /// Called on the monitor thread, in step with the tree: when it runs,
+        /// the tree is exactly what the batch leads to. For in-memory work
+        /// that never blocks (``FolderList``).
+        case inStep(@Sendable ([Change]) -> Void)
+    }
+
+    /// A callback subscription; cancelled ones are skipped even for batches
+    /// queued before the cancellation.
+    final class Callback: Sendable {
+        let handler: @Sendable ([Change]) -> Void
+        let isCancelled = Atomic<Bool>(false)
+        init(_ handler: @escaping @Sendable ([Change]) -> Void) { self.handler = handler }
     }
 
     struct Control {
         var started = false
         var stopRequested = false
         var stopped = false
+        /// Stopped, and the last callbacks have run.
+        var finished = false
         var rootRemoved = false
         var syncWaiters: [CheckedContinuation<Void, Never>] = []
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -22,7 +43,13 @@ final class ObserverState: Sendable {
         var nextKey: UInt64 = 0
     }
 
+    /// The core, used by the monitor thread alone: the mutex hands it over
+    /// to that thread (and lets a test hold the monitor still). Queries never
+    /// take it; they read `tree`.
     let core: Mutex<ObserverCore<LinuxFileSystem>>
+    /// The core's tree, for the queries.
+    let tree: TreeStore
+    private let delivery: DeliveryQueue
     /// Items found so far by the initial scan, and whether it is done.
     let scan = ScanCounter()
     private let control = Mutex(Control())
@@ -36,6 +63,8 @@ final class ObserverState: Sendable {
     /// Where the state is saved, if anywhere.
     private let stateFile: String?
     private let saveFailureReported = Atomic<Bool>(false)
+    /// Why the last write of the state file failed, for the monitor to report.
+    private let saveFailure = Mutex<String?>(nil)
 
     init(core: consuming sending ObserverCore<LinuxFileSystem>, source: sending (any EventSource)?,
          rootIdentity: FileIdentity, logger: Logger) throws(FileWatchingError)
@@ -50,7 +79,9 @@ final class ObserverState: Sendable {
         self.stateFile = core.options.stateFile
         let scan = self.scan
         core.scanProgress = { count in scan.items.store(count, ordering: .relaxed) }
+        self.tree = core.treeStore
         self.core = Mutex(core)
+        self.delivery = DeliveryQueue(logger: logger)
         self.source = Mutex(source)
         self.rootIdentity = rootIdentity
         self.logger = logger
@@ -73,7 +104,13 @@ final class ObserverState: Sendable {
             return source
         }
         let box = SourceBox(source)
-        try startDetachedThread { [self] in self.run(source: box.source) }
+        try delivery.start()
+        do {
+            try startDetachedThread { [self] in self.run(source: box.source) }
+        } catch {
+            delivery.stop()
+            throw error
+        }
     }
 
     func requestStop() {
@@ -95,7 +132,7 @@ final class ObserverState: Sendable {
     func waitUntilStopped() async throws(FileWatchingError) {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiting = control.withLock { control in
-                guard !control.stopped else { return false }
+                guard !control.finished else { return false }
                 control.stopWaiters.append(continuation)
                 return true
             }
@@ -128,18 +165,33 @@ final class ObserverState: Sendable {
     var subscriberCount: Int { control.withLock { $0.subscribers.count } }
 
     func unsubscribe(_ key: UInt64) {
-        _ = control.withLock { $0.subscribers.removeValue(forKey: key) }
+        let removed = control.withLock { $0.subscribers.removeValue(forKey: key) }
+        if case .callback(let callback)? = removed { callback.isCancelled.store(true, ordering: .relaxed) }
     }
 
+    /// Hands a batch to every subscriber: streams and in-step handlers now,
+    /// callbacks through the delivery queue.
     private func deliver(_ batch: [Change]) {
         guard !batch.isEmpty else { return }
-        let subscribers = control.withLock { Array($0.subscribers.values) }
+        let subscribers = control.withLock { $0.subscribers.sorted { $0.key < $1.key }.map(\.value) }
+        var callbacks: [Callback] = []
         for subscriber in subscribers {
             switch subscriber {
             case .stream(let continuation): continuation.yield(batch)
-            case .callback(let handler): handler(batch)
+            case .inStep(let handler): handler(batch)
+            case .callback(let callback): callbacks.append(callback)
             }
         }
+        guard !callbacks.isEmpty else { return }
+        delivery.enqueue(changes: batch.count) { [callbacks] in
+            for callback in callbacks where !callback.isCancelled.load(ordering: .relaxed) { callback.handler(batch) }
+        }
+    }
+
+    /// Resumes waiters once everything delivered before has reached the callbacks.
+    private func resume(_ waiters: [CheckedContinuation<Void, Never>]) {
+        guard !waiters.isEmpty else { return }
+        delivery.enqueue { for waiter in waiters { waiter.resume() } }
     }
 
     // MARK: The monitor loop
@@ -175,11 +227,16 @@ final class ObserverState: Sendable {
                 defer { control.syncWaiters.removeAll() }
                 return (control.stopRequested, control.syncWaiters)
             }
+            if reportSaveFailure() { unsaved = true }
             if stop {
                 // What is held back is delivered, so the saved state is exactly
                 // what the consumers were told.
                 deliver(core.withLock { $0.takeBatch(force: true) })
-                if stateFile != nil { _ = saveState() }
+                if stateFile != nil && saveState() {
+                    // The last write is waited for, so a failure is still said.
+                    delivery.drain()
+                    _ = reportSaveFailure()
+                }
                 finish(rootRemoved: false, resuming: syncs)
                 return
             }
@@ -214,7 +271,7 @@ final class ObserverState: Sendable {
                     nextSave = time.monotonic + ObserverState.saveInterval
                 }
             }
-            for waiter in syncs { waiter.resume() }
+            resume(syncs)
             if rootRemoved {
                 logger.notice("the watched root was removed", metadata: ["root": "\(rootPath)"])
                 finish(rootRemoved: true, resuming: [])
@@ -225,24 +282,41 @@ final class ObserverState: Sendable {
 
     static let saveInterval: Int64 = 2_000_000_000
 
-    /// Writes the state file when the tree matches what was delivered;
-    /// returns whether it was written. A failure is logged and said once
-    /// as an `error` change.
+    /// Encodes the state when the tree matches what was delivered, and queues
+    /// its write behind the callbacks of those changes (the write flushes to
+    /// disk: off the monitor thread; and a consumer told of a change before
+    /// the state that includes it is on disk misses nothing after a crash).
+    /// Returns whether a write was queued; a failed one is reported by
+    /// `reportSaveFailure`.
     private func saveState() -> Bool {
         guard let stateFile, let bytes = core.withLock({ $0.encodedState(rootIdentity: rootIdentity) }) else {
             return false
         }
-        do {
-            try AtomicFile.write(bytes, to: stateFile)
-            saveFailureReported.store(false, ordering: .relaxed)
-            return true
-        } catch {
-            logger.error("cannot save the state", metadata: ["state": "\(stateFile)", "error": "\(error.message)"])
-            if !saveFailureReported.exchange(true, ordering: .relaxed) {
-                deliver([.error(message: "cannot save the state: \(error.message)", path: nil)])
+        let beforeSaving = core.withLock { $0.options.beforeSavingState }
+        delivery.enqueue { [self] in
+            beforeSaving?()
+            do throws(FileWatchingError) {
+                try AtomicFile.write(bytes, to: stateFile)
+                saveFailureReported.store(false, ordering: .relaxed)
+            } catch {
+                logger.error("cannot save the state", metadata: ["state": "\(stateFile)", "error": "\(error.message)"])
+                saveFailure.withLock { $0 = error.message }
+                _ = cfs_eventfd_signal(wakeFD)
             }
+        }
+        return true
+    }
+
+    /// Says a failed write of the state once, as an `error` change; returns
+    /// whether one failed since the last call (the state is then saved again later).
+    private func reportSaveFailure() -> Bool {
+        guard let message = saveFailure.withLock({ failure in defer { failure = nil }; return failure }) else {
             return false
         }
+        if !saveFailureReported.exchange(true, ordering: .relaxed) {
+            deliver([.error(message: "cannot save the state: \(message)", path: nil)])
+        }
+        return true
     }
 
     /// Reads every queued event. A rename's two halves are queued by one
@@ -280,20 +354,29 @@ final class ObserverState: Sendable {
     }
 
     private func finish(rootRemoved: Bool, resuming syncs: [CheckedContinuation<Void, Never>]) {
-        let (subscribers, waiters, stopWaiters) = control.withLock { control in
+        let (subscribers, waiters) = control.withLock { control in
             control.stopped = true
             control.rootRemoved = rootRemoved
             defer {
                 control.subscribers.removeAll()
                 control.syncWaiters.removeAll()
-                control.stopWaiters.removeAll()
             }
-            return (Array(control.subscribers.values), control.syncWaiters, control.stopWaiters)
+            return (Array(control.subscribers.values), control.syncWaiters)
         }
         for subscriber in subscribers {
             if case .stream(let continuation) = subscriber { continuation.finish() }
         }
-        for waiter in syncs + waiters + stopWaiters { waiter.resume() }
+        // The waiters resume after the last callbacks and the last write of the state.
+        resume(syncs + waiters)
+        delivery.enqueue { [self] in
+            let stopWaiters = control.withLock { control in
+                control.finished = true
+                defer { control.stopWaiters.removeAll() }
+                return control.stopWaiters
+            }
+            for waiter in stopWaiters { waiter.resume() }
+        }
+        delivery.stop()
     }
 }
 

@@ -256,6 +256,17 @@ struct Tree {
         }
     }
 
+    /// The public view of one item.
+    func item(at index: Index) -> Item {
+        let node = self[index]
+        let metadata = metadata(of: index)
+        return Item(
+            path: path(of: index), id: id(of: index), kind: node.kind, size: node.size,
+            modificationTime: metadata.modified, creationTime: metadata.created,
+            isWriting: node.flags & Flag.writing != 0,
+            childCount: node.kind == .directory ? children[Int(index)].count : nil)
+    }
+
     // MARK: Changes
 
     /// Adds an item under `parent`, which must not already have a child of that name.

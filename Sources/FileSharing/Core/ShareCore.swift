@@ -65,6 +65,10 @@ final class ShareCore: Sendable {
             let stateFile = folder.rootPath + "/" + SharedFolder.privateFolder + "/observer-state"
             observerOptions.stateFile = stateFile
             firstStart = (try? FileStatus(name: SharedFolder.privateFolder + "/observer-state", in: folder.rootFD)) == nil
+            // The state never runs ahead of the log: a crash between the two
+            // would lose the changes in between from both.
+            let log = changeLog
+            observerOptions.beforeSavingState = { log.flushNow() }
         }
         do {
             observer = try FileObserver(root: folder.rootPath, options: observerOptions, logger: logger)
