@@ -1,6 +1,7 @@
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension FileChangeLog {
@@ -12,7 +13,7 @@ extension FileChangeLog {
         let names: [String]
         do {
             names = try LogFiles.names(in: folder)
-        } catch where error.code == .notFound {
+        } catch  where error.code == .notFound {
             throw ChangeLogError(
                 code: .notFound,
                 message: "there is no change log in \(folder); 'fileshare serve' keeps one for the folder it shares",
@@ -57,7 +58,9 @@ extension FileChangeLog {
             // beginning this segment, before any record went into it.
             try LogFiles.truncate(fd, to: 0, path: path)
             try LogFiles.write(fd, RecordCodec.header(firstSeq: last.firstSeq), at: 0, path: path)
-            if size > 0 { logger.warning("change log: a segment without a whole header rewritten", metadata: ["file": "\(path)"]) }
+            if size > 0 {
+                logger.warning("change log: a segment without a whole header rewritten", metadata: ["file": "\(path)"])
+            }
         }
         if mode == .writing {
             if end < size {

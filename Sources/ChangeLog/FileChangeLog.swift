@@ -2,8 +2,9 @@ import DequeModule
 import Dispatch
 public import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The change log on disk, in a folder of its own (the server keeps it in
@@ -39,7 +40,8 @@ public final class FileChangeLog: ChangeLog {
 
         /// Creates options; the defaults suit a server.
         public init(
-            retention: ChangeLogRetention = ChangeLogRetention(), segmentBytes: Int = 32 << 20, memoryRecords: Int = 65_536,
+            retention: ChangeLogRetention = ChangeLogRetention(), segmentBytes: Int = 32 << 20,
+            memoryRecords: Int = 65_536,
             memoryBytes: Int = 24 << 20, now: @escaping @Sendable () -> Int64 = FileChangeLog.wallClock
         ) {
             self.retention = retention
@@ -134,7 +136,9 @@ public final class FileChangeLog: ChangeLog {
     /// - Throws: ``ChangeLogError``: `.busy` when another process writes the
     ///   log, `.notFound` when reading a log that does not exist, `.io` when
     ///   the files cannot be read or written.
-    public init(folder: String, mode: Mode = .writing, options: Options = Options(), logger: Logger) throws(ChangeLogError) {
+    public init(folder: String, mode: Mode = .writing, options: Options = Options(), logger: Logger)
+        throws(ChangeLogError)
+    {
         self.folder = folder
         self.options = options
         self.mode = mode
@@ -145,7 +149,8 @@ public final class FileChangeLog: ChangeLog {
             lock = try LogFiles.lockExclusively(folder + "/lock")
         }
         do {
-            let (recovered, writer) = try FileChangeLog.recover(folder: folder, mode: mode, options: options, logger: logger)
+            let (recovered, writer) = try FileChangeLog.recover(
+                folder: folder, mode: mode, options: options, logger: logger)
             state = Mutex(recovered)
             self.writer = Mutex(writer)
         } catch {
@@ -159,8 +164,14 @@ public final class FileChangeLog: ChangeLog {
 
     /// Closes the newest segment and lets go of the writer lock (once).
     private func releaseFiles() {
-        if let writer = writer.withLock({ writer in defer { writer = nil }; return writer }) { Glibc.close(writer.fd) }
-        let lock = lockFD.withLock { lock in defer { lock = -1 }; return lock }
+        if let writer = writer.withLock({ writer in
+            defer { writer = nil }; return writer
+        }) {
+            Glibc.close(writer.fd)
+        }
+        let lock = lockFD.withLock { lock in
+            defer { lock = -1 }; return lock
+        }
         if lock >= 0 { Glibc.close(lock) }
     }
 
@@ -174,7 +185,9 @@ public final class FileChangeLog: ChangeLog {
 
     @discardableResult
     public func append(_ entries: [ChangeLogEntry]) throws(ChangeLogError) -> [ChangeRecord] {
-        guard mode == .writing else { throw ChangeLogError(code: .readOnly, message: "the change log was opened for reading") }
+        guard mode == .writing else {
+            throw ChangeLogError(code: .readOnly, message: "the change log was opened for reading")
+        }
         guard !entries.isEmpty else { return [] }
         let (records, startWriter) = try state.withLock { state throws(ChangeLogError) in
             guard !state.closed else { throw ChangeLogError(code: .closed, message: "the change log is closed") }
@@ -200,7 +213,7 @@ public final class FileChangeLog: ChangeLog {
             guard !batch.isEmpty else { return }
             do {
                 try writeDurably(batch)
-            } catch where error.code == .closed {
+            } catch  where error.code == .closed {
                 let lost = state.withLock { state in
                     defer {
                         state.pending.removeAll()
@@ -218,8 +231,9 @@ public final class FileChangeLog: ChangeLog {
                     return state.flushWaiters.values.map(\.continuation)
                 }
                 for waiter in waiters { waiter.resume(returning: error) }
-                logger.error("cannot write the change log; trying again in a second",
-                             metadata: ["folder": "\(folder)", "error": "\(error.message)"])
+                logger.error(
+                    "cannot write the change log; trying again in a second",
+                    metadata: ["folder": "\(folder)", "error": "\(error.message)"])
                 queue.asyncAfter(deadline: .now() + .seconds(1)) { self.writePending() }
                 return
             }
@@ -239,7 +253,9 @@ public final class FileChangeLog: ChangeLog {
         guard var current = writer.withLock({ $0 }) else {
             throw ChangeLogError(code: .closed, message: "the change log is closed")
         }
-        if current.size > Int64(RecordCodec.headerSize) && current.size + Int64(bytes.count) > Int64(options.segmentBytes) {
+        if current.size > Int64(RecordCodec.headerSize)
+            && current.size + Int64(bytes.count) > Int64(options.segmentBytes)
+        {
             current = try beginSegment(firstSeq: batch[0].seq, time: batch[0].time, after: current)
         }
         do {
@@ -271,9 +287,11 @@ public final class FileChangeLog: ChangeLog {
         state.withLock { $0.segments.append(LogSegment(firstSeq: firstSeq, firstTime: time)) }
         // Counting needs no disk: what the count bound drops goes at once.
         let retention = options.retention
-        let dropped = state.withLock { state in FileChangeLog.dropSegments(&state) { segment, next, latest in
-            latest - (next.firstSeq - 1) >= retention.maxRecords
-        } }
+        let dropped = state.withLock { state in
+            FileChangeLog.dropSegments(&state) { segment, next, latest in
+                latest - (next.firstSeq - 1) >= retention.maxRecords
+            }
+        }
         removeFiles(of: dropped)
         return next
     }
@@ -336,7 +354,9 @@ public final class FileChangeLog: ChangeLog {
                 state.waiters.removeAll()
                 state.flushWaiters.removeAll()
             }
-            return (state.waiters.values.map(\.continuation), state.flushWaiters.values.map(\.continuation), state.failure)
+            return (
+                state.waiters.values.map(\.continuation), state.flushWaiters.values.map(\.continuation), state.failure
+            )
         }
         for waiter in waiters { waiter.resume() }
         for waiter in flushWaiters { waiter.resume(returning: failure) }
@@ -378,8 +398,9 @@ public final class FileChangeLog: ChangeLog {
                 // Reading old segments blocks: off the cooperative pool.
                 DispatchQueue.global().async {
                     do throws(ChangeLogError) {
-                        continuation.resume(returning: .success(
-                            try self.readFiles(segments, after: cursor, limit: max(1, limit), latest: latest)))
+                        continuation.resume(
+                            returning: .success(
+                                try self.readFiles(segments, after: cursor, limit: max(1, limit), latest: latest)))
                     } catch {
                         continuation.resume(returning: .failure(error))
                     }
@@ -454,7 +475,8 @@ public final class FileChangeLog: ChangeLog {
         }
         if let first = records.first, first.seq != cursor + 1 {
             throw ChangeLogError(
-                code: .damaged, message: "the change log in \(folder) skips from \(cursor) to \(first.seq): a segment is damaged",
+                code: .damaged,
+                message: "the change log in \(folder) skips from \(cursor) to \(first.seq): a segment is damaged",
                 path: folder)
         }
         return records
@@ -487,7 +509,8 @@ public final class FileChangeLog: ChangeLog {
         let oldestKept = options.now() - retention.maxAgeSeconds * 1_000_000_000
         let dropped = state.withLock { state in
             FileChangeLog.dropSegments(&state) { segment, next, latest in
-                latest - (next.firstSeq - 1) >= retention.maxRecords || (times[next.firstSeq].map { $0 < oldestKept } ?? false)
+                latest - (next.firstSeq - 1) >= retention.maxRecords
+                    || (times[next.firstSeq].map { $0 < oldestKept } ?? false)
             }
         }
         removeFiles(of: dropped)

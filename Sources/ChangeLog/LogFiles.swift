@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The few system calls the file log makes, each retried on `EINTR` and
@@ -28,7 +28,9 @@ enum LogFiles {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let result = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done)) }
+            let result = bytes.withUnsafeMutableBytes {
+                pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+            }
             if result < 0 {
                 if errno == EINTR { continue }
                 throw failure("read", path)
@@ -43,7 +45,9 @@ enum LogFiles {
     static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws(ChangeLogError) {
         var done = 0
         while done < bytes.count {
-            let result = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
+            let result = bytes.withUnsafeBytes {
+                pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            }
             if result < 0 {
                 if errno == EINTR { continue }
                 throw failure("write", path)
@@ -102,7 +106,8 @@ enum LogFiles {
             if number == EWOULDBLOCK {
                 throw ChangeLogError(
                     code: .busy,
-                    message: "another fileshare process is keeping the change log in \(path.dropLast(5)); stop it, or serve another folder",
+                    message:
+                        "another fileshare process is keeping the change log in \(path.dropLast(5)); stop it, or serve another folder",
                     path: path, errno: number)
             }
             throw failure("lock", path, number)

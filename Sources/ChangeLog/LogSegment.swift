@@ -88,7 +88,8 @@ struct SegmentScanner {
                 return .end(damaged: true)
             case .incomplete:
                 if atEnd { return .end(damaged: position < buffer.count) }
-                let chunk = try LogFiles.read(fd, count: 1 << 20, at: offset + Int64(buffer.count - position), path: path)
+                let chunk = try LogFiles.read(
+                    fd, count: 1 << 20, at: offset + Int64(buffer.count - position), path: path)
                 if chunk.count < 1 << 20 { atEnd = true }
                 buffer.removeFirst(position)
                 position = 0

@@ -96,7 +96,8 @@ enum RecordCodec {
                 texts.append(String(decoding: body[position..<(position + count)], as: UTF8.self))
                 position += count
             }
-            origin = ChangeOrigin(face: texts[0], client: texts[1], user: texts.count > 3 ? texts[3] : nil, method: texts[2])
+            origin = ChangeOrigin(
+                face: texts[0], client: texts[1], user: texts.count > 3 ? texts[3] : nil, method: texts[2])
         }
         let event = String(decoding: body[position...], as: UTF8.self)
         let record = ChangeRecord(seq: seq, entry: ChangeLogEntry(event: event, time: time, origin: origin))

@@ -1,5 +1,5 @@
-import FileWatching
 import ChangeLog
+import FileWatching
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
@@ -40,16 +40,18 @@ final class ChangeStream: Sendable {
     func changes(since: String?, limit: String?) async throws -> Response {
         let cursor = try since.map { text throws(ShareError) -> UInt64 in
             guard let value = UInt64(text) else {
-                throw ShareError(.badRequest, "since must be a change number (0 or more), such as the \"next\" of the last answer")
+                throw ShareError(
+                    .badRequest, "since must be a change number (0 or more), such as the \"next\" of the last answer")
             }
             return value
         }
-        let count = try limit.map { text throws(ShareError) -> Int in
-            guard let value = Int(text), (1...ChangeStream.maxLimit).contains(value) else {
-                throw ShareError(.badRequest, "limit must be a number from 1 to \(ChangeStream.maxLimit)")
-            }
-            return value
-        } ?? 1000
+        let count =
+            try limit.map { text throws(ShareError) -> Int in
+                guard let value = Int(text), (1...ChangeStream.maxLimit).contains(value) else {
+                    throw ShareError(.badRequest, "limit must be a number from 1 to \(ChangeStream.maxLimit)")
+                }
+                return value
+            } ?? 1000
         let page: ChangeLogPage
         do {
             page = try await log.read(after: cursor, limit: count)
@@ -58,7 +60,8 @@ final class ChangeStream: Sendable {
         }
         switch page {
         case .expired(let oldest, let latest):
-            return .json(status: .gone, body: ChangeStream.resyncBody(cursor: cursor ?? 0, oldest: oldest, latest: latest))
+            return .json(
+                status: .gone, body: ChangeStream.resyncBody(cursor: cursor ?? 0, oldest: oldest, latest: latest))
         case .records(let records, let next):
             var bytes: [UInt8] = []
             bytes.reserveCapacity(32 + records.reduce(0) { $0 + $1.json.count + 1 })
@@ -70,15 +73,18 @@ final class ChangeStream: Sendable {
             bytes.append(contentsOf: "],\"next\":\(next)}".utf8)
             return Response(
                 status: .ok,
-                headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(bytes.count),
-                          .cacheControl: "no-store"],
+                headers: [
+                    .contentType: "application/json; charset=utf-8", .contentLength: String(bytes.count),
+                    .cacheControl: "no-store",
+                ],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
     }
 
     /// `{"error":…,"resync":true,"oldest":N,"latest":N}`: the answer to a cursor the log no longer serves.
     static func resyncBody(cursor: UInt64, oldest: UInt64, latest: UInt64) -> String {
-        let reason = cursor > latest
+        let reason =
+            cursor > latest
             ? "change \(cursor) is newer than the newest in this folder's log (\(latest)): the log was reset"
             : "the log keeps changes from \(oldest) on; those between \(cursor) and \(oldest) are gone"
         return "{\"error\":" + JSONText.quoted(reason + "; list the folder again, then go on from \(latest)")
@@ -92,7 +98,9 @@ final class ChangeStream: Sendable {
     func startCursor(lastEventID: String?, since: String?) throws(ShareError) -> UInt64 {
         if let lastEventID, let value = UInt64(lastEventID.trimmingCharacters()) { return value }
         if let since {
-            guard let value = UInt64(since) else { throw ShareError(.badRequest, "since must be a change number (0 or more)") }
+            guard let value = UInt64(since) else {
+                throw ShareError(.badRequest, "since must be a change number (0 or more)")
+            }
             return value
         }
         return log.latest
@@ -145,8 +153,10 @@ final class ChangeStream: Sendable {
         }
         return Response(
             status: .ok,
-            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store",
-                      .init("X-Accel-Buffering")!: "no"],
+            headers: [
+                .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store",
+                .init("X-Accel-Buffering")!: "no",
+            ],
             body: body)
     }
 

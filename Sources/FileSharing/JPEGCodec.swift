@@ -1,8 +1,9 @@
 import CJPEGThumbnail
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// JPEG thumbnails made by libjpeg-turbo's TurboJPEG library, loaded at run

@@ -41,7 +41,8 @@ public final class ShareServer: Service {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
         }
         let state = WebDAVState(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
-        core = try ShareCore(folder: folder, configuration: configuration, locks: state, logger: logger, changePrinter: changePrinter)
+        core = try ShareCore(
+            folder: folder, configuration: configuration, locks: state, logger: logger, changePrinter: changePrinter)
         webDAV = WebDAVFace(core: core, state: state, logger: logger)
     }
 
@@ -91,8 +92,9 @@ public final class ShareServer: Service {
 
     /// The Hummingbird application, for tests through the router.
     public func application(onListening: (@Sendable (String) async -> Void)? = nil) throws -> some ApplicationProtocol {
-        let http1 = HTTPServerBuilder.http1(configuration: .init(
-            additionalChannelHandlers: [ExpectContinueHandler()], idleTimeout: .minutes(5)))
+        let http1 = HTTPServerBuilder.http1(
+            configuration: .init(
+                additionalChannelHandlers: [ExpectContinueHandler()], idleTimeout: .minutes(5)))
         var server = http1
         if let tls = configuration.tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)

@@ -1,6 +1,7 @@
 import CFileshareShim
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Whole-file reads and crash-safe replacement of small files (state
@@ -24,7 +25,8 @@ public enum AtomicFile {
             let count = buffer.withUnsafeMutableBytes { cfs_read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 let errno = Errno(rawValue: Int32(-count))
-                throw FileWatchingError(code: .io, message: "cannot read \(path): \(errno)", path: path, systemError: errno)
+                throw FileWatchingError(
+                    code: .io, message: "cannot read \(path): \(errno)", path: path, systemError: errno)
             }
             if count == 0 { return result }
             result.append(contentsOf: buffer[..<count])
@@ -45,7 +47,8 @@ public enum AtomicFile {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(permissions))
         if fd < 0 {
             let errno = Errno(rawValue: Glibc.errno)
-            throw FileWatchingError(code: .io, message: "cannot write \(path): \(errno)", path: path, systemError: errno)
+            throw FileWatchingError(
+                code: .io, message: "cannot write \(path): \(errno)", path: path, systemError: errno)
         }
         // O_CREAT's mode is filtered by the umask; the permissions asked for are set as they are.
         _ = cfs_fchmod(fd, permissions)
@@ -60,7 +63,8 @@ public enum AtomicFile {
         if failure == nil && rename(temporary, path) != 0 { failure = Errno(rawValue: Glibc.errno) }
         if let failure {
             unlink(temporary)
-            throw FileWatchingError(code: .io, message: "cannot write \(path): \(failure)", path: path, systemError: failure)
+            throw FileWatchingError(
+                code: .io, message: "cannot write \(path): \(failure)", path: path, systemError: failure)
         }
         // The rename itself survives a power cut once the folder is flushed.
         let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."

@@ -42,7 +42,9 @@ extension Change {
             guard let root = string("root") else { return nil }
             self = .scanStarted(root: root)
         case "scan-completed":
-            guard let root = string("root"), let items = integer("items"), let elapsed = integer("elapsed_ms") else { return nil }
+            guard let root = string("root"), let items = integer("items"), let elapsed = integer("elapsed_ms") else {
+                return nil
+            }
             self = .scanCompleted(root: root, items: Int(items), elapsedMilliseconds: Int(elapsed))
         case "added":
             guard let item = item() else { return nil }
@@ -148,7 +150,8 @@ struct FlatJSONObject {
                     case UInt8(ascii: "u"):
                         guard var scalar = hex4() else { return nil }
                         if (0xD800..<0xDC00).contains(scalar) {
-                            guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                            guard index + 2 <= bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                                bytes[index + 1] == UInt8(ascii: "u")
                             else { return nil }
                             index += 2
                             guard let low = hex4(), (0xDC00..<0xE000).contains(low) else { return nil }

@@ -1,7 +1,8 @@
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs the observer's slow work in order, on a thread of its own: the
@@ -82,8 +83,9 @@ final class DeliveryQueue: @unchecked Sendable {
             return state.waitingChanges
         }
         if let backlog {
-            logger.warning("change callbacks fall behind; their changes are queued, none is dropped",
-                           metadata: ["queued_changes": "\(backlog)"])
+            logger.warning(
+                "change callbacks fall behind; their changes are queued, none is dropped",
+                metadata: ["queued_changes": "\(backlog)"])
         }
         sem_post(semaphore)
     }

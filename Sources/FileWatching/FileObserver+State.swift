@@ -1,6 +1,7 @@
 public import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension FileObserver {
@@ -20,7 +21,8 @@ extension FileObserver {
         var options = options
         options.stateFile = stateFile
         options.pollingInterval = nil
-        var (core, rootIdentity) = try makeCore(root: root, options: options, inotifyFD: nil, usesWatches: false, logger: logger)
+        var (core, rootIdentity) = try makeCore(
+            root: root, options: options, inotifyFD: nil, usesWatches: false, logger: logger)
         core.scan(at: .now())
         let changes = core.takeBatch(force: true)
         if saving, let bytes = core.encodedState(rootIdentity: rootIdentity) {

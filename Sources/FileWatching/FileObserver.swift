@@ -1,8 +1,9 @@
 import CFileshareShim
 public import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Watches a folder tree and reports what changed, in the terms of `events.md`.
@@ -44,7 +45,7 @@ public final class FileObserver: Sendable {
         if options.pollingInterval == nil {
             do {
                 reader = try InotifyReader()
-            } catch where error.code == .watchLimit {
+            } catch  where error.code == .watchLimit {
                 fallback = ("watch-limit", error.message + "; the tree is polled until then")
             }
         }
@@ -66,7 +67,8 @@ public final class FileObserver: Sendable {
             throw LinuxFileSystem.rootError(errno, path: root)
         }
         for pattern in options.excludedNames where pattern.isEmpty {
-            throw FileWatchingError(code: .invalidArgument, message: "an empty exclusion glob matches nothing; remove it")
+            throw FileWatchingError(
+                code: .invalidArgument, message: "an empty exclusion glob matches nothing; remove it")
         }
         if options.stateFile != nil && options.reportsInitialItems {
             throw FileWatchingError(

@@ -168,9 +168,13 @@ public final class FolderList: Sendable {
             case .creationDate:
                 if a.item.creationTime != b.item.creationTime { return a.item.creationTime < b.item.creationTime }
             case .modificationDate:
-                if a.item.modificationTime != b.item.modificationTime { return a.item.modificationTime < b.item.modificationTime }
+                if a.item.modificationTime != b.item.modificationTime {
+                    return a.item.modificationTime < b.item.modificationTime
+                }
             case .size:
-                let (sizeA, sizeB) = (a.item.kind == .directory ? 0 : a.item.size, b.item.kind == .directory ? 0 : b.item.size)
+                let (sizeA, sizeB) = (
+                    a.item.kind == .directory ? 0 : a.item.size, b.item.kind == .directory ? 0 : b.item.size
+                )
                 if sizeA != sizeB { return sizeA < sizeB }
             }
             if a.key != b.key { return a.key < b.key }

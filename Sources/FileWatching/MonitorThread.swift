@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts a detached POSIX thread running `body`: the observer's monitor
@@ -12,15 +12,18 @@ func startDetachedThread(_ body: @escaping @Sendable () -> Void) throws(FileWatc
     }
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
     var thread = pthread_t()
-    let result = pthread_create(&thread, nil, { argument in
-        let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
-        box.body()
-        return nil
-    }, box)
+    let result = pthread_create(
+        &thread, nil,
+        { argument in
+            let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+            box.body()
+            return nil
+        }, box)
     guard result == 0 else {
         Unmanaged<Box>.fromOpaque(box).release()
-        throw FileWatchingError(code: .io, message: "cannot start the monitor thread: \(Errno(rawValue: result))",
-                                systemError: Errno(rawValue: result))
+        throw FileWatchingError(
+            code: .io, message: "cannot start the monitor thread: \(Errno(rawValue: result))",
+            systemError: Errno(rawValue: result))
     }
     pthread_detach(thread)
 }

@@ -132,7 +132,8 @@ extension ObserverCore {
         tree.set(occupant, metadata: metadata)
         if tree.has(occupant, flag: Tree.Flag.unreported) {
             // Not reported yet: it will be, once this content has settled.
-            writes.activity(on: occupant, at: now.monotonic, closed: true, size: metadata.size, modified: metadata.modified)
+            writes.activity(
+                on: occupant, at: now.monotonic, closed: true, size: metadata.size, modified: metadata.modified)
             return
         }
         writes.forget(occupant)
@@ -208,13 +209,15 @@ extension ObserverCore {
         switch cause {
         case .written, .closedWrite:
             if changed || cause == .written || writes.isTracking(index) {
-                beginWriting(index, metadata: metadata, closed: cause == .closedWrite, report: changed || cause == .written)
+                beginWriting(
+                    index, metadata: metadata, closed: cause == .closedWrite, report: changed || cause == .written)
             }
         case .attributes, .created, .movedIn:
             if changed {
                 if writes.isTracking(index) {
-                    writes.activity(on: index, at: now.monotonic, closed: writes.state(of: index)!.closed,
-                                    size: metadata.size, modified: metadata.modified)
+                    writes.activity(
+                        on: index, at: now.monotonic, closed: writes.state(of: index)!.closed,
+                        size: metadata.size, modified: metadata.modified)
                 } else {
                     // A time or size set without writing (touch, truncate by path).
                     emit(.modified(changedItem(index)))

@@ -66,7 +66,8 @@ extension ObserverCore {
                 // writer may be on another machine, which no lease here sees.
                 // Any other may still be being written: the settle check
                 // decides, and says `finished`.
-                let writing = metadata.kind == .file && metadata.modified > now.wall - options.settleTime.nanoseconds
+                let writing =
+                    metadata.kind == .file && metadata.modified > now.wall - options.settleTime.nanoseconds
                     && (isPolled(directory) || fileSystem.hasNoWriters(at: path.appending(entry.name)) != true)
                 let index = add(name: entry.name, in: directory, metadata: metadata, writing: writing)
                 if writing { writes.closed(index, at: now.monotonic) }

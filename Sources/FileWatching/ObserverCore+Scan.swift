@@ -53,23 +53,27 @@ extension ObserverCore {
                     metadata = value
                 case .failure(let errno):
                     if errno != .notFound {
-                        emit(.error(message: "cannot read '\(path.appending(entry.name))': \(errno)",
-                                    path: path.appending(entry.name)))
+                        emit(
+                            .error(
+                                message: "cannot read '\(path.appending(entry.name))': \(errno)",
+                                path: path.appending(entry.name)))
                     }
                     continue
                 }
                 let index: Tree.Index
                 if isFresh {
-                    index = tree.append(name: entry.name, in: directory, metadata: metadata,
-                                        id: newID(for: metadata, at: path.appending(entry.name)))
+                    index = tree.append(
+                        name: entry.name, in: directory, metadata: metadata,
+                        id: newID(for: metadata, at: path.appending(entry.name)))
                 } else if let existing = tree.child(of: directory, named: entry.name) {
                     // Already reported (by an event that came first): same item or not,
                     // the event handlers settle it.
                     _ = existing
                     continue
                 } else {
-                    index = tree.insert(name: entry.name, in: directory, metadata: metadata,
-                                        id: newID(for: metadata, at: path.appending(entry.name)))
+                    index = tree.insert(
+                        name: entry.name, in: directory, metadata: metadata,
+                        id: newID(for: metadata, at: path.appending(entry.name)))
                 }
                 if report && metadata.kind == .file && metadata.modified > recent
                     && fileSystem.hasNoWriters(at: path.appending(entry.name)) != true
@@ -81,8 +85,9 @@ extension ObserverCore {
                     // (Only for reported items: `finished` follows a report of
                     // `"writing": true`, never an item the consumer was not told of.)
                     tree.set(index, flag: Tree.Flag.writing, true)
-                    writes.activity(on: index, at: now.monotonic, closed: true, size: metadata.size,
-                                    modified: metadata.modified)
+                    writes.activity(
+                        on: index, at: now.monotonic, closed: true, size: metadata.size,
+                        modified: metadata.modified)
                 }
                 if report { announce(index) }
                 if metadata.kind == .directory { subdirectories.append(index) }
@@ -106,8 +111,11 @@ extension ObserverCore {
         if usesWatches && !isPolled(directory) && isFileSystemBoundary(directory),
             let kind = fileSystem.eventsUnsupported(at: path)
         {
-            degrade(directory, path: path, reason: "unsupported-filesystem",
-                    hint: "\(path.isRoot ? "the root" : "'\(path)'") is on \(kind), where changes made by other machines raise no events; it is polled (use --poll to choose the interval)")
+            degrade(
+                directory, path: path, reason: "unsupported-filesystem",
+                hint:
+                    "\(path.isRoot ? "the root" : "'\(path)'") is on \(kind), where changes made by other machines raise no events; it is polled (use --poll to choose the interval)"
+            )
         }
         let listing = fileSystem.listDirectory(at: path, watch: usesWatches && !isPolled(directory))
         record(listing.watch, for: directory, path: path)

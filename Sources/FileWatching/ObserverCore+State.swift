@@ -29,7 +29,8 @@ extension ObserverCore {
     mutating func scanFromRestoredTree() {
         for index in restoredWriting where tree.isLive(index) {
             let metadata = tree.metadata(of: index)
-            writes.activity(on: index, at: now.monotonic, closed: true, size: metadata.size, modified: metadata.modified)
+            writes.activity(
+                on: index, at: now.monotonic, closed: true, size: metadata.size, modified: metadata.modified)
         }
         restoredWriting.removeAll()
         rescan(from: Tree.rootIndex, reason: nil)

@@ -35,8 +35,9 @@ extension ObserverCore {
         }
         if metadata.size != state.size || metadata.modified != state.modified {
             tree.set(index, metadata: metadata)
-            writes.activity(on: index, at: now.monotonic, closed: state.closed, size: metadata.size,
-                            modified: metadata.modified)
+            writes.activity(
+                on: index, at: now.monotonic, closed: state.closed, size: metadata.size,
+                modified: metadata.modified)
             return
         }
         switch fileSystem.hasNoWriters(at: path) {

@@ -59,7 +59,9 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// Told the number of items found so far, now and then during the initial scan.
     var scanProgress: (@Sendable (Int) -> Void)?
 
-    init(fileSystem: FileSystem, root: FileMetadata, rootDescription: String, options: ObserverOptions, usesWatches: Bool) {
+    init(
+        fileSystem: FileSystem, root: FileMetadata, rootDescription: String, options: ObserverOptions, usesWatches: Bool
+    ) {
         self.fileSystem = fileSystem
         self.options = options
         self.filter = NameFilter(includesHidden: options.includesHidden, excluded: options.excludedNames)
@@ -138,8 +140,9 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
 
     func changedItem(_ index: Tree.Index) -> ChangedItem {
         let node = tree[index]
-        return ChangedItem(path: tree.path(of: index), id: tree.id(of: index), kind: node.kind, size: node.size,
-                           isWriting: node.flags & Tree.Flag.writing != 0)
+        return ChangedItem(
+            path: tree.path(of: index), id: tree.id(of: index), kind: node.kind, size: node.size,
+            isWriting: node.flags & Tree.Flag.writing != 0)
     }
 
     /// Adds an item to the tree and reports it.
@@ -151,7 +154,8 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
         let index = tree.insert(name: name, in: parent, metadata: metadata, id: id)
         if metadata.kind == .file && writing {
             tree.set(index, flag: Tree.Flag.writing, true)
-            writes.activity(on: index, at: now.monotonic, closed: false, size: metadata.size, modified: metadata.modified)
+            writes.activity(
+                on: index, at: now.monotonic, closed: false, size: metadata.size, modified: metadata.modified)
         }
         if report { announce(index) }
         return index
@@ -189,7 +193,9 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
         let to = tree.path(of: index)
         let id = tree.id(of: index)
         let kind = tree[index].kind
-        emit(sameFolder ? .renamed(from: from, to: to, id: id, kind: kind) : .moved(from: from, to: to, id: id, kind: kind))
+        emit(
+            sameFolder
+                ? .renamed(from: from, to: to, id: id, kind: kind) : .moved(from: from, to: to, id: id, kind: kind))
     }
 
     // MARK: Watches and degradation
@@ -234,8 +240,10 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
         case .noSpace:
             let limit = readProcNumber("/proc/sys/fs/inotify/max_user_watches")
             let now = limit.map { " (now \($0))" } ?? ""
-            return ("watch-limit",
-                    "the inotify watch limit is reached\(now); raise it with `sysctl fs.inotify.max_user_watches=\(max((limit ?? 65536) * 4, 524288))`; \(shown) is polled until then")
+            return (
+                "watch-limit",
+                "the inotify watch limit is reached\(now); raise it with `sysctl fs.inotify.max_user_watches=\(max((limit ?? 65536) * 4, 524288))`; \(shown) is polled until then"
+            )
         case .accessDenied, .permission:
             return ("permission", "grant read and execute access to \(shown) (chmod u+rx); it is polled until then")
         default:

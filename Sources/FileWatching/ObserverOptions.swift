@@ -82,7 +82,8 @@ extension ObserverOptions {
         lhs.includesHidden == rhs.includesHidden && lhs.excludedNames == rhs.excludedNames
             && lhs.settleTime == rhs.settleTime && lhs.latency == rhs.latency
             && lhs.pollingInterval == rhs.pollingInterval && lhs.degradedPollingInterval == rhs.degradedPollingInterval
-            && lhs.reportsInitialItems == rhs.reportsInitialItems && lhs.storesIdentityAttribute == rhs.storesIdentityAttribute
+            && lhs.reportsInitialItems == rhs.reportsInitialItems
+            && lhs.storesIdentityAttribute == rhs.storesIdentityAttribute
             && lhs.stateFile == rhs.stateFile && lhs.detectsDuplicateContent == rhs.detectsDuplicateContent
     }
 

@@ -66,9 +66,10 @@ final class ObserverState: Sendable {
     /// Why the last write of the state file failed, for the monitor to report.
     private let saveFailure = Mutex<String?>(nil)
 
-    init(core: consuming sending ObserverCore<LinuxFileSystem>, source: sending (any EventSource)?,
-         rootIdentity: FileIdentity, logger: Logger) throws(FileWatchingError)
-    {
+    init(
+        core: consuming sending ObserverCore<LinuxFileSystem>, source: sending (any EventSource)?,
+        rootIdentity: FileIdentity, logger: Logger
+    ) throws(FileWatchingError) {
         let fd = cfs_eventfd()
         if fd < 0 {
             throw FileWatchingError(code: .io, message: "eventfd failed: \(Errno(rawValue: -fd))")
@@ -139,8 +140,9 @@ final class ObserverState: Sendable {
             if !waiting { continuation.resume() }
         }
         if control.withLock({ $0.rootRemoved }) {
-            throw FileWatchingError(code: .rootRemoved, message: "\(rootPath): the watched folder was removed or moved away",
-                                    path: rootPath)
+            throw FileWatchingError(
+                code: .rootRemoved, message: "\(rootPath): the watched folder was removed or moved away",
+                path: rootPath)
         }
     }
 
@@ -310,7 +312,11 @@ final class ObserverState: Sendable {
     /// Says a failed write of the state once, as an `error` change; returns
     /// whether one failed since the last call (the state is then saved again later).
     private func reportSaveFailure() -> Bool {
-        guard let message = saveFailure.withLock({ failure in defer { failure = nil }; return failure }) else {
+        guard
+            let message = saveFailure.withLock({ failure in
+                defer { failure = nil }; return failure
+            })
+        else {
             return false
         }
         if !saveFailureReported.exchange(true, ordering: .relaxed) {

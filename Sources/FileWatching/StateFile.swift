@@ -76,7 +76,9 @@ enum StateFile {
         guard savedRoot == root else {
             throw Unusable(description: "the state file belongs to another folder (\(savedRoot))")
         }
-        guard device == rootIdentity.device && inode == rootIdentity.inode && Int64(bitPattern: birth) == rootIdentity.birth
+        guard
+            device == rootIdentity.device && inode == rootIdentity.inode
+                && Int64(bitPattern: birth) == rootIdentity.birth
         else {
             throw Unusable(description: "the state file belongs to another folder that was at \(savedRoot) before")
         }
@@ -107,7 +109,8 @@ enum StateFile {
             guard tree != nil, Int(parent) < indices.count, tree![indices[Int(parent)]].kind == .directory,
                 !name.isEmpty, tree!.index(of: ItemID(rawValue: id)) == nil
             else { throw Unusable(description: "the state file is damaged (an impossible record)") }
-            let index = tree!.append(name: Array(name), in: indices[Int(parent)], metadata: metadata, id: ItemID(rawValue: id))
+            let index = tree!.append(
+                name: Array(name), in: indices[Int(parent)], metadata: metadata, id: ItemID(rawValue: id))
             if flags & Tree.Flag.writing != 0 && kind == .file { tree!.set(index, flag: Tree.Flag.writing, true) }
             indices.append(index)
         }

@@ -1,8 +1,9 @@
 import CFileshareShim
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The one seam between Swift and the system calls: the C shim returns a
@@ -21,7 +22,9 @@ public func valueOrErrno<Result: FixedWidthInteger & SignedInteger>(_ result: Re
 /// again while it is interrupted by a signal when `retryOnInterrupt`.
 @discardableResult
 @inline(__always)
-public func valueOrErrno<Result: FixedWidthInteger & SignedInteger>(retryOnInterrupt: Bool = true, _ call: () -> Result) throws(Errno) -> Result {
+public func valueOrErrno<Result: FixedWidthInteger & SignedInteger>(retryOnInterrupt: Bool = true, _ call: () -> Result)
+    throws(Errno) -> Result
+{
     while true {
         let result = call()
         if result != -1 { return result }

@@ -52,8 +52,10 @@ struct Tree {
     private(set) var count = 0
 
     init(root: FileMetadata, id: ItemID) {
-        nodes.append(Node(size: 0, modified: 0, birth: 0, inode: 0, id: 0, parent: -1, nameOffset: 0, device: 0,
-                          nameLength: 0, kindRaw: ItemKind.directory.rawValue, flags: 0))
+        nodes.append(
+            Node(
+                size: 0, modified: 0, birth: 0, inode: 0, id: 0, parent: -1, nameOffset: 0, device: 0,
+                nameLength: 0, kindRaw: ItemKind.directory.rawValue, flags: 0))
         children.append([])
         set(Tree.rootIndex, metadata: root)
         nodes[0].id = id.rawValue
@@ -274,9 +276,10 @@ struct Tree {
     mutating func insert(name: [UInt8], in parent: Index, metadata: FileMetadata, id: ItemID) -> Index {
         let (found, position) = search(parent, name)
         precondition(!found, "inserting a name that is already there")
-        let node = Node(size: 0, modified: 0, birth: 0, inode: 0, id: id.rawValue, parent: parent,
-                        nameOffset: storeName(name), device: 0, nameLength: UInt16(name.count),
-                        kindRaw: metadata.kind.rawValue, flags: 0)
+        let node = Node(
+            size: 0, modified: 0, birth: 0, inode: 0, id: id.rawValue, parent: parent,
+            nameOffset: storeName(name), device: 0, nameLength: UInt16(name.count),
+            kindRaw: metadata.kind.rawValue, flags: 0)
         let index: Index
         if let reused = freeList.popLast() {
             index = reused
@@ -302,9 +305,11 @@ struct Tree {
             if order >= 0 { return insert(name: name, in: parent, metadata: metadata, id: id) }
         }
         let index = Index(nodes.count)
-        nodes.append(Node(size: 0, modified: 0, birth: 0, inode: 0, id: id.rawValue, parent: parent,
-                          nameOffset: storeName(name), device: 0, nameLength: UInt16(name.count),
-                          kindRaw: metadata.kind.rawValue, flags: 0))
+        nodes.append(
+            Node(
+                size: 0, modified: 0, birth: 0, inode: 0, id: id.rawValue, parent: parent,
+                nameOffset: storeName(name), device: 0, nameLength: UInt16(name.count),
+                kindRaw: metadata.kind.rawValue, flags: 0))
         children.append([])
         set(index, metadata: metadata)
         children[Int(parent)].append(index)

@@ -1,6 +1,7 @@
 import CFileshareShim
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One step of taking a document in, as the journal records it.
@@ -92,7 +93,9 @@ struct InboxJournal {
         var records: [JournalRecord] = []
         var start = 0
         for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
-            if let record = decode(line: String(decoding: bytes[start..<index], as: UTF8.self)) { records.append(record) }
+            if let record = decode(line: String(decoding: bytes[start..<index], as: UTF8.self)) {
+                records.append(record)
+            }
             start = index + 1
         }
         return records  // a last line without its newline was torn: ignored
@@ -105,7 +108,8 @@ struct InboxJournal {
         switch record.step {
         case .claim(let claim):
             fields += [
-                "claim", claim.source, claim.destination, String(claim.device), String(claim.inode), claim.isFolder ? "folder" : "file",
+                "claim", claim.source, claim.destination, String(claim.device), String(claim.inode),
+                claim.isFolder ? "folder" : "file",
                 claim.typeIdentifier ?? "", claim.reason,
             ]
         case .moved: fields.append("moved")
@@ -126,7 +130,8 @@ struct InboxJournal {
         case "claim":
             guard fields.count == 9, let device = UInt64(fields[4]), let inode = UInt64(fields[5]) else { return nil }
             let claim = InboxClaim(
-                source: fields[2], destination: fields[3], device: device, inode: inode, isFolder: fields[6] == "folder",
+                source: fields[2], destination: fields[3], device: device, inode: inode,
+                isFolder: fields[6] == "folder",
                 typeIdentifier: fields[7].isEmpty ? nil : fields[7], reason: fields[8])
             return JournalRecord(sequence: sequence, step: .claim(claim))
         case "moved": return JournalRecord(sequence: sequence, step: .moved)

@@ -33,7 +33,8 @@ public struct InboxOptions: Sendable {
     /// Creates options; the defaults are those of `fileshare inbox`.
     public init(
         inboxName: String = "Inbox", quarantine: String = "Quarantine", acceptedTypes: AcceptedTypes = .all(),
-        foldersPerType: Bool = false, folderHandling: FolderHandling = .package, folderSettleTime: Duration = .seconds(2),
+        foldersPerType: Bool = false, folderHandling: FolderHandling = .package,
+        folderSettleTime: Duration = .seconds(2),
         settleTime: Duration = .seconds(1)
     ) {
         self.inboxName = inboxName
@@ -77,13 +78,16 @@ public enum InboxEvent: Sendable, Hashable {
         func quoted(_ text: String) -> String { JSONText.quoted(text) }
         switch self {
         case .takenIn(let from, let path, let type):
-            return "{\"type\":\"taken-in\",\"from\":\(quoted(from)),\"path\":\(quoted(path)),\"document_type\":\(quoted(type))}"
+            return
+                "{\"type\":\"taken-in\",\"from\":\(quoted(from)),\"path\":\(quoted(path)),\"document_type\":\(quoted(type))}"
         case .refused(let from, let path, let reason):
-            return "{\"type\":\"refused\",\"from\":\(quoted(from)),\"path\":\(quoted(path)),\"reason\":\(quoted(reason))}"
+            return
+                "{\"type\":\"refused\",\"from\":\(quoted(from)),\"path\":\(quoted(path)),\"reason\":\(quoted(reason))}"
         case .handled(let path, let isRepeat):
             return "{\"type\":\"handled\",\"path\":\(quoted(path)),\"repeat\":\(isRepeat)}"
         case .error(let message, let path):
-            return "{\"type\":\"error\",\"message\":\(quoted(message))" + (path.map { ",\"path\":\(quoted($0))" } ?? "") + "}"
+            return "{\"type\":\"error\",\"message\":\(quoted(message))" + (path.map { ",\"path\":\(quoted($0))" } ?? "")
+                + "}"
         }
     }
 }

@@ -4,8 +4,9 @@ public import FileWatching
 public import Logging
 public import ServiceLifecycle
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Takes in the documents that arrive in a folder's Inbox, exactly once.
@@ -76,7 +77,9 @@ public final class InboxProcessor: Service, Sendable {
         self.logger = logger
         self.handler = handler
         self.report = report
-        guard !options.inboxName.isEmpty, !options.inboxName.contains("/"), options.inboxName != ".", options.inboxName != ".." else {
+        guard !options.inboxName.isEmpty, !options.inboxName.contains("/"), options.inboxName != ".",
+            options.inboxName != ".."
+        else {
             throw InboxError(.badOptions, "the Inbox name '\(options.inboxName)' must be one folder name")
         }
         inboxPath = self.root + "/" + options.inboxName
@@ -91,16 +94,22 @@ public final class InboxProcessor: Service, Sendable {
             throw InboxError(.badOptions, "the quarantine cannot be inside the Inbox: the Inbox ends empty")
         }
         var inboxInfo = stat(), quarantineInfo = stat(), rootInfo = stat()
-        guard stat(inboxPath, &inboxInfo) == 0, stat(quarantinePath, &quarantineInfo) == 0, stat(self.root, &rootInfo) == 0 else {
+        guard stat(inboxPath, &inboxInfo) == 0, stat(quarantinePath, &quarantineInfo) == 0,
+            stat(self.root, &rootInfo) == 0
+        else {
             throw InboxError(.io, "cannot read \(inboxPath): \(String(cString: strerror(errno)))")
         }
         guard inboxInfo.st_dev == quarantineInfo.st_dev, inboxInfo.st_dev == rootInfo.st_dev else {
             throw InboxError(
-                .badOptions, "the Inbox, the quarantine and \(self.root) must be on one file system, so documents move by renaming")
+                .badOptions,
+                "the Inbox, the quarantine and \(self.root) must be on one file system, so documents move by renaming")
         }
         journalPath = privateFolder + "/inbox-journal"
         lockFD = open(privateFolder + "/inbox.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if lockFD < 0 { throw InboxError(.io, "cannot create the Inbox lock in \(privateFolder): \(String(cString: strerror(errno)))") }
+        if lockFD < 0 {
+            throw InboxError(
+                .io, "cannot create the Inbox lock in \(privateFolder): \(String(cString: strerror(errno)))")
+        }
     }
 
     deinit { close(lockFD) }
@@ -158,7 +167,9 @@ public final class InboxProcessor: Service, Sendable {
             }
             // The whole folder's observer reports more than the Inbox: only what
             // touches it (or the scan's own events) wakes the loop.
-            if touched || inbox.isRoot || batch.contains(where: { InboxProcessor.paths(of: $0).isEmpty }) { wake.yield() }
+            if touched || inbox.isRoot || batch.contains(where: { InboxProcessor.paths(of: $0).isEmpty }) {
+                wake.yield()
+            }
         }
         defer {
             token.cancel()
@@ -174,7 +185,9 @@ public final class InboxProcessor: Service, Sendable {
         await observer.sync()
         let started = ContinuousClock.now
         work.withLock { state in
-            for item in observer.children(of: inbox) ?? [] where state.lastChange[item.name] == nil { state.lastChange[item.name] = started }
+            for item in observer.children(of: inbox) ?? [] where state.lastChange[item.name] == nil {
+                state.lastChange[item.name] = started
+            }
         }
         try await withGracefulShutdownHandler {
             // Folders wait out their settle time: a timer wakes the loop while any waits.
@@ -202,7 +215,9 @@ public final class InboxProcessor: Service, Sendable {
                 throw InboxError(.io, "cannot lock the Inbox: \(String(cString: strerror(errno)))")
             }
             if !warned && ContinuousClock.now - started > .seconds(2) {
-                logger.warning("another process is taking in this Inbox; waiting for it to end", metadata: ["inbox": "\(inboxPath)"])
+                logger.warning(
+                    "another process is taking in this Inbox; waiting for it to end",
+                    metadata: ["inbox": "\(inboxPath)"])
                 warned = true
             }
             try await Task.sleep(for: .milliseconds(25))
@@ -240,10 +255,14 @@ public final class InboxProcessor: Service, Sendable {
                     waiting = true
                     continue
                 }
-                if try await !takeIn(source: options.inboxName + "/" + name, name: name, journal: journal) { waiting = true }
+                if try await !takeIn(source: options.inboxName + "/" + name, name: name, journal: journal) {
+                    waiting = true
+                }
             case .directory:
                 let lastChange = work.withLock { $0.lastChange[name] } ?? .now
-                if ContinuousClock.now - lastChange < options.folderSettleTime || InboxProcessor.isWriting(under: item.path, in: observer) {
+                if ContinuousClock.now - lastChange < options.folderSettleTime
+                    || InboxProcessor.isWriting(under: item.path, in: observer)
+                {
                     waiting = true
                     continue
                 }
@@ -294,7 +313,8 @@ public final class InboxProcessor: Service, Sendable {
         case .written: return false
         case .decided(let info, let type, let reason):
             try await claim(
-                source: source, name: name, info: info, isFolder: false, type: type?.identifier.rawValue, typeName: type?.name,
+                source: source, name: name, info: info, isFolder: false, type: type?.identifier.rawValue,
+                typeName: type?.name,
                 reason: reason, journal: journal)
             return true
         }
@@ -316,7 +336,9 @@ public final class InboxProcessor: Service, Sendable {
             let files = await offload { InboxProcessor.files(under: absolute) }
             var complete = true
             for relative in files {
-                let taken = try await takeIn(source: source + "/" + relative, name: String(relative.split(separator: "/").last ?? ""), journal: journal)
+                let taken = try await takeIn(
+                    source: source + "/" + relative, name: String(relative.split(separator: "/").last ?? ""),
+                    journal: journal)
                 complete = complete && taken
             }
             guard complete else { return false }
@@ -327,7 +349,8 @@ public final class InboxProcessor: Service, Sendable {
             if lstat(absolute, &info) == 0 {
                 try await claim(
                     source: source, name: name, info: info, isFolder: true, type: nil, typeName: nil,
-                    reason: "what was left of '\(name)' after its documents were taken in (hidden files)", journal: journal)
+                    reason: "what was left of '\(name)' after its documents were taken in (hidden files)",
+                    journal: journal)
             }
             return true
         }
@@ -354,7 +377,9 @@ public final class InboxProcessor: Service, Sendable {
                     refused.append("'\(relative)' cannot be read: \(error)")
                 }
             }
-            let reason = refused.isEmpty ? "" : "\(refused.count) of its files cannot be taken in: " + refused.prefix(5).joined(separator: "; ")
+            let reason =
+                refused.isEmpty
+                ? "" : "\(refused.count) of its files cannot be taken in: " + refused.prefix(5).joined(separator: "; ")
             return .decided(info, reason)
         }
         switch verdict {
@@ -362,7 +387,8 @@ public final class InboxProcessor: Service, Sendable {
         case .written: return false
         case .decided(let info, let reason):
             try await claim(
-                source: source, name: name, info: info, isFolder: true, type: reason.isEmpty ? "public.folder" : nil, typeName: nil,
+                source: source, name: name, info: info, isFolder: true, type: reason.isEmpty ? "public.folder" : nil,
+                typeName: nil,
                 reason: reason, journal: journal)
             return true
         }
@@ -377,7 +403,8 @@ public final class InboxProcessor: Service, Sendable {
         let destination = await offload { self.freeName(for: name, in: folder, refused: type == nil) }
         let sequence = work.withLock { $0.journal.lastSequence + 1 }
         let claim = InboxClaim(
-            source: source, destination: destination, device: UInt64(info.st_dev), inode: UInt64(info.st_ino), isFolder: isFolder,
+            source: source, destination: destination, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+            isFolder: isFolder,
             typeIdentifier: type, reason: reason)
         try record(JournalRecord(sequence: sequence, step: .claim(claim)), in: journal)
         try await carryOut(sequence: sequence, claim: claim, journal: journal, moved: false, handling: false)
@@ -411,7 +438,9 @@ public final class InboxProcessor: Service, Sendable {
 
     /// Moves, reports, hands over: each step recorded; the steps already
     /// done (`moved`, `handling`) are skipped, as recovery asks.
-    func carryOut(sequence: UInt64, claim initial: InboxClaim, journal: InboxJournal, moved: Bool, handling: Bool) async throws {
+    func carryOut(sequence: UInt64, claim initial: InboxClaim, journal: InboxJournal, moved: Bool, handling: Bool)
+        async throws
+    {
         var claim = initial
         if !moved {
             while true {
@@ -440,7 +469,8 @@ public final class InboxProcessor: Service, Sendable {
                     try record(JournalRecord(sequence: sequence, step: .done), in: journal)
                     return
                 }
-                throw InboxError(.io, "cannot move \(claim.source) to \(claim.destination): \(String(cString: strerror(-result)))")
+                throw InboxError(
+                    .io, "cannot move \(claim.source) to \(claim.destination): \(String(cString: strerror(-result)))")
             }
             try record(JournalRecord(sequence: sequence, step: .moved), in: journal)
         }
@@ -456,7 +486,8 @@ public final class InboxProcessor: Service, Sendable {
             try record(JournalRecord(sequence: sequence, step: .handling), in: journal)
         }
         let delivery = InboxDelivery(
-            path: absolute(claim.destination), relativePath: claim.destination, source: claim.source, typeIdentifier: type,
+            path: absolute(claim.destination), relativePath: claim.destination, source: claim.source,
+            typeIdentifier: type,
             isRepeat: handling)
         do {
             try await handler(delivery)
@@ -513,7 +544,8 @@ public final class InboxProcessor: Service, Sendable {
                     moved = true
                 }
             }
-            try await carryOut(sequence: sequence, claim: entry.claim, journal: journal, moved: moved, handling: entry.handling)
+            try await carryOut(
+                sequence: sequence, claim: entry.claim, journal: journal, moved: moved, handling: entry.handling)
         }
         try compactIfIdle(journal)
     }
@@ -566,7 +598,9 @@ public final class InboxProcessor: Service, Sendable {
     static func removeEmptyFolders(_ folder: String) {
         for child in names(in: folder) {
             var info = stat()
-            if lstat(folder + "/" + child, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { removeEmptyFolders(folder + "/" + child) }
+            if lstat(folder + "/" + child, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR {
+                removeEmptyFolders(folder + "/" + child)
+            }
         }
         _ = rmdir(folder)
     }
@@ -577,7 +611,9 @@ public final class InboxProcessor: Service, Sendable {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+            }
             if name != "." && name != ".." { names.append(name) }
         }
         return names

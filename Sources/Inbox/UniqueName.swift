@@ -21,7 +21,9 @@ enum UniqueName {
         var (stem, ext) = split(name)
         var number = 2
         // "Report 2.pdf" arriving where it exists becomes "Report 3.pdf".
-        if let space = stem.lastIndex(of: " "), let value = Int(stem[stem.index(after: space)...]), value >= 1, value < 1_000_000 {
+        if let space = stem.lastIndex(of: " "), let value = Int(stem[stem.index(after: space)...]), value >= 1,
+            value < 1_000_000
+        {
             stem = String(stem[..<space])
             number = value + 1
         }

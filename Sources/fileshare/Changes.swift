@@ -2,15 +2,17 @@ import ArgumentParser
 import ChangeLog
 import FileWatching
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare changes [DIR] --state FILE`: what changed since the state was
 /// saved; `fileshare changes [DIR] --since SEQ`: the server's change log after SEQ.
 struct Changes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print what changed in DIR since the state in FILE was saved, or since change SEQ of the server's log, then exit.",
+        abstract:
+            "Print what changed in DIR since the state in FILE was saved, or since change SEQ of the server's log, then exit.",
         discussion: """
             With --state: renamed and moved items keep their ids. The new state is saved for next time \
             (unless --keep-state). Without FILE yet, every item is printed as added.
@@ -29,7 +31,9 @@ struct Changes: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The saved state (written by watch --state or by this command).", valueName: "FILE"))
     var state: String?
 
-    @Option(help: ArgumentHelp("Print the server's change log after this number (0: from the oldest kept).", valueName: "SEQ"))
+    @Option(
+        help: ArgumentHelp(
+            "Print the server's change log after this number (0: from the oldest kept).", valueName: "SEQ"))
     var since: UInt64?
 
     @Option(help: ArgumentHelp("With --since: print at most this many records.", valueName: "N"))
@@ -41,19 +45,25 @@ struct Changes: AsyncParsableCommand {
     @Flag(help: "Include names starting with a dot.")
     var hidden = false
 
-    @Option(name: .customLong("exclude"), help: ArgumentHelp("Leave matching names out, with their subtrees (repeatable).", valueName: "GLOB"))
+    @Option(
+        name: .customLong("exclude"),
+        help: ArgumentHelp("Leave matching names out, with their subtrees (repeatable).", valueName: "GLOB"))
     var excludes: [String] = []
 
     @Flag(help: "Report a new file with the same content as an existing one as duplicated.")
     var duplicates = false
 
-    @Flag(name: .customLong("keep-state"), help: "Do not save the new state: the next run reports the same changes again.")
+    @Flag(
+        name: .customLong("keep-state"), help: "Do not save the new state: the next run reports the same changes again."
+    )
     var keepState = false
 
     func validate() throws {
         if excludes.contains("") { throw ValidationError("--exclude needs a glob, such as '*.tmp'") }
         switch (state, since) {
-        case (nil, nil): throw ValidationError("give --state FILE (changes since a saved state) or --since SEQ (the server's change log)")
+        case (nil, nil):
+            throw ValidationError(
+                "give --state FILE (changes since a saved state) or --since SEQ (the server's change log)")
         case (.some, .some): throw ValidationError("--state and --since cannot be combined; give one of them")
         case (nil, .some):
             if hidden || duplicates || keepState || !excludes.isEmpty {
@@ -71,12 +81,13 @@ struct Changes: AsyncParsableCommand {
         var handler = StreamLogHandler.standardError(label: "fileshare.changes")
         handler.logLevel = .error
         let logger = Logger(label: "fileshare.changes") { _ in handler }
-        let options = ObserverOptions(includesHidden: hidden, excludedNames: excludes, detectsDuplicateContent: duplicates)
+        let options = ObserverOptions(
+            includesHidden: hidden, excludedNames: excludes, detectsDuplicateContent: duplicates)
         let changes: [Change]
         do {
             changes = try FileObserver.changesSinceSavedState(
                 root: directory, stateFile: state, options: options, saving: !keepState, logger: logger)
-        } catch where error.code == .io {
+        } catch  where error.code == .io {
             CommandOutput.fail(error.message, code: 1)
         } catch {
             CommandOutput.fail(error.message, code: 2)
@@ -106,8 +117,9 @@ extension Changes {
         let logger = Logger(label: "fileshare.changes") { _ in handler }
         let log: FileChangeLog
         do {
-            log = try FileChangeLog(folder: FileChangeLog.folder(forSharedFolder: directory), mode: .reading, logger: logger)
-        } catch where error.code == .notFound {
+            log = try FileChangeLog(
+                folder: FileChangeLog.folder(forSharedFolder: directory), mode: .reading, logger: logger)
+        } catch  where error.code == .notFound {
             CommandOutput.fail(error.message, code: 2)
         } catch {
             CommandOutput.fail(error.message, code: 1)
@@ -124,9 +136,12 @@ extension Changes {
             switch page {
             case .expired(let oldest, let latest):
                 if json {
-                    CommandOutput.write("{\"error\":\"the change log no longer holds the changes after \(cursor)\",\"resync\":true,\"oldest\":\(oldest)}\n")
+                    CommandOutput.write(
+                        "{\"error\":\"the change log no longer holds the changes after \(cursor)\",\"resync\":true,\"oldest\":\(oldest)}\n"
+                    )
                 }
-                let reason = cursor > latest
+                let reason =
+                    cursor > latest
                     ? "change \(cursor) is newer than the newest in the log (\(latest)): the log was reset"
                     : "the log keeps changes from \(oldest) on; those after \(cursor) and before it are gone"
                 CommandOutput.fail("\(reason); list the folder again and go on from \(latest)", code: 1)

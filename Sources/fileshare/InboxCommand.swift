@@ -5,8 +5,9 @@ import Inbox
 import Logging
 import ServiceLifecycle
 import UnixSignals
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare inbox [DIR]`: takes in the documents that arrive in `DIR/Inbox`.
@@ -26,28 +27,42 @@ struct InboxCommand: AsyncParsableCommand {
     @Argument(help: "The folder whose Inbox is taken in.")
     var directory: String = "./Documents"
 
-    @Option(help: ArgumentHelp("Accepted types: identifiers or file name extensions, comma-separated (public.image,pdf,epub).", valueName: "LIST"))
+    @Option(
+        help: ArgumentHelp(
+            "Accepted types: identifiers or file name extensions, comma-separated (public.image,pdf,epub).",
+            valueName: "LIST"))
     var accept: String?
 
-    @Option(help: ArgumentHelp("Declared and accepted types from a configuration file (JSON, YAML or TOML).", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Declared and accepted types from a configuration file (JSON, YAML or TOML).", valueName: "FILE"))
     var types: String?
 
-    @Option(help: ArgumentHelp("Run for each accepted document, with its final absolute path as the last argument (FILESHARE_REPEAT=1 when it is a repeat after a crash).", valueName: "CMD"))
+    @Option(
+        help: ArgumentHelp(
+            "Run for each accepted document, with its final absolute path as the last argument (FILESHARE_REPEAT=1 when it is a repeat after a crash).",
+            valueName: "CMD"))
     var exec: String?
 
     @Option(help: ArgumentHelp("The Inbox's name inside DIR.", valueName: "NAME"))
     var inbox: String = "Inbox"
 
-    @Option(help: ArgumentHelp("Where refused documents go, with a reason file beside each (relative to DIR, or absolute).", valueName: "PATH"))
+    @Option(
+        help: ArgumentHelp(
+            "Where refused documents go, with a reason file beside each (relative to DIR, or absolute).",
+            valueName: "PATH"))
     var quarantine: String = "Quarantine"
 
-    @Option(help: ArgumentHelp("Folders in the Inbox: 'package' (moved whole) or 'unpack' (each file on its own).", valueName: "MODE"))
+    @Option(
+        help: ArgumentHelp(
+            "Folders in the Inbox: 'package' (moved whole) or 'unpack' (each file on its own).", valueName: "MODE"))
     var folders: String = "package"
 
     @Flag(help: "Put accepted documents in a folder named after their type.")
     var folderPerType = false
 
-    @Option(help: ArgumentHelp("Seconds a file must stay unchanged after its last writer closed it.", valueName: "SECONDS"))
+    @Option(
+        help: ArgumentHelp("Seconds a file must stay unchanged after its last writer closed it.", valueName: "SECONDS"))
     var settle: Double = 1
 
     @Flag(help: "Take in what is there now (waiting for files still being written), then exit.")
@@ -62,7 +77,9 @@ struct InboxCommand: AsyncParsableCommand {
         guard let handling = InboxOptions.FolderHandling(rawValue: folders) else {
             CommandOutput.fail("--folders takes 'package' or 'unpack', not '\(folders)'", code: 2)
         }
-        guard settle >= 0 && settle <= 3600 else { CommandOutput.fail("--settle must be between 0 and 3600 seconds", code: 2) }
+        guard settle >= 0 && settle <= 3600 else {
+            CommandOutput.fail("--settle must be between 0 and 3600 seconds", code: 2)
+        }
         let accepted: AcceptedTypes
         do {
             accepted = try TypeOptions.acceptedTypes(typesFile: types, accept: accept) ?? .all()
@@ -105,7 +122,9 @@ struct InboxCommand: AsyncParsableCommand {
     /// Runs `command` through the shell with `path` as its last argument; throws on a non-zero exit.
     static func run(_ command: String, path: String, isRepeat: Bool) async throws {
         let status: Int32 = await runBlocking { () -> Int32 in
-            var environment = ProcessInfoLite.environment.filter { $0.key != "FILESHARE_REPEAT" }.map { "\($0.key)=\($0.value)" }
+            var environment = ProcessInfoLite.environment.filter { $0.key != "FILESHARE_REPEAT" }.map {
+                "\($0.key)=\($0.value)"
+            }
             if isRepeat { environment.append("FILESHARE_REPEAT=1") }
             let arguments = ["/bin/sh", "-c", command + " \"$1\"", "fileshare-inbox", path]
             var pid: pid_t = 0
@@ -132,4 +151,3 @@ struct InboxCommand: AsyncParsableCommand {
         var description: String { message }
     }
 }
-

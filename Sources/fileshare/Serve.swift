@@ -7,8 +7,9 @@ import Inbox
 import Logging
 import ServiceLifecycle
 import UnixSignals
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare serve [DIR]`: shares DIR over HTTP, as `cli.md` and `http-api.md` say.
@@ -43,19 +44,28 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("no-auth"), help: "No credentials (only when bound to a loopback address).")
     var noAuth = false
 
-    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("A PEM certificate chain, to serve HTTPS.", valueName: "FILE"))
+    @Option(
+        name: .customLong("tls-cert"), help: ArgumentHelp("A PEM certificate chain, to serve HTTPS.", valueName: "FILE")
+    )
     var tlsCertificate: String?
 
-    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of the certificate.", valueName: "FILE"))
+    @Option(
+        name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of the certificate.", valueName: "FILE"))
     var tlsKey: String?
 
     @Flag(name: .customLong("read-only"), help: "Allow no change through the server (403).")
     var readOnly = false
 
-    @Flag(name: .customLong("inbox"), help: "Also take in the documents that arrive in DIR/Inbox (as 'fileshare inbox' does; the types of --accept/--types apply), with its events on stderr.")
+    @Flag(
+        name: .customLong("inbox"),
+        help:
+            "Also take in the documents that arrive in DIR/Inbox (as 'fileshare inbox' does; the types of --accept/--types apply), with its events on stderr."
+    )
     var takesInInbox = false
 
-    @Option(name: .customLong("max-upload"), help: ArgumentHelp("The largest upload accepted, in bytes (suffixes K, M, G).", valueName: "SIZE"))
+    @Option(
+        name: .customLong("max-upload"),
+        help: ArgumentHelp("The largest upload accepted, in bytes (suffixes K, M, G).", valueName: "SIZE"))
     var maxUpload: String?
 
     @Option(
@@ -81,7 +91,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--max-upload takes a size such as 500M or 2G")
         }
         if let accept, TypeOptions.listItems(accept).isEmpty {
-            throw ValidationError("--accept takes type identifiers or extensions separated by commas, such as public.image,com.adobe.pdf")
+            throw ValidationError(
+                "--accept takes type identifiers or extensions separated by commas, such as public.image,com.adobe.pdf")
         }
     }
 
@@ -118,12 +129,16 @@ struct Serve: AsyncParsableCommand {
         var credentials: ShareConfiguration.Credentials? = nil
         if noAuth {
             guard Serve.isLoopback(bind) else {
-                CommandOutput.fail("--no-auth is accepted only on a loopback address; bind to 127.0.0.1 or give credentials", code: 2)
+                CommandOutput.fail(
+                    "--no-auth is accepted only on a loopback address; bind to 127.0.0.1 or give credentials", code: 2)
             }
-            if user != nil || password != nil { CommandOutput.fail("--no-auth cannot be combined with credentials", code: 2) }
+            if user != nil || password != nil {
+                CommandOutput.fail("--no-auth cannot be combined with credentials", code: 2)
+            }
         } else if let user, let password {
             guard !user.isEmpty, !password.isEmpty, !user.contains(":") else {
-                CommandOutput.fail("the user name and password must not be empty, and the user name has no ':'", code: 2)
+                CommandOutput.fail(
+                    "the user name and password must not be empty, and the user name has no ':'", code: 2)
             }
             credentials = .init(user: user, password: password)
         } else if user != nil || password != nil {
@@ -131,7 +146,9 @@ struct Serve: AsyncParsableCommand {
         } else {
             let made = Serve.randomPassword()
             credentials = .init(user: "fileshare", password: made)
-            CommandOutput.writeError("fileshare: sign in as user 'fileshare' with password '\(made)' (choose your own with --user and --password)\n")
+            CommandOutput.writeError(
+                "fileshare: sign in as user 'fileshare' with password '\(made)' (choose your own with --user and --password)\n"
+            )
         }
         if !Serve.makeDirectories(directory) {
             CommandOutput.fail("cannot create \(directory): \(String(cString: strerror(errno)))", code: 2)
@@ -152,7 +169,9 @@ struct Serve: AsyncParsableCommand {
         }
         let announced = ShareAnnouncement(root: server.root)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: ListeningServer(server: server, announcement: announced), successTerminationBehavior: .gracefullyShutdownGroup)
+            .init(
+                service: ListeningServer(server: server, announcement: announced),
+                successTerminationBehavior: .gracefullyShutdownGroup)
         ]
         if takesInInbox {
             do {
@@ -177,7 +196,8 @@ struct Serve: AsyncParsableCommand {
         } catch {
             let text = "\(error)"
             if text.contains("Address already in use") || text.contains("EADDRINUSE") {
-                CommandOutput.fail("port \(port) on \(bind) is taken; choose another with --port (0 picks a free one)", code: 1)
+                CommandOutput.fail(
+                    "port \(port) on \(bind) is taken; choose another with --port (0 picks a free one)", code: 1)
             }
             if text.contains("Cannot assign requested address") || text.contains("EADDRNOTAVAIL") {
                 CommandOutput.fail("cannot listen on \(bind): this machine has no such address", code: 1)
@@ -219,7 +239,8 @@ struct ListeningServer: Service {
     func run() async throws {
         try await withGracefulShutdownHandler {
             try await server.run { url in announcement.announce(url) }
-        } onGracefulShutdown: {}
+        } onGracefulShutdown: {
+        }
     }
 }
 

@@ -42,7 +42,8 @@ enum TypeOptions {
                     // Unknown: AcceptedTypes names it, with the closest known identifier.
                     identifiers.append(identifier)
                 } else {
-                    throw UsageProblem("--accept: '\(item)' is neither a known type identifier nor a known file name extension")
+                    throw UsageProblem(
+                        "--accept: '\(item)' is neither a known type identifier nor a known file name extension")
                 }
             }
             do {

@@ -4,8 +4,9 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare watch [DIR]`: prints the folder's changes, as `events.md` says.
@@ -30,10 +31,13 @@ struct Watch: AsyncParsableCommand {
     @Flag(help: "Include names starting with a dot.")
     var hidden = false
 
-    @Option(name: .customLong("exclude"), help: ArgumentHelp("Leave matching names out, with their subtrees (repeatable).", valueName: "GLOB"))
+    @Option(
+        name: .customLong("exclude"),
+        help: ArgumentHelp("Leave matching names out, with their subtrees (repeatable).", valueName: "GLOB"))
     var excludes: [String] = []
 
-    @Option(help: ArgumentHelp("Seconds a file must stay unchanged after its last writer closed it.", valueName: "SECONDS"))
+    @Option(
+        help: ArgumentHelp("Seconds a file must stay unchanged after its last writer closed it.", valueName: "SECONDS"))
     var settle: Double = 1
 
     @Option(help: ArgumentHelp("The longest time changes are held back to be coalesced.", valueName: "SECONDS"))
@@ -42,13 +46,23 @@ struct Watch: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Watch by polling at this interval instead of kernel events.", valueName: "SECONDS"))
     var poll: Double?
 
-    @Option(help: ArgumentHelp("Keep the observer's state in FILE; on start, what changed while it was not running is reported first.", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "Keep the observer's state in FILE; on start, what changed while it was not running is reported first.",
+            valueName: "FILE"))
     var state: String?
 
-    @Flag(name: .customLong("id-attribute"), help: "Keep each item's id in a user.fileshare.id extended attribute, so it survives copies between file systems (writes to your files).")
+    @Flag(
+        name: .customLong("id-attribute"),
+        help:
+            "Keep each item's id in a user.fileshare.id extended attribute, so it survives copies between file systems (writes to your files)."
+    )
     var idAttribute = false
 
-    @Flag(help: "Report a new file with the same content as an existing one as duplicated (new files are then reported once complete).")
+    @Flag(
+        help:
+            "Report a new file with the same content as an existing one as duplicated (new files are then reported once complete)."
+    )
     var duplicates = false
 
     @Flag(name: .shortAndLong, help: "Log what the observer does to stderr.")
@@ -58,9 +72,15 @@ struct Watch: AsyncParsableCommand {
         if state != nil && initial {
             throw ValidationError("--state cannot be combined with --initial; drop one of them")
         }
-        if !(settle >= 0 && settle.isFinite) { throw ValidationError("--settle must be a number of seconds, 0 or more") }
-        if !(latency >= 0 && latency.isFinite) { throw ValidationError("--latency must be a number of seconds, 0 or more") }
-        if let poll, !(poll > 0 && poll.isFinite) { throw ValidationError("--poll must be a number of seconds above 0") }
+        if !(settle >= 0 && settle.isFinite) {
+            throw ValidationError("--settle must be a number of seconds, 0 or more")
+        }
+        if !(latency >= 0 && latency.isFinite) {
+            throw ValidationError("--latency must be a number of seconds, 0 or more")
+        }
+        if let poll, !(poll > 0 && poll.isFinite) {
+            throw ValidationError("--poll must be a number of seconds above 0")
+        }
         if excludes.contains("") { throw ValidationError("--exclude needs a glob, such as '*.tmp'") }
     }
 
@@ -134,7 +154,8 @@ enum StateFileOption {
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         var info = stat()
         if stat(folder.isEmpty ? "/" : folder, &info) != 0 || info.st_mode & S_IFMT != S_IFDIR {
-            CommandOutput.fail("cannot keep the state in \(path): the folder \(folder) does not exist; create it first", code: 2)
+            CommandOutput.fail(
+                "cannot keep the state in \(path): the folder \(folder) does not exist; create it first", code: 2)
         }
         if access(folder.isEmpty ? "/" : folder, W_OK) != 0 {
             CommandOutput.fail("cannot keep the state in \(path): the folder \(folder) is not writable", code: 2)
@@ -232,7 +253,8 @@ extension Change {
         case .moved(let from, let to, _, _): "moved     \(from) -> \(to)"
         case .duplicated(let item, let source): "duplicated \(item.path) from \(source)"
         case .rescanned(let path, let reason): "rescanned \(path.isRoot ? "." : path.description) (\(reason))"
-        case .degraded(let path, let reason, let hint): "degraded  \(path.isRoot ? "." : path.description) (\(reason)): \(hint)"
+        case .degraded(let path, let reason, let hint):
+            "degraded  \(path.isRoot ? "." : path.description) (\(reason)): \(hint)"
         case .error(let message, _): "error     \(message)"
         case .rootRemoved(let root): "root removed: \(root)"
         }

@@ -1,12 +1,14 @@
-@testable import ChangeLog
 import FileWatching
 import FileshareTestSupport
 import Foundation
 import Logging
 import Synchronization
 import Testing
+
+@testable import ChangeLog
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("The change log on disk")
@@ -17,20 +19,29 @@ struct FileChangeLogTests {
         return logger
     }()
 
-    static func entry(_ index: Int, time: Int64 = 1_764_000_000_000_000_000, origin: ChangeOrigin? = nil) -> ChangeLogEntry {
+    static func entry(_ index: Int, time: Int64 = 1_764_000_000_000_000_000, origin: ChangeOrigin? = nil)
+        -> ChangeLogEntry
+    {
         ChangeLogEntry(
-            .added(ChangedItem(path: ItemPath("file \(index).txt"), id: ItemID(rawValue: UInt64(index)), kind: .file, size: Int64(index), isWriting: false)),
+            .added(
+                ChangedItem(
+                    path: ItemPath("file \(index).txt"), id: ItemID(rawValue: UInt64(index)), kind: .file,
+                    size: Int64(index), isWriting: false)),
             time: time, origin: origin)
     }
 
-    static func open(_ folder: TemporaryFolder, mode: FileChangeLog.Mode = .writing, options: FileChangeLog.Options = .init())
+    static func open(
+        _ folder: TemporaryFolder, mode: FileChangeLog.Mode = .writing, options: FileChangeLog.Options = .init()
+    )
         throws -> FileChangeLog
     {
         try FileChangeLog(folder: folder("changes"), mode: mode, options: options, logger: logger)
     }
 
     /// Every record after `cursor`, read page by page.
-    static func readAll(_ log: FileChangeLog, after cursor: UInt64? = nil, page: Int = 1000) async throws -> [ChangeRecord] {
+    static func readAll(_ log: FileChangeLog, after cursor: UInt64? = nil, page: Int = 1000) async throws
+        -> [ChangeRecord]
+    {
         var records: [ChangeRecord] = []
         var cursor = cursor
         while true {
@@ -63,14 +74,23 @@ struct FileChangeLogTests {
         #expect(object["path"] as? String == "file 4.txt")
         #expect(object["kind"] as? String == "file")
         let madeBy = try #require(object["origin"] as? [String: String])
-        #expect(madeBy == ["by": "server", "face": "api", "client": "127.0.0.1:5000", "user": "alice", "method": "PUT"])
-        #expect(records[3].event == Change.added(ChangedItem(
-            path: ItemPath("file 4.txt"), id: ItemID(rawValue: 4), kind: .file, size: 4, isWriting: false)).jsonLine)
+        #expect(
+            madeBy == ["by": "server", "face": "api", "client": "127.0.0.1:5000", "user": "alice", "method": "PUT"])
+        #expect(
+            records[3].event
+                == Change.added(
+                    ChangedItem(
+                        path: ItemPath("file 4.txt"), id: ItemID(rawValue: 4), kind: .file, size: 4, isWriting: false)
+                ).jsonLine)
         #expect(records[0].origin == nil && !records[0].jsonLine.contains("origin"))
         // Paged: `next` is the cursor to go on with.
-        guard case .records(let page, let next) = try await log.read(after: 1, limit: 2) else { throw Failure("expired") }
+        guard case .records(let page, let next) = try await log.read(after: 1, limit: 2) else {
+            throw Failure("expired")
+        }
         #expect(page.map(\.seq) == [2, 3] && next == 3)
-        guard case .records(let none, let same) = try await log.read(after: 4, limit: 2) else { throw Failure("expired") }
+        guard case .records(let none, let same) = try await log.read(after: 4, limit: 2) else {
+            throw Failure("expired")
+        }
         #expect(none.isEmpty && same == 4)
         log.close()
     }
@@ -79,7 +99,10 @@ struct FileChangeLogTests {
     func reopen() async throws {
         let folder = try TemporaryFolder()
         var log = try Self.open(folder)
-        try log.append((1...5).map { Self.entry($0, origin: $0 == 2 ? ChangeOrigin(face: "dav", client: "[::1]:1", method: "MOVE") : nil) })
+        try log.append(
+            (1...5).map {
+                Self.entry($0, origin: $0 == 2 ? ChangeOrigin(face: "dav", client: "[::1]:1", method: "MOVE") : nil)
+            })
         try await log.flush()
         let before = try await Self.readAll(log)
         log.close()
@@ -181,12 +204,16 @@ struct FileChangeLogTests {
         }
         try await log.flush()
         #expect(log.latest == 2000)
-        let segmentCount = try FileManager.default.contentsOfDirectory(atPath: folder("changes")).filter { $0.hasPrefix("seg-") }.count
+        let segmentCount = try FileManager.default.contentsOfDirectory(atPath: folder("changes")).filter {
+            $0.hasPrefix("seg-")
+        }.count
         #expect(segmentCount > 10)
         #expect(try await Self.readAll(log, page: 77).map(\.seq) == Array(1...2000))
         // From the middle of an old segment, twice (the second time by checkpoint).
         for _ in 0..<2 {
-            guard case .records(let page, _) = try await log.read(after: 1234, limit: 10) else { throw Failure("expired") }
+            guard case .records(let page, _) = try await log.read(after: 1234, limit: 10) else {
+                throw Failure("expired")
+            }
             #expect(page.map(\.seq) == Array(1235...1244))
         }
         log.close()
@@ -208,11 +235,15 @@ struct FileChangeLogTests {
         #expect(log.latest == 1500)
         let oldest = log.oldest
         #expect(oldest > 1 && 1500 - oldest + 1 >= 500, "oldest \(oldest)")
-        guard case .expired(let said, let latest) = try await log.read(after: 0, limit: 10) else { throw Failure("not expired") }
+        guard case .expired(let said, let latest) = try await log.read(after: 0, limit: 10) else {
+            throw Failure("not expired")
+        }
         #expect(said == oldest && latest == 1500)
         guard case .expired = try await log.read(after: oldest - 2, limit: 10) else { throw Failure("not expired") }
         // Right at the edge: the reader has everything before the oldest.
-        guard case .records(let page, _) = try await log.read(after: oldest - 1, limit: 10) else { throw Failure("expired") }
+        guard case .records(let page, _) = try await log.read(after: oldest - 1, limit: 10) else {
+            throw Failure("expired")
+        }
         #expect(page.first?.seq == oldest)
         #expect(try await Self.readAll(log).map(\.seq) == Array(oldest...1500))
         // A cursor from the future (another log) must list again too.
@@ -231,7 +262,8 @@ struct FileChangeLogTests {
         var log = try Self.open(folder, options: options)
         // Ten days of changes, 40 a day.
         for dayIndex in 0..<10 {
-            try log.append((0..<40).map { Self.entry(dayIndex * 40 + $0, time: (90 + Int64(dayIndex)) * day + Int64($0)) })
+            try log.append(
+                (0..<40).map { Self.entry(dayIndex * 40 + $0, time: (90 + Int64(dayIndex)) * day + Int64($0)) })
             try await log.flush()
         }
         log.close()
@@ -239,7 +271,9 @@ struct FileChangeLogTests {
         log = try Self.open(folder, options: options)
         try await log.trim()
         let oldest = log.oldest
-        guard case .records(let first, _) = try await log.read(after: oldest - 1, limit: 1) else { throw Failure("expired") }
+        guard case .records(let first, _) = try await log.read(after: oldest - 1, limit: 1) else {
+            throw Failure("expired")
+        }
         let kept = try #require(first.first)
         // Nothing younger than seven days went; what is older went, but for
         // what shares a segment with younger records.
@@ -247,7 +281,8 @@ struct FileChangeLogTests {
         #expect(oldest > 1)
         now.store(1000 * day, ordering: .relaxed)
         try await log.trim()
-        #expect(log.oldest == FileChangeLog.segmentFirstSeqs(in: folder("changes")).last!, "only the newest segment stays")
+        #expect(
+            log.oldest == FileChangeLog.segmentFirstSeqs(in: folder("changes")).last!, "only the newest segment stays")
         log.close()
     }
 
@@ -261,7 +296,9 @@ struct FileChangeLogTests {
         #expect(busy?.code == .busy && busy?.message.contains("another fileshare process") == true)
         let reader = try Self.open(folder, mode: .reading)
         #expect(reader.latest == 2)
-        guard case .records(let records, _) = try reader.readNow(after: nil, limit: 10) else { throw Failure("expired") }
+        guard case .records(let records, _) = try reader.readNow(after: nil, limit: 10) else {
+            throw Failure("expired")
+        }
         #expect(records.count == 2)
         #expect(throws: ChangeLogError.self) { try reader.append([Self.entry(3)]) }
         log.close()
@@ -303,6 +340,8 @@ struct Failure: Error, CustomStringConvertible {
 extension FileChangeLog {
     /// The first numbers of the segment files in a folder, oldest first.
     static func segmentFirstSeqs(in folder: String) -> [UInt64] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap(LogSegment.firstSeq(fileName:)).sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap(
+            LogSegment.firstSeq(fileName:)
+        ).sorted()
     }
 }

@@ -1,5 +1,4 @@
 import ChangeLog
-@testable import FileSharing
 import FileWatching
 import FileshareTestSupport
 import Foundation
@@ -8,8 +7,11 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
+@testable import FileSharing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The change log through the server: `/api/changes`, restarts, retention, and `/api/events` by cursor.
@@ -27,7 +29,9 @@ struct ChangeLogAPITests {
             try await share.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.request("/api/files/a.txt", .put, body: "hello").status == .created)
                 #expect(try await client.request("/api/mkdir", .post, body: #"{"path":"F"}"#).status == .created)
-                #expect(try await client.request("/api/move", .post, body: #"{"from":"a.txt","to":"F/b.txt"}"#).status == .ok)
+                #expect(
+                    try await client.request("/api/move", .post, body: #"{"from":"a.txt","to":"F/b.txt"}"#).status
+                        == .ok)
                 try share.write("disk.txt", "made on disk")
                 // Until it is complete, so no change comes after those made here.
                 #expect(await eventually { share.server.observer.item(at: "disk.txt")?.isWriting == false })
@@ -41,14 +45,19 @@ struct ChangeLogAPITests {
                 #expect(records.map { $0["seq"] as? Int } == Array(1...records.count).map { $0 }, "\(records)")
                 let summary = records.map { "\($0["type"]!) \($0["path"] ?? $0["to"]!)" }
                 #expect(summary.first == "added a.txt" && summary.contains("removed F"), "\(summary)")
-                #expect(summary.contains("added F") && summary.contains("moved F/b.txt") && summary.contains("added disk.txt"))
+                #expect(
+                    summary.contains("added F") && summary.contains("moved F/b.txt")
+                        && summary.contains("added disk.txt"))
                 let numbered = try #require(summary.firstIndex(of: "moved F/b.txt"))
-                #expect(summary.firstIndex(of: "added F")! < numbered && numbered < summary.firstIndex(of: "removed F")!)
+                #expect(
+                    summary.firstIndex(of: "added F")! < numbered && numbered < summary.firstIndex(of: "removed F")!)
                 #expect(all.json["next"] as? Int == records.count)
                 // The origin is data: face, client, user, method.
                 let put = try #require(records.first)
                 let origin = try #require(put["origin"] as? [String: String])
-                #expect(origin["face"] == "api" && origin["method"] == "PUT" && origin["user"] == "alice" && origin["by"] == "server")
+                #expect(
+                    origin["face"] == "api" && origin["method"] == "PUT" && origin["user"] == "alice"
+                        && origin["by"] == "server")
                 let disk = try #require(records.first { $0["path"] as? String == "disk.txt" })
                 #expect(disk["origin"] == nil)
                 for record in records {
@@ -72,13 +81,15 @@ struct ChangeLogAPITests {
     @Test("a cursor older than the retention, or from another log, answers 410 with resync and the oldest kept")
     func expiredCursor() async throws {
         try await MachineSettings.shared {
-            let share = try ShareFixture(changeLog: FileChangeLog.Options(
-                retention: ChangeLogRetention(maxRecords: 50), segmentBytes: 4096, memoryRecords: 16))
+            let share = try ShareFixture(
+                changeLog: FileChangeLog.Options(
+                    retention: ChangeLogRetention(maxRecords: 50), segmentBytes: 4096, memoryRecords: 16))
             for index in 0..<200 { try share.write("f\(index).txt", "x") }
             // Until every file is complete, so the log stays as it is below.
-            #expect(await eventually {
-                (share.server.observer.children(of: .root) ?? []).filter { !$0.isWriting }.count == 200
-            })
+            #expect(
+                await eventually {
+                    (share.server.observer.children(of: .root) ?? []).filter { !$0.isWriting }.count == 200
+                })
             await share.server.observer.sync()
             try await share.server.changeLog.flush()
             #expect(share.server.changeLog.latest >= 200)
@@ -104,7 +115,8 @@ struct ChangeLogAPITests {
     func changesWhileStopped() async throws {
         try await MachineSettings.shared {
             var template = Array("/tmp/fileshare-share-XXXXXX".utf8CString)
-            let root = String(cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
+            let root = String(
+                cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
             try "there before the first start".write(toFile: root + "/before.txt", atomically: false, encoding: .utf8)
             let share = try ShareFixture(root: root)
             let firstLatest = try await share.test { (client: any TestClientProtocol) async throws -> Int in
@@ -126,10 +138,13 @@ struct ChangeLogAPITests {
                 await again.server.observer.sync()
                 #expect(try await client.request("/api/files/after.txt", .put, body: "three").status == .created)
                 let records = Self.records(try await client.request("/api/changes?since=\(firstLatest)"))
-                #expect(records.map { $0["seq"] as? Int } == Array((firstLatest + 1)...(firstLatest + records.count)).map { $0 })
+                #expect(
+                    records.map { $0["seq"] as? Int }
+                        == Array((firstLatest + 1)...(firstLatest + records.count)).map { $0 })
                 let summary = records.map { "\($0["type"]!) \($0["to"] ?? $0["path"]!)" }
                 // (new-while-stopped.txt may also be `finished` when the start came within the settle time.)
-                #expect(Set(summary.dropLast().filter { !$0.hasPrefix("finished") })
+                #expect(
+                    Set(summary.dropLast().filter { !$0.hasPrefix("finished") })
                         == ["renamed renamed.txt", "added new-while-stopped.txt", "removed before.txt"], "\(summary)")
                 #expect(summary.last == "added after.txt")
                 let renamed = try #require(records.first { $0["type"] as? String == "renamed" })
@@ -148,22 +163,31 @@ struct ChangeLogAPITests {
                     #expect(try await client.request("/api/files/\(name).txt", .put, body: name).status == .created)
                 }
                 let stream = try RawConnection(port: port)
-                stream.send("GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\nLast-Event-ID: 1\r\n\r\n")
+                stream.send(
+                    "GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\nLast-Event-ID: 1\r\n\r\n"
+                )
                 #expect(await eventually { share.server.core.changeStream.openStreams == 1 })
                 #expect(try await client.request("/api/files/four.txt", .put, body: "4").status == .created)
                 let text = stream.receive(until: "four.txt")
-                let ids = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("id: ") }.map { Int($0.dropFirst(4).filter(\.isNumber)) }
+                let ids = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("id: ") }.map {
+                    Int($0.dropFirst(4).filter(\.isNumber))
+                }
                 #expect(ids == [2, 3, 4], "\(text.debugDescription)")
                 let data = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("data: ") }
-                #expect(data.count == 3 && data[0].contains(#""seq":2"#) && data[0].contains("two.txt") && data[2].contains("four.txt"))
+                #expect(
+                    data.count == 3 && data[0].contains(#""seq":2"#) && data[0].contains("two.txt")
+                        && data[2].contains("four.txt"))
                 // A cursor the log does not have: a resync event, then on from the newest.
                 let latest = share.server.changeLog.latest
                 let stale = try RawConnection(port: port)
-                stale.send("GET /api/events?since=99 HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n\r\n")
+                stale.send(
+                    "GET /api/events?since=99 HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n\r\n"
+                )
                 let staleText = stale.receive(until: #""resync":true"#)
-                #expect(staleText.contains("event: resync\nid: \(latest)\ndata: {") && staleText.contains(#""resync":true"#), "\(staleText)")
+                #expect(
+                    staleText.contains("event: resync\nid: \(latest)\ndata: {")
+                        && staleText.contains(#""resync":true"#), "\(staleText)")
             }
         }
     }
 }
-

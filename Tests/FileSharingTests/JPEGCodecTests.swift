@@ -1,9 +1,11 @@
-@testable import FileSharing
 import FileshareTestSupport
 import Foundation
 import Testing
+
+@testable import FileSharing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// libturbojpeg loaded at run time: the build needs no JPEG header or
@@ -27,15 +29,20 @@ struct JPEGCodecTests {
     @Test("the C target includes no JPEG header and the package links no JPEG library")
     func buildsWithoutJPEGHeaders() throws {
         let target = JPEGCodecTests.packageRoot.appendingPathComponent("Sources/CJPEGThumbnail")
-        let files = try #require(FileManager.default.subpaths(atPath: target.path)).filter { $0.hasSuffix(".c") || $0.hasSuffix(".h") }
+        let files = try #require(FileManager.default.subpaths(atPath: target.path)).filter {
+            $0.hasSuffix(".c") || $0.hasSuffix(".h")
+        }
         #expect(!files.isEmpty)
         for file in files {
             let text = try String(contentsOf: target.appendingPathComponent(file), encoding: .utf8)
-            let includes = text.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("#include") }
+            let includes = text.split(separator: "\n").filter {
+                $0.trimmingCharacters(in: .whitespaces).hasPrefix("#include")
+            }
             #expect(!includes.isEmpty)
             #expect(!includes.contains { $0.contains("jpeg") }, "\(file) includes a JPEG header")
         }
-        let manifest = try String(contentsOf: JPEGCodecTests.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let manifest = try String(
+            contentsOf: JPEGCodecTests.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
         #expect(!manifest.contains("linkedLibrary(\"jpeg\")") && !manifest.contains("linkedLibrary(\"turbojpeg\")"))
     }
 
@@ -60,7 +67,9 @@ struct JPEGCodecTests {
         #expect(unavailable.description.contains("tjInitDecompress"))
     }
 
-    @Test("thumbnails at 1/2 to 1/8 scale; input that is not a JPEG refused, a cut-short one still shown", .enabled(if: libraryIsPresentOrRequired))
+    @Test(
+        "thumbnails at 1/2 to 1/8 scale; input that is not a JPEG refused, a cut-short one still shown",
+        .enabled(if: libraryIsPresentOrRequired))
     func thumbnails() throws {
         let codec = try JPEGCodec.loaded.get()
         let folder = try TemporaryFolder()
@@ -72,7 +81,10 @@ struct JPEGCodecTests {
             let size = try #require(TestJPEG.size(of: thumbnail))
             #expect(size.0 == expectedWidth && size.1 == (expectedWidth * 7 + 9) / 10, "max side \(maxSide)")
         }
-        for garbage in [[UInt8](), [0xFF, 0xD8], Array("not a JPEG at all".utf8), [0xFF, 0xD8, 0xFF, 0xC0] + [UInt8](repeating: 0xFF, count: 300)] {
+        for garbage in [
+            [UInt8](), [0xFF, 0xD8], Array("not a JPEG at all".utf8),
+            [0xFF, 0xD8, 0xFF, 0xC0] + [UInt8](repeating: 0xFF, count: 300),
+        ] {
             #expect(try folder.withFile(garbage) { codec.thumbnail(fd: $0, maxSide: 256) } == nil)
         }
         // A photo cut short still gives a picture (libjpeg's warning, not an error).

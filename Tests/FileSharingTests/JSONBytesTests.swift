@@ -1,8 +1,10 @@
-@testable import FileSharing
 import Foundation
 import Testing
+
+@testable import FileSharing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("JSON bytes")
@@ -10,15 +12,21 @@ struct JSONBytesTests {
     @Test("times (RFC 3339 and HTTP dates) agree with the C library's gmtime for dates across four centuries")
     func times() {
         var random = SystemRandomNumberGenerator()
-        let samples: [Int64] = [0, 951_782_400, 4_102_444_800, 1_700_000_000, -1, 1_709_164_800, 9_000_000_000]
+        let samples: [Int64] =
+            [0, 951_782_400, 4_102_444_800, 1_700_000_000, -1, 1_709_164_800, 9_000_000_000]
             + (0..<2000).map { _ in Int64.random(in: -2_208_988_800...4_102_444_800, using: &random) }
         for seconds in samples {
             var json = JSONBytes(capacity: 32)
             json.time(nanoseconds: seconds * 1_000_000_000 + 123)
-            #expect(String(decoding: json.bytes, as: UTF8.self) == "\"" + JSONBytesTests.gmtimeRFC3339(seconds) + "\"",
-                    "\(seconds)")
-            #expect(HTTPDate.format(nanoseconds: seconds * 1_000_000_000 + 123) == JSONBytesTests.strftimeHTTPDate(seconds), "\(seconds)")
-            #expect(HTTPDate.parse(HTTPDate.format(nanoseconds: seconds * 1_000_000_000)) == seconds * 1_000_000_000, "\(seconds)")
+            #expect(
+                String(decoding: json.bytes, as: UTF8.self) == "\"" + JSONBytesTests.gmtimeRFC3339(seconds) + "\"",
+                "\(seconds)")
+            #expect(
+                HTTPDate.format(nanoseconds: seconds * 1_000_000_000 + 123) == JSONBytesTests.strftimeHTTPDate(seconds),
+                "\(seconds)")
+            #expect(
+                HTTPDate.parse(HTTPDate.format(nanoseconds: seconds * 1_000_000_000)) == seconds * 1_000_000_000,
+                "\(seconds)")
         }
     }
 

@@ -18,7 +18,8 @@ struct ShareAPITests {
                 let created = try await client.request("/api/files/Comics/Issue%201.cbz", .put, body: "first")
                 #expect(created.status == .created)
                 #expect(share.read("Comics/Issue 1.cbz") == "first")
-                #expect(try await client.request("/api/files/Comics/Issue%201.cbz", .put, body: "second!").status == .ok)
+                #expect(
+                    try await client.request("/api/files/Comics/Issue%201.cbz", .put, body: "second!").status == .ok)
                 let list = try await client.request("/api/list?path=Comics")
                 #expect(list.status == .ok)
                 let items = list.json["items"] as? [[String: Any]] ?? []
@@ -33,12 +34,23 @@ struct ShareAPITests {
                 #expect(try await client.request("/api/files/Comics", .put, body: "x").status == .conflict)
                 #expect(try await client.request("/api/mkdir", .post, body: #"{"path":"Library"}"#).status == .created)
                 #expect(try await client.request("/api/mkdir", .post, body: #"{"path":"Library"}"#).status == .conflict)
-                #expect(try await client.request("/api/move", .post, body: #"{"from":"Comics","to":"Library/Comics"}"#).status == .ok)
+                #expect(
+                    try await client.request("/api/move", .post, body: #"{"from":"Comics","to":"Library/Comics"}"#)
+                        .status == .ok)
                 #expect(share.read("Library/Comics/Issue 1.cbz") == "second!")
-                #expect(try await client.request("/api/move", .post, body: #"{"from":"Comics","to":"x"}"#).status == .notFound)
+                #expect(
+                    try await client.request("/api/move", .post, body: #"{"from":"Comics","to":"x"}"#).status
+                        == .notFound)
                 try share.write("Other.cbz", "o")
-                #expect(try await client.request("/api/move", .post, body: #"{"from":"Other.cbz","to":"Library/Comics/Issue 1.cbz"}"#).status == .conflict)
-                #expect(try await client.request("/api/move", .post, body: #"{"from":"Other.cbz","to":"Library/Comics/Issue 1.cbz","overwrite":true}"#).status == .ok)
+                #expect(
+                    try await client.request(
+                        "/api/move", .post, body: #"{"from":"Other.cbz","to":"Library/Comics/Issue 1.cbz"}"#
+                    ).status == .conflict)
+                #expect(
+                    try await client.request(
+                        "/api/move", .post,
+                        body: #"{"from":"Other.cbz","to":"Library/Comics/Issue 1.cbz","overwrite":true}"#
+                    ).status == .ok)
                 #expect(share.read("Library/Comics/Issue 1.cbz") == "o")
                 #expect(try await client.request("/api/files/Library", .delete).status == .noContent)
                 #expect(try await client.request("/api/files/Library", .delete).status == .notFound)
@@ -49,12 +61,13 @@ struct ShareAPITests {
         }
     }
 
-    @Test("path traversal in every form is refused and touches nothing",
-          arguments: [
+    @Test(
+        "path traversal in every form is refused and touches nothing",
+        arguments: [
             "/api/files/../outside", "/api/files/%2e%2e/outside", "/api/files/a%2fb", "/api/files/a%2Fb",
             "/api/files/a%00b", "/api/files/%c0%ae%c0%ae/outside", "/api/files/.fileshare/staging/x",
             "/api/files/.hidden", "/api/files/a/./b", "/api/files/%zz",
-          ])
+        ])
     func traversal(uri: String) async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
@@ -98,9 +111,12 @@ struct ShareAPITests {
                 let none = try await client.request("/api/info", authorized: false)
                 #expect(none.status == .unauthorized)
                 #expect(none.headers[.wwwAuthenticate]?.hasPrefix("Basic") == true)
-                let wrong = try await client.request("/api/info", headers: [.authorization: "Basic " + Data("alice:nope".utf8).base64EncodedString()], authorized: false)
+                let wrong = try await client.request(
+                    "/api/info", headers: [.authorization: "Basic " + Data("alice:nope".utf8).base64EncodedString()],
+                    authorized: false)
                 #expect(wrong.status == .unauthorized)
-                let garbage = try await client.request("/api/info", headers: [.authorization: "Basic !!!"], authorized: false)
+                let garbage = try await client.request(
+                    "/api/info", headers: [.authorization: "Basic !!!"], authorized: false)
                 #expect(garbage.status == .unauthorized)
                 #expect(try await client.request("/", authorized: false).status == .unauthorized)
                 #expect(try await client.request("/api/info").status == .ok)
@@ -117,8 +133,12 @@ struct ShareAPITests {
                 #expect(try await client.request("/api/files/new.txt", .put, body: "x").status == .forbidden)
                 #expect(try await client.request("/api/files/keep.txt", .delete).status == .forbidden)
                 #expect(try await client.request("/api/mkdir", .post, body: #"{"path":"d"}"#).status == .forbidden)
-                #expect(try await client.request("/api/move", .post, body: #"{"from":"keep.txt","to":"k2"}"#).status == .forbidden)
-                #expect(try await client.request("/api/uploads?path=x", .post, headers: [.init("Upload-Length")!: "1"]).status == .forbidden)
+                #expect(
+                    try await client.request("/api/move", .post, body: #"{"from":"keep.txt","to":"k2"}"#).status
+                        == .forbidden)
+                #expect(
+                    try await client.request("/api/uploads?path=x", .post, headers: [.init("Upload-Length")!: "1"])
+                        .status == .forbidden)
                 #expect(try await client.request("/api/files/keep.txt").text == "k")
                 #expect(try await client.request("/api/info").json["readOnly"] as? Bool == true)
             }
@@ -142,9 +162,15 @@ struct ShareAPITests {
                 #expect(try await client.request("/api/files/movie.mp4", headers: [.range: "bytes=7-"]).text == "789")
                 let outside = try await client.request("/api/files/movie.mp4", headers: [.range: "bytes=20-30"])
                 #expect(outside.status == .rangeNotSatisfiable && outside.headers[.contentRange] == "bytes */10")
-                #expect(try await client.request("/api/files/movie.mp4", headers: [.ifNoneMatch: etag]).status == .notModified)
-                #expect(try await client.request("/api/files/movie.mp4", headers: [.ifModifiedSince: full.headers[.lastModified]!]).status == .notModified)
-                let stale = try await client.request("/api/files/movie.mp4", headers: [.range: "bytes=0-1", .ifRange: "\"other\""])
+                #expect(
+                    try await client.request("/api/files/movie.mp4", headers: [.ifNoneMatch: etag]).status
+                        == .notModified)
+                #expect(
+                    try await client.request(
+                        "/api/files/movie.mp4", headers: [.ifModifiedSince: full.headers[.lastModified]!]
+                    ).status == .notModified)
+                let stale = try await client.request(
+                    "/api/files/movie.mp4", headers: [.range: "bytes=0-1", .ifRange: "\"other\""])
                 #expect(stale.status == .ok && stale.text == "0123456789")
                 let head = try await client.request("/api/files/movie.mp4", .head)
                 #expect(head.status == .ok && head.headers[.contentLength] == "10" && head.body.readableBytes == 0)
@@ -159,21 +185,26 @@ struct ShareAPITests {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             try await share.test { (client: any TestClientProtocol) async throws in
-                let start = try await client.request("/api/uploads?path=big/file.bin", .post, headers: [.init("Upload-Length")!: "10"])
+                let start = try await client.request(
+                    "/api/uploads?path=big/file.bin", .post, headers: [.init("Upload-Length")!: "10"])
                 #expect(start.status == .created)
                 let token = try #require(start.json["upload"] as? String)
                 let offset = HTTPField.Name("Upload-Offset")!
-                let first = try await client.request("/api/uploads/\(token)", .patch, headers: [offset: "0"], body: "01234")
+                let first = try await client.request(
+                    "/api/uploads/\(token)", .patch, headers: [offset: "0"], body: "01234")
                 #expect(first.status == .noContent && first.headers[offset] == "5")
                 #expect(share.visibleTree().isEmpty, "nothing visible before the end")
-                let wrong = try await client.request("/api/uploads/\(token)", .patch, headers: [offset: "2"], body: "xx")
+                let wrong = try await client.request(
+                    "/api/uploads/\(token)", .patch, headers: [offset: "2"], body: "xx")
                 #expect(wrong.status == .conflict && wrong.headers[offset] == "5")
                 #expect(try await client.request("/api/uploads/\(token)", .head).headers[offset] == "5")
-                let last = try await client.request("/api/uploads/\(token)", .patch, headers: [offset: "5"], body: "56789")
+                let last = try await client.request(
+                    "/api/uploads/\(token)", .patch, headers: [offset: "5"], body: "56789")
                 #expect(last.status == .created)
                 #expect(share.read("big/file.bin") == "0123456789")
                 #expect(try await client.request("/api/uploads/\(token)", .head).status == .notFound)
-                let other = try await client.request("/api/uploads?path=gone.bin", .post, headers: [.init("Upload-Length")!: "4"])
+                let other = try await client.request(
+                    "/api/uploads?path=gone.bin", .post, headers: [.init("Upload-Length")!: "4"])
                 let otherToken = try #require(other.json["upload"] as? String)
                 _ = try await client.request("/api/uploads/\(otherToken)", .patch, headers: [offset: "0"], body: "ab")
                 #expect(try await client.request("/api/uploads/\(otherToken)", .delete).status == .noContent)
@@ -190,9 +221,13 @@ struct ShareAPITests {
         try await MachineSettings.shared {
             let share = try ShareFixture(maxUpload: 10)
             try await share.test { (client: any TestClientProtocol) async throws in
-                #expect(try await client.request("/api/files/a.bin", .put, body: String(repeating: "x", count: 11)).status == .contentTooLarge)
+                #expect(
+                    try await client.request("/api/files/a.bin", .put, body: String(repeating: "x", count: 11)).status
+                        == .contentTooLarge)
                 #expect(try await client.request("/api/files/b.bin", .put, body: "small").status == .created)
-                #expect(try await client.request("/api/uploads?path=c", .post, headers: [.init("Upload-Length")!: "11"]).status == .contentTooLarge)
+                #expect(
+                    try await client.request("/api/uploads?path=c", .post, headers: [.init("Upload-Length")!: "11"])
+                        .status == .contentTooLarge)
             }
             #expect(share.visibleTree() == ["b.bin"])
             #expect(share.stagingContent().isEmpty)
@@ -218,15 +253,18 @@ struct ShareAPITests {
     func openAPI() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
-            let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            let kept = try Data(contentsOf: repository.appendingPathComponent("Sources/FileSharing/Resources/openapi.json"))
+            let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            let kept = try Data(
+                contentsOf: repository.appendingPathComponent("Sources/FileSharing/Resources/openapi.json"))
             try await share.test { client in
                 let served = try await client.request("/api/openapi.json")
                 #expect(served.status == .ok && served.headers[.contentType] == "application/json")
                 #expect(Data(served.body.readableBytesView) == kept)
                 let document = served.json
                 let paths = (document["paths"] as? [String: Any])?.keys.sorted() ?? []
-                #expect(paths.contains("/api/files/{path}") && paths.contains("/api/list") && paths.contains("/api/events"))
+                #expect(
+                    paths.contains("/api/files/{path}") && paths.contains("/api/list") && paths.contains("/api/events"))
             }
         }
     }
@@ -251,7 +289,9 @@ struct ShareAPITests {
             }
             let check = Process()
             check.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            check.arguments = ["-c", """
+            check.arguments = [
+                "-c",
+                """
                 import sys, zipfile
                 z = zipfile.ZipFile(sys.argv[1])
                 assert z.testzip() is None
@@ -259,7 +299,8 @@ struct ShareAPITests {
                 assert names == ["Comics/", "Comics/Issue 1.cbz", "Comics/Été/", "Comics/Été/naïve.txt"], names
                 assert z.read("Comics/Issue 1.cbz") == b"one"
                 assert z.read("Comics/Été/naïve.txt") == b"n" * 300000
-                """, archive]
+                """, archive,
+            ]
             try check.run()
             check.waitUntilExit()
             #expect(check.terminationStatus == 0)
@@ -294,8 +335,10 @@ struct ShareAPITests {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             let thumbnail: [UInt8] = [0xFF, 0xD8] + [UInt8](repeating: 0x42, count: 200) + [0xFF, 0xD9]
-            try Data(TestJPEG.bytes(thumbnail: thumbnail, padding: 5_000_000)).write(to: URL(fileURLWithPath: share.path("IMG_0001.jpg")))
-            try Data(TestJPEG.bytes(thumbnail: nil, padding: 5_000_000)).write(to: URL(fileURLWithPath: share.path("plain.jpg")))
+            try Data(TestJPEG.bytes(thumbnail: thumbnail, padding: 5_000_000)).write(
+                to: URL(fileURLWithPath: share.path("IMG_0001.jpg")))
+            try Data(TestJPEG.bytes(thumbnail: nil, padding: 5_000_000)).write(
+                to: URL(fileURLWithPath: share.path("plain.jpg")))
             try share.write("huge.png", String(repeating: "p", count: 5_000_000))
             try await share.test { client in
                 let embedded = try await client.request("/api/thumbnail/IMG_0001.jpg")

@@ -1,6 +1,5 @@
 import ChangeLog
 import DocumentTypes
-@testable import FileSharing
 import FileWatching
 import Foundation
 import Hummingbird
@@ -8,8 +7,11 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import Synchronization
+
+@testable import FileSharing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A shared temporary folder and a server over it.
@@ -58,7 +60,8 @@ final class ShareFixture: @unchecked Sendable {
 
     func write(_ relative: String, _ text: String) throws {
         let full = path(relative)
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: URL(fileURLWithPath: full))
     }
 
@@ -82,7 +85,9 @@ final class ShareFixture: @unchecked Sendable {
         (try? FileManager.default.contentsOfDirectory(atPath: root + "/.fileshare/staging")) ?? []
     }
 
-    func test<T>(_ setup: TestingSetup = .router, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+    func test<T>(
+        _ setup: TestingSetup = .router, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> T
+    ) async throws -> T {
         try await server.application().test(setup, body)
     }
 }
@@ -126,7 +131,9 @@ final class RawConnection {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw CocoaError(.fileReadUnknown) }
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
@@ -146,7 +153,9 @@ final class RawConnection {
     func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if sent <= 0 { return }
             offset += sent
         }

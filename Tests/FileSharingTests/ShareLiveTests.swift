@@ -1,4 +1,3 @@
-@testable import FileSharing
 import FileWatching
 import FileshareTestSupport
 import Foundation
@@ -7,8 +6,11 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
+@testable import FileSharing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The server on a real socket: what real clients (and broken ones) do.
@@ -23,7 +25,9 @@ struct ShareLiveTests {
             try await share.test(.live) { client in
                 let port = try #require(client.port)
                 let connection = try RawConnection(port: port)
-                connection.send("PUT /api/files/partial.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nContent-Length: 1000000\r\n\r\n")
+                connection.send(
+                    "PUT /api/files/partial.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nContent-Length: 1000000\r\n\r\n"
+                )
                 connection.send([UInt8](repeating: 65, count: 300_000))
                 // The staging file exists while the body arrives; nothing is visible.
                 #expect(await eventually { share.stagingContent().count == 1 })
@@ -62,7 +66,8 @@ struct ShareLiveTests {
             try await share.test(.live) { client in
                 let port = try #require(client.port)
                 let huge = try RawConnection(port: port)
-                huge.send("GET /api/info HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "h", count: 200_000))\r\n\r\n")
+                huge.send(
+                    "GET /api/info HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "h", count: 200_000))\r\n\r\n")
                 let answer = huge.receive(until: "\r\n\r\n")
                 #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(answer.prefix(40))")
                 // Fifty connections that send nothing, and one that sends a byte at a time.
@@ -77,7 +82,8 @@ struct ShareLiveTests {
         }
     }
 
-    @Test("server-sent events: a file made on disk arrives within a second; the server's own changes carry their origin")
+    @Test(
+        "server-sent events: a file made on disk arrives within a second; the server's own changes carry their origin")
     func events() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
@@ -86,7 +92,9 @@ struct ShareLiveTests {
                 // curl, a real client, holds the stream for four seconds.
                 let curl = Process()
                 curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-                curl.arguments = ["-sN", "-i", "--max-time", "6", "-u", "alice:secret", "http://127.0.0.1:\(port)/api/events"]
+                curl.arguments = [
+                    "-sN", "-i", "--max-time", "6", "-u", "alice:secret", "http://127.0.0.1:\(port)/api/events",
+                ]
                 let output = Pipe()
                 curl.standardOutput = output
                 try curl.run()
@@ -103,7 +111,8 @@ struct ShareLiveTests {
                 let disk = lines.first { $0.contains(#""type":"added","path":"from-disk.txt""#) }
                 #expect(disk != nil && disk?.contains("origin") == false, "\(lines)")
                 let api = lines.first { $0.contains(#""type":"added","path":"from-api.txt""#) }
-                #expect(api?.contains(#""origin":{"by":"server","face":"api","client":"127.0.0.1:"#) == true, "\(lines)")
+                #expect(
+                    api?.contains(#""origin":{"by":"server","face":"api","client":"127.0.0.1:"#) == true, "\(lines)")
                 #expect(api?.contains(#""user":"alice""#) == true)
             }
         }
@@ -127,11 +136,13 @@ struct ShareLiveTests {
             try await share.test(.live) { client in
                 let port = try #require(client.port)
                 // Announced too large: refused before a byte is written.
-                let announced = try await client.request("/api/files/big.bin", .put, body: String(repeating: "x", count: 2_000_000))
+                let announced = try await client.request(
+                    "/api/files/big.bin", .put, body: String(repeating: "x", count: 2_000_000))
                 #expect(announced.status.code == 507)
                 // Chunked, so the size is not known: the disk fills up while writing.
                 let connection = try RawConnection(port: port)
-                var request = "PUT /api/files/chunked.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nTransfer-Encoding: chunked\r\n\r\n"
+                var request =
+                    "PUT /api/files/chunked.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nTransfer-Encoding: chunked\r\n\r\n"
                 let chunk = String(repeating: "y", count: 65536)
                 for _ in 0..<32 { request += String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n" }
                 request += "0\r\n\r\n"
@@ -151,7 +162,9 @@ struct ShareLiveTests {
             let share = try ShareFixture()
             try await share.test(.live) { client in
                 let connection = try RawConnection(port: try #require(client.port))
-                connection.send("PUT /api/files/e.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+                connection.send(
+                    "PUT /api/files/e.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
+                )
                 #expect(connection.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue"))
                 connection.send("hello")
                 #expect(connection.receive(until: "}").contains("HTTP/1.1 201"))

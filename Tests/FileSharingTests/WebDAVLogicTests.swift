@@ -1,6 +1,7 @@
-@testable import FileSharing
 import Foundation
 import Testing
+
+@testable import FileSharing
 
 /// The WebDAV face's pure parts: XML, the If header, the lock table (with an
 /// injected clock) and the encoding of dead properties.
@@ -10,34 +11,39 @@ struct WebDAVLogicTests {
 
     @Test("namespaces: prefixes, default namespace, undeclaring it, nested scopes")
     func namespaces() throws {
-        let root = try XMLDocumentParser.parse(Array("""
-            <?xml version="1.0" encoding="utf-8"?>
-            <!-- a comment -->
-            <D:propfind xmlns:D="DAV:" xmlns="urn:outer">
-              <D:prop><inner/><x:thing xmlns:x="urn:x" x:flag="1" plain='2'/><none xmlns=""/></D:prop>
-            </D:propfind>
-            """.utf8))
+        let root = try XMLDocumentParser.parse(
+            Array(
+                """
+                <?xml version="1.0" encoding="utf-8"?>
+                <!-- a comment -->
+                <D:propfind xmlns:D="DAV:" xmlns="urn:outer">
+                  <D:prop><inner/><x:thing xmlns:x="urn:x" x:flag="1" plain='2'/><none xmlns=""/></D:prop>
+                </D:propfind>
+                """.utf8))
         #expect(root.isDAV("propfind"))
         let prop = try #require(root.child("prop"))
         #expect(prop.elements.map(\.namespace) == ["urn:outer", "urn:x", ""])
         #expect(prop.elements.map(\.name) == ["inner", "thing", "none"])
-        #expect(prop.elements[1].attributes == [
-            .init(namespace: "urn:x", name: "flag", value: "1"), .init(namespace: "", name: "plain", value: "2"),
-        ])
+        #expect(
+            prop.elements[1].attributes == [
+                .init(namespace: "urn:x", name: "flag", value: "1"), .init(namespace: "", name: "plain", value: "2"),
+            ])
     }
 
     @Test("text: entities, character references, CDATA, UTF-8 beyond the BMP")
     func text() throws {
-        let root = try XMLDocumentParser.parse(Array("<a>&lt;&amp;&gt;&quot;&apos; &#65;&#x42; <![CDATA[<raw>&]]> 𐀀é</a>".utf8))
+        let root = try XMLDocumentParser.parse(
+            Array("<a>&lt;&amp;&gt;&quot;&apos; &#65;&#x42; <![CDATA[<raw>&]]> 𐀀é</a>".utf8))
         #expect(root.text == "<&>\"' AB <raw>& 𐀀é")
     }
 
-    @Test("malformed or unsafe documents are refused with a reason",
-          arguments: [
+    @Test(
+        "malformed or unsafe documents are refused with a reason",
+        arguments: [
             "", "<a>", "<a></b>", "<a><b></a></b>", "text", "<a/><b/>", "<p:a/>", "<a xmlns:p=\"\"><p:b/></a>",
             "<!DOCTYPE a [<!ENTITY x \"y\">]><a>&x;</a>", "<a>&unknown;</a>", "<a b=1/>", "<a b=\"1\" b=\"2\"/>",
             "<a>&#0;</a>", "<1a/>", "<a><![CDATA[x</a>", "<a>\u{FF}</a>",
-          ])
+        ])
     func malformed(document: String) {
         var bytes = Array(document.utf8)
         if document == "<a>\u{FF}</a>" { bytes = [0x3C, 0x61, 0x3E, 0xFF, 0x3C, 0x2F, 0x61, 0x3E] }
@@ -67,9 +73,11 @@ struct WebDAVLogicTests {
     func ifHeader() throws {
         let untagged = try DAVIfHeader(parsing: #"(<opaquelocktoken:a> ["etag"]) (Not <DAV:no-lock>)"#)
         #expect(untagged.lists.count == 2)
-        #expect(untagged.lists[0].conditions == [
-            .init(negated: false, kind: .token("opaquelocktoken:a")), .init(negated: false, kind: .entityTag("\"etag\"")),
-        ])
+        #expect(
+            untagged.lists[0].conditions == [
+                .init(negated: false, kind: .token("opaquelocktoken:a")),
+                .init(negated: false, kind: .entityTag("\"etag\"")),
+            ])
         #expect(untagged.lists[1].conditions == [.init(negated: true, kind: .token("DAV:no-lock"))])
         #expect(untagged.submittedTokens == ["opaquelocktoken:a"])
         let tagged = try DAVIfHeader(parsing: "<http://h/dav/a> (<t1>) (<t2>) </dav/b> (not <t3>)")
@@ -84,7 +92,9 @@ struct WebDAVLogicTests {
 
     // MARK: Locks
 
-    private func lock(_ token: String, _ path: String, deep: Bool = true, exclusive: Bool = true, now: Int64 = 0, seconds: Int64 = 60) throws
+    private func lock(
+        _ token: String, _ path: String, deep: Bool = true, exclusive: Bool = true, now: Int64 = 0, seconds: Int64 = 60
+    ) throws
         -> DAVLock
     {
         DAVLock(
@@ -98,13 +108,21 @@ struct WebDAVLogicTests {
         #expect(table.add(try lock("a", "docs"), now: 0) == .locked(try lock("a", "docs")))
         #expect(table.add(try lock("b", "docs/x"), now: 0) == .conflict(try lock("a", "docs")))
         #expect(table.add(try lock("c", "other", exclusive: false), now: 0) != .conflict(try lock("a", "docs")))
-        if case .conflict = table.add(try lock("d", "other", exclusive: false), now: 0) { Issue.record("shared locks conflicted") }
-        if case .locked = table.add(try lock("e", "other", exclusive: true), now: 0) { Issue.record("an exclusive lock joined shared ones") }
+        if case .conflict = table.add(try lock("d", "other", exclusive: false), now: 0) {
+            Issue.record("shared locks conflicted")
+        }
+        if case .locked = table.add(try lock("e", "other", exclusive: true), now: 0) {
+            Issue.record("an exclusive lock joined shared ones")
+        }
         // A deep lock on a folder conflicts with a lock under it; a depth-0 one does not.
         var second = DAVLockTable()
         _ = second.add(try lock("f", "a/b/c"), now: 0)
-        if case .locked = second.add(try lock("g", "a"), now: 0) { Issue.record("a deep lock above a locked item was granted") }
-        if case .conflict = second.add(try lock("h", "a", deep: false), now: 0) { Issue.record("a depth-0 lock above conflicted") }
+        if case .locked = second.add(try lock("g", "a"), now: 0) {
+            Issue.record("a deep lock above a locked item was granted")
+        }
+        if case .conflict = second.add(try lock("h", "a", deep: false), now: 0) {
+            Issue.record("a depth-0 lock above conflicted")
+        }
         #expect(second.locks(covering: try SharePath(plain: "a/b/c/d"), now: 0).map(\.token) == ["f"])
         #expect(second.locks(coveringOrUnder: try SharePath(plain: "a"), now: 0).map(\.token) == ["f", "h"])
     }
@@ -114,7 +132,9 @@ struct WebDAVLogicTests {
         var table = DAVLockTable()
         _ = table.add(try lock("a", "f", seconds: 10), now: 0)
         #expect(table.lock(token: "a", now: 9_999_999_999) != nil)
-        #expect(table.refresh(token: "a", path: try SharePath(plain: "f"), timeout: 10, now: 5_000_000_000)?.expires == 15_000_000_000)
+        #expect(
+            table.refresh(token: "a", path: try SharePath(plain: "f"), timeout: 10, now: 5_000_000_000)?.expires
+                == 15_000_000_000)
         #expect(table.lock(token: "a", now: 14_000_000_000) != nil)
         #expect(table.unlock(token: "a", path: try SharePath(plain: "g"), now: 0) == nil)
         #expect(table.expire(now: 15_000_000_000).map(\.token) == ["a"])
@@ -122,7 +142,9 @@ struct WebDAVLogicTests {
         #expect(table.refresh(token: "a", path: try SharePath(plain: "f"), timeout: 10, now: 16_000_000_000) == nil)
     }
 
-    @Test("writes need every applying lock's token: on the item, deep above it, under it, and on the folder whose members change")
+    @Test(
+        "writes need every applying lock's token: on the item, deep above it, under it, and on the folder whose members change"
+    )
     func missingTokens() throws {
         var table = DAVLockTable()
         _ = table.add(try lock("deep", "a"), now: 0)
@@ -166,7 +188,8 @@ struct WebDAVLogicTests {
     @Test("hrefs are percent-encoded per name; folders end with a slash")
     func hrefs() throws {
         #expect(WebDAV.href(.root, collection: true) == "/dav/")
-        #expect(WebDAV.href(try SharePath(plain: "a b/c#d%e+€"), collection: false) == "/dav/a%20b/c%23d%25e%2B%E2%82%AC")
+        #expect(
+            WebDAV.href(try SharePath(plain: "a b/c#d%e+€"), collection: false) == "/dav/a%20b/c%23d%25e%2B%E2%82%AC")
         #expect(WebDAV.href(try SharePath(plain: "folder"), collection: true) == "/dav/folder/")
         #expect(try WebDAV.path(ofURLPath: "/dav/a%20b/c%23d%25e%2B%E2%82%AC") == (try SharePath(plain: "a b/c#d%e+€")))
         #expect(try WebDAV.path(ofURLPath: "/api/x") == nil)

@@ -1,4 +1,3 @@
-@testable import FileSharing
 import FileshareTestSupport
 import Foundation
 import HTTPTypes
@@ -6,6 +5,8 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
+@testable import FileSharing
 
 extension HTTPRequest.Method {
     static let propfind = HTTPRequest.Method("PROPFIND")!
@@ -67,30 +68,43 @@ struct WebDAVRouterTests {
                 #expect(!one.text.contains("hidden") && !one.text.contains("/dav/Docs/out"))
                 #expect(one.text.contains("<D:getcontentlength>5</D:getcontentlength>"))
                 #expect(one.text.components(separatedBy: "<D:response>").count - 1 == 4)
-                let zero = try await client.request("/dav/Docs/a.txt", .propfind, headers: [.depth: "0"], body: WebDAVRouterTests.getProperty)
+                let zero = try await client.request(
+                    "/dav/Docs/a.txt", .propfind, headers: [.depth: "0"], body: WebDAVRouterTests.getProperty)
                 #expect(zero.text.contains("<D:getcontentlength>5</D:getcontentlength>"))
                 #expect(zero.text.contains("404 Not Found") && zero.text.contains("missing"))
                 let infinity = try await client.request("/dav/", .propfind, headers: [.depth: "infinity"])
                 #expect(infinity.status == .forbidden && infinity.text.contains("propfind-finite-depth"))
                 #expect(try await client.request("/dav/", .propfind).status == .forbidden)
                 #expect(try await client.request("/dav/nothing", .propfind, headers: [.depth: "0"]).status == .notFound)
-                let names = try await client.request("/dav/Docs/a.txt", .propfind, headers: [.depth: "0"],
-                                                     body: #"<D:propfind xmlns:D="DAV:"><D:propname/></D:propfind>"#)
+                let names = try await client.request(
+                    "/dav/Docs/a.txt", .propfind, headers: [.depth: "0"],
+                    body: #"<D:propfind xmlns:D="DAV:"><D:propname/></D:propfind>"#)
                 #expect(names.text.contains("<D:getetag/>") && !names.text.contains("hello"))
-                let quota = try await client.request("/dav/", .propfind, headers: [.depth: "0"],
-                                                     body: #"<D:propfind xmlns:D="DAV:"><D:prop><D:quota-available-bytes/><D:quota-used-bytes/></D:prop></D:propfind>"#)
+                let quota = try await client.request(
+                    "/dav/", .propfind, headers: [.depth: "0"],
+                    body:
+                        #"<D:propfind xmlns:D="DAV:"><D:prop><D:quota-available-bytes/><D:quota-used-bytes/></D:prop></D:propfind>"#
+                )
                 #expect(quota.text.contains("<D:quota-available-bytes>") && quota.text.contains("<D:quota-used-bytes>"))
             }
         }
     }
 
-    @Test("bad input: clear statuses, nothing changed",
-          arguments: [
+    @Test(
+        "bad input: clear statuses, nothing changed",
+        arguments: [
             ("PROPFIND", "/dav/", ["Depth": "0"], "<D:propfind xmlns:D=\"DAV:\"><D:prop>", 400),
             ("PROPFIND", "/dav/", ["Depth": "0"], "<!DOCTYPE x [<!ENTITY a \"b\">]><x>&a;</x>", 400),
             ("PROPFIND", "/dav/", ["Depth": "0"], "<other/>", 400),
-            ("PROPPATCH", "/dav/f.txt", [:], "<D:propertyupdate xmlns:D=\"DAV:\"><D:set><D:prop><x:y xmlns:x=\"\"/></D:prop></D:set></D:propertyupdate>", 400),
-            ("LOCK", "/dav/f.txt", [:], "<D:lockinfo xmlns:D=\"DAV:\"><D:lockscope><D:exclusive/></D:lockscope></D:lockinfo>", 400),
+            (
+                "PROPPATCH", "/dav/f.txt", [:],
+                "<D:propertyupdate xmlns:D=\"DAV:\"><D:set><D:prop><x:y xmlns:x=\"\"/></D:prop></D:set></D:propertyupdate>",
+                400
+            ),
+            (
+                "LOCK", "/dav/f.txt", [:],
+                "<D:lockinfo xmlns:D=\"DAV:\"><D:lockscope><D:exclusive/></D:lockscope></D:lockinfo>", 400
+            ),
             ("LOCK", "/dav/f.txt", ["Depth": "1"], lockBody, 400),
             ("COPY", "/dav/f.txt", ["Destination": "http://elsewhere.example/dav/g.txt"], "", 502),
             ("COPY", "/dav/f.txt", ["Destination": "/api/files/g.txt"], "", 403),
@@ -112,7 +126,7 @@ struct WebDAVRouterTests {
             ("PUT", "/dav/no/parent.txt", [:], "x", 409),
             ("MKCOL", "/dav/new", [:], "<x/>", 415),
             ("BREW", "/dav/f.txt", [:], "", 405),
-          ] as [(String, String, [String: String], String, Int)])
+        ] as [(String, String, [String: String], String, Int)])
     func badInput(method: String, uri: String, headers: [String: String], body: String, status: Int) async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
@@ -121,7 +135,8 @@ struct WebDAVRouterTests {
             try await share.test { (client: any TestClientProtocol) async throws in
                 var fields = HTTPFields()
                 for (name, value) in headers { fields[HTTPField.Name(name)!] = value }
-                let response = try await client.request(uri, HTTPRequest.Method(method)!, headers: fields, body: body.isEmpty ? nil : body)
+                let response = try await client.request(
+                    uri, HTTPRequest.Method(method)!, headers: fields, body: body.isEmpty ? nil : body)
                 #expect(response.status.code == status, "\(method) \(uri): \(response.text)")
                 #expect(!response.text.isEmpty)
             }
@@ -135,9 +150,13 @@ struct WebDAVRouterTests {
     func hugeBody() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
-            let huge = "<D:propfind xmlns:D=\"DAV:\"><D:prop>" + String(repeating: "<D:getetag/>", count: 100_000) + "</D:prop></D:propfind>"
+            let huge =
+                "<D:propfind xmlns:D=\"DAV:\"><D:prop>" + String(repeating: "<D:getetag/>", count: 100_000)
+                + "</D:prop></D:propfind>"
             try await share.test { (client: any TestClientProtocol) async throws in
-                #expect(try await client.request("/dav/", .propfind, headers: [.depth: "0"], body: huge).status == .contentTooLarge)
+                #expect(
+                    try await client.request("/dav/", .propfind, headers: [.depth: "0"], body: huge).status
+                        == .contentTooLarge)
             }
         }
     }
@@ -153,7 +172,9 @@ struct WebDAVRouterTests {
                 #expect(try await client.request("/dav/", .propfind, headers: [.depth: "1"]).status.code == 207)
                 #expect(try await client.request("/dav/f.txt").text == "x")
                 for method: HTTPRequest.Method in [.put, .delete, .mkcol, .proppatch, .lock, .move, .copy] {
-                    #expect(try await client.request("/dav/f.txt", method, headers: [.destination: "/dav/g.txt"], body: "y").status == .forbidden)
+                    #expect(
+                        try await client.request("/dav/f.txt", method, headers: [.destination: "/dav/g.txt"], body: "y")
+                            .status == .forbidden)
                 }
             }
             #expect(share.visibleTree() == ["f.txt"] && share.read("f.txt") == "x")
@@ -166,15 +187,22 @@ struct WebDAVRouterTests {
             let share = try ShareFixture()
             try share.write("f.txt", "content")
             try await share.test { (client: any TestClientProtocol) async throws in
-                let set = try await client.request("/dav/f.txt", .proppatch, body: WebDAVRouterTests.setProperty("Win32FileAttributes", "00000020"))
+                let set = try await client.request(
+                    "/dav/f.txt", .proppatch, body: WebDAVRouterTests.setProperty("Win32FileAttributes", "00000020"))
                 #expect(set.status.code == 207 && set.text.contains("200 OK"))
                 // Replacing the content keeps them.
                 #expect(try await client.request("/dav/f.txt", .put, body: "new content").status == .noContent)
-                #expect(try await client.request("/dav/f.txt", .move, headers: [.destination: "/dav/g.txt"]).status == .created)
-                #expect(try await client.request("/dav/g.txt", .copy, headers: [.destination: "/dav/h.txt"]).status == .created)
-                let protected = try await client.request("/dav/h.txt", .proppatch, body: """
-                    <D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><D:getetag>x</D:getetag><D:other>y</D:other></D:prop></D:set></D:propertyupdate>
-                    """)
+                #expect(
+                    try await client.request("/dav/f.txt", .move, headers: [.destination: "/dav/g.txt"]).status
+                        == .created)
+                #expect(
+                    try await client.request("/dav/g.txt", .copy, headers: [.destination: "/dav/h.txt"]).status
+                        == .created)
+                let protected = try await client.request(
+                    "/dav/h.txt", .proppatch,
+                    body: """
+                        <D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><D:getetag>x</D:getetag><D:other>y</D:other></D:prop></D:set></D:propertyupdate>
+                        """)
                 #expect(protected.text.contains("403 Forbidden") && protected.text.contains("424 Failed Dependency"))
             }
             try FileManager.default.moveItem(atPath: share.path("h.txt"), toPath: share.path("renamed.txt"))
@@ -183,7 +211,8 @@ struct WebDAVRouterTests {
             let again = try ShareFixture(root: share.root)
             try await again.test { (client: any TestClientProtocol) async throws in
                 for name in ["g.txt", "renamed.txt"] {
-                    let got = try await client.request("/dav/\(name)", .propfind, headers: [.depth: "0"], body: WebDAVRouterTests.getProperty)
+                    let got = try await client.request(
+                        "/dav/\(name)", .propfind, headers: [.depth: "0"], body: WebDAVRouterTests.getProperty)
                     #expect(got.text.contains(">00000020</"), "\(name): \(got.text)")
                     #expect(!got.text.contains("D:other"))
                 }
@@ -205,15 +234,21 @@ struct WebDAVRouterTests {
                 let token = try #require(locked.headers[.lockToken])
                 #expect(try await client.request("/dav/finder.txt", .put, body: "no token").status.code == 423)
                 #expect(try await client.request("/api/files/finder.txt", .put, body: "api").status.code == 423)
-                #expect(try await client.request("/dav/finder.txt", .put, headers: [.davIf: "(\(token))"], body: "content").status == .noContent)
+                #expect(
+                    try await client.request("/dav/finder.txt", .put, headers: [.davIf: "(\(token))"], body: "content")
+                        .status == .noContent)
                 #expect(share.read("finder.txt") == "content")
-                #expect(try await client.request("/dav/finder.txt", .unlock, headers: [.lockToken: token]).status == .noContent)
+                #expect(
+                    try await client.request("/dav/finder.txt", .unlock, headers: [.lockToken: token]).status
+                        == .noContent)
 
                 let windows = try await client.request("/dav/windows.txt", .lock, body: WebDAVRouterTests.lockBody)
                 #expect(windows.status == .created)
                 let windowsToken = try #require(windows.headers[.lockToken])
                 #expect(share.read("windows.txt") == nil)
-                #expect(try await client.request("/dav/windows.txt", .unlock, headers: [.lockToken: windowsToken]).status == .noContent)
+                #expect(
+                    try await client.request("/dav/windows.txt", .unlock, headers: [.lockToken: windowsToken]).status
+                        == .noContent)
                 #expect(share.read("windows.txt") == "")
 
                 // An empty PUT nothing follows becomes an empty file once its grace is over.
@@ -252,43 +287,72 @@ struct WebDAVRouterTests {
             try share.write("A/B/two.txt", "2")
             try share.write("Target/old.txt", "old")
             try await share.test { (client: any TestClientProtocol) async throws in
-                #expect(try await client.request("/dav/A/", .copy, headers: [.destination: "/dav/Copy/"]).status == .created)
+                #expect(
+                    try await client.request("/dav/A/", .copy, headers: [.destination: "/dav/Copy/"]).status == .created
+                )
                 #expect(share.read("Copy/B/two.txt") == "2")
-                #expect(try await client.request("/dav/A/", .copy, headers: [.destination: "/dav/Shallow/", .depth: "0"]).status == .created)
+                #expect(
+                    try await client.request("/dav/A/", .copy, headers: [.destination: "/dav/Shallow/", .depth: "0"])
+                        .status == .created)
                 #expect(share.visibleTree().filter { $0.hasPrefix("Shallow") } == ["Shallow"])
-                #expect(try await client.request("/dav/A/", .copy, headers: [.destination: "/dav/Target/", .overwrite: "F"]).status == .preconditionFailed)
-                #expect(try await client.request("/dav/A/", .move, headers: [.destination: "/dav/Target/"]).status == .noContent)
+                #expect(
+                    try await client.request(
+                        "/dav/A/", .copy, headers: [.destination: "/dav/Target/", .overwrite: "F"]
+                    ).status == .preconditionFailed)
+                #expect(
+                    try await client.request("/dav/A/", .move, headers: [.destination: "/dav/Target/"]).status
+                        == .noContent)
                 #expect(share.read("Target/B/two.txt") == "2" && share.read("Target/old.txt") == nil)
-                #expect(try await client.request("/dav/Target/", .move, headers: [.destination: "/dav/Target/inside/"]).status == .forbidden)
-                #expect(try await client.request("/dav/Target/", .move, headers: [.destination: "/dav/Moved", .depth: "0"]).status == .badRequest)
+                #expect(
+                    try await client.request("/dav/Target/", .move, headers: [.destination: "/dav/Target/inside/"])
+                        .status == .forbidden)
+                #expect(
+                    try await client.request("/dav/Target/", .move, headers: [.destination: "/dav/Moved", .depth: "0"])
+                        .status == .badRequest)
             }
             #expect(share.stagingContent().isEmpty)
         }
     }
 
-    @Test("Finder's ._ and .DS_Store files are kept apart: readable, lockable, movable through WebDAV, never in the folder or its listings")
+    @Test(
+        "Finder's ._ and .DS_Store files are kept apart: readable, lockable, movable through WebDAV, never in the folder or its listings"
+    )
     func clientMetadata() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             try share.write("Docs/a.txt", "a")
             try await share.test { (client: any TestClientProtocol) async throws in
-                #expect(try await client.request("/dav/.Spotlight-V100", .propfind, headers: [.depth: "0"]).status == .notFound)
-                #expect(try await client.request("/dav/Docs/._a.txt", .propfind, headers: [.depth: "0"]).status == .notFound)
+                #expect(
+                    try await client.request("/dav/.Spotlight-V100", .propfind, headers: [.depth: "0"]).status
+                        == .notFound)
+                #expect(
+                    try await client.request("/dav/Docs/._a.txt", .propfind, headers: [.depth: "0"]).status == .notFound
+                )
                 #expect(try await client.request("/dav/Docs/._a.txt", .put, body: "finder info").status == .created)
                 #expect(try await client.request("/dav/Docs/.DS_Store", .put, body: "store").status == .created)
                 #expect(try await client.request("/dav/Nowhere/._a.txt", .put, body: "x").status == .conflict)
                 #expect(try await client.request("/dav/Docs/._a.txt").text == "finder info")
-                #expect(try await client.request("/dav/Docs/._a.txt", .propfind, headers: [.depth: "0"]).status.code == 207)
+                #expect(
+                    try await client.request("/dav/Docs/._a.txt", .propfind, headers: [.depth: "0"]).status.code == 207)
                 let listing = try await client.request("/dav/Docs/", .propfind, headers: [.depth: "1"])
                 #expect(!listing.text.contains("._a.txt") && !listing.text.contains("DS_Store"))
                 let locked = try await client.request("/dav/Docs/._a.txt", .lock, body: WebDAVRouterTests.lockBody)
                 let token = try #require(locked.headers[.lockToken])
                 #expect(try await client.request("/dav/Docs/._a.txt", .put, body: "other").status.code == 423)
-                #expect(try await client.request("/dav/Docs/._a.txt", .put, headers: [.davIf: "(\(token))"], body: "updated").status == .noContent)
-                #expect(try await client.request("/dav/Docs/._a.txt", .unlock, headers: [.lockToken: token]).status == .noContent)
-                #expect(try await client.request("/dav/Docs/._a.txt", .move, headers: [.destination: "/dav/Docs/._b.txt"]).status == .created)
+                #expect(
+                    try await client.request(
+                        "/dav/Docs/._a.txt", .put, headers: [.davIf: "(\(token))"], body: "updated"
+                    ).status == .noContent)
+                #expect(
+                    try await client.request("/dav/Docs/._a.txt", .unlock, headers: [.lockToken: token]).status
+                        == .noContent)
+                #expect(
+                    try await client.request("/dav/Docs/._a.txt", .move, headers: [.destination: "/dav/Docs/._b.txt"])
+                        .status == .created)
                 #expect(try await client.request("/dav/Docs/._b.txt").text == "updated")
-                #expect(try await client.request("/dav/Docs/._b.txt", .move, headers: [.destination: "/dav/Docs/b.txt"]).status == .forbidden)
+                #expect(
+                    try await client.request("/dav/Docs/._b.txt", .move, headers: [.destination: "/dav/Docs/b.txt"])
+                        .status == .forbidden)
                 #expect(try await client.request("/dav/Docs/", .delete).status == .noContent)
                 #expect(try await client.request("/dav/Docs/._b.txt").status == .notFound)
             }
@@ -305,7 +369,8 @@ struct WebDAVRouterTests {
             let share = try ShareFixture()
             try FileManager.default.createDirectory(atPath: share.path("Big"), withIntermediateDirectories: true)
             for index in 0..<(WebDAVFace.propfindBatch * 2 + 77) {
-                FileManager.default.createFile(atPath: share.path("Big/file \(index).txt"), contents: Data("\(index)".utf8))
+                FileManager.default.createFile(
+                    atPath: share.path("Big/file \(index).txt"), contents: Data("\(index)".utf8))
             }
             try await share.test { (client: any TestClientProtocol) async throws in
                 let answer = try await client.request("/dav/Big/", .propfind, headers: [.depth: "1"])
@@ -333,9 +398,15 @@ struct WebDAVRouterTests {
             try await again.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.request("/dav/doc.txt", .put, body: "v2").status.code == 423)
                 let discovery = try await client.request("/dav/doc.txt", .propfind, headers: [.depth: "0"])
-                #expect(discovery.text.contains(String(token.dropFirst().dropLast())) && discovery.text.contains("mailto:alice@example.com"))
-                #expect(try await client.request("/dav/doc.txt", .put, headers: [.davIf: "(\(token))"], body: "v2").status == .noContent)
-                #expect(try await client.request("/dav/doc.txt", .unlock, headers: [.lockToken: token]).status == .noContent)
+                #expect(
+                    discovery.text.contains(String(token.dropFirst().dropLast()))
+                        && discovery.text.contains("mailto:alice@example.com"))
+                #expect(
+                    try await client.request("/dav/doc.txt", .put, headers: [.davIf: "(\(token))"], body: "v2").status
+                        == .noContent)
+                #expect(
+                    try await client.request("/dav/doc.txt", .unlock, headers: [.lockToken: token]).status == .noContent
+                )
             }
             again.stop()
             let third = try ShareFixture(root: share.root)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FileWatching
 
 /// New files that are copies of existing ones, reported as `duplicated`.
@@ -22,9 +23,10 @@ struct DuplicateTests {
         h.process()
         #expect(h.newChanges().isEmpty, "new files wait until complete")
         h.advance(by: .seconds(2))
-        #expect(Set(h.newChanges().map(\.summary)) == [
-            "duplicated photo copy.jpg photo.jpg", "added almost.jpg", "added another empty",
-        ])
+        #expect(
+            Set(h.newChanges().map(\.summary)) == [
+                "duplicated photo copy.jpg photo.jpg", "added almost.jpg", "added another empty",
+            ])
     }
 
     @Test("a copy renamed or deleted before it is complete: reported where it ends, or not at all")
@@ -48,8 +50,11 @@ struct DuplicateTests {
     @Test("the older of two items claiming one id keeps it, whatever the scan order", arguments: [false, true])
     func olderKeepsTheID(copySortsFirst: Bool) throws {
         let id = ItemID(rawValue: 0xABCDEF)
-        let (original, copy): (ItemPath, ItemPath) = copySortsFirst ? ("z-original", "a-copy") : ("a-original", "z-copy")
-        var h = CoreHarness(options: ObserverOptions(latency: .zero, reportsInitialItems: true, storesIdentityAttribute: true)) { fs in
+        let (original, copy): (ItemPath, ItemPath) =
+            copySortsFirst ? ("z-original", "a-copy") : ("a-original", "z-copy")
+        var h = CoreHarness(
+            options: ObserverOptions(latency: .zero, reportsInitialItems: true, storesIdentityAttribute: true)
+        ) { fs in
             let first = fs.write(original, bytes: 10)
             fs.attributes[first] = id
             let second = fs.copy(original, copy, preservingAttributes: true)
@@ -61,9 +66,10 @@ struct DuplicateTests {
         #expect(h.core.tree.id(of: originalIndex) == id)
         #expect(h.core.tree.id(of: copyIndex) != id)
         // What the scan reported agrees, and each file carries its own id.
-        let added = Dictionary(uniqueKeysWithValues: h.delivered.compactMap { change -> (ItemPath, ItemID)? in
-            if case .added(let item) = change { (item.path, item.id) } else { nil }
-        })
+        let added = Dictionary(
+            uniqueKeysWithValues: h.delivered.compactMap { change -> (ItemPath, ItemID)? in
+                if case .added(let item) = change { (item.path, item.id) } else { nil }
+            })
         #expect(added[original] == id)
         #expect(added[copy] == h.core.tree.id(of: copyIndex))
         #expect(h.fs.attributes[h.fs.resolve(copy)!] == h.core.tree.id(of: copyIndex))

@@ -1,6 +1,7 @@
 import FileshareTestSupport
 import Foundation
 import Testing
+
 @testable import FileWatching
 
 @Suite("Live folder lists")
@@ -17,7 +18,9 @@ struct FolderListTests {
         var new = old.filter { _ in Int.random(in: 0..<4, using: &random) > 0 }
         new.shuffle(using: &random)
         if !new.isEmpty {
-            for _ in 0..<Int.random(in: 0...3, using: &random) { new[Int.random(in: 0..<new.count, using: &random)].value += 1 }
+            for _ in 0..<Int.random(in: 0...3, using: &random) {
+                new[Int.random(in: 0..<new.count, using: &random)].value += 1
+            }
         }
         for id in 100..<(100 + Int.random(in: 0...8, using: &random)) {
             new.insert(Row(id: id, value: 0), at: Int.random(in: 0...new.count, using: &random))
@@ -30,19 +33,31 @@ struct FolderListTests {
 
     @Test("natural, case- and accent-insensitive name order")
     func naturalOrder() {
-        let names = ["issue 10.cbz", "Issue 2.cbz", "Été.txt", "ete 3.txt", "Apple", "apple 1", "Zebra", "10 things", "2 things", "File007", "File7", "file8"]
+        let names = [
+            "issue 10.cbz", "Issue 2.cbz", "Été.txt", "ete 3.txt", "Apple", "apple 1", "Zebra", "10 things", "2 things",
+            "File007", "File7", "file8",
+        ]
         let sorted = names.sorted { NaturalKey(Array($0.utf8)) < NaturalKey(Array($1.utf8)) }
-        #expect(sorted == ["2 things", "10 things", "Apple", "apple 1", "ete 3.txt", "Été.txt", "File7", "File007", "file8", "Issue 2.cbz", "issue 10.cbz", "Zebra"])
+        #expect(
+            sorted == [
+                "2 things", "10 things", "Apple", "apple 1", "ete 3.txt", "Été.txt", "File7", "File007", "file8",
+                "Issue 2.cbz", "issue 10.cbz", "Zebra",
+            ])
     }
 
-    @Test("a live list follows random changes: every update replays onto the previous list to a fresh sort",
-          arguments: [ListSort(.name), ListSort(.name, ascending: false), ListSort(.size), ListSort(.modificationDate, ascending: false), ListSort(.creationDate)])
+    @Test(
+        "a live list follows random changes: every update replays onto the previous list to a fresh sort",
+        arguments: [
+            ListSort(.name), ListSort(.name, ascending: false), ListSort(.size),
+            ListSort(.modificationDate, ascending: false), ListSort(.creationDate),
+        ])
     func liveList(sort: ListSort) async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             Disk.mkdir(dir("Comics"))
             for i in [1, 2, 10] { Disk.write(dir("Comics/Issue \(i).cbz"), String(repeating: "x", count: i)) }
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero))
+            let probe = try ObserverProbe(
+                dir.path, options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero))
             #expect(await probe.scanned())
             var cache: [ItemID: (name: String, key: NaturalKey)] = [:]
             let list = probe.observer.list(of: "Comics", sortedBy: sort)
@@ -56,10 +71,26 @@ struct FolderListTests {
                 let names = children.map(\.name)
                 let files = children.filter { $0.kind == .file }.map(\.name)
                 switch Int.random(in: 0..<6, using: &random) {
-                case 0, 1: Disk.write(dir("Comics/Issue \(step + 20).cbz"), String(repeating: "y", count: Int.random(in: 0...50, using: &random)))
-                case 2: if let name = names.randomElement(using: &random) { Disk.rename(dir("Comics/\(name)"), dir("Comics/\(["a", "Z", "é", "10"].randomElement(using: &random)!) \(step)")) }
-                case 3: if let name = names.randomElement(using: &random), !name.isEmpty { try? FileManager.default.removeItem(atPath: dir("Comics/\(name)")) }
-                case 4: if let name = files.randomElement(using: &random) { Disk.write(dir("Comics/\(name)"), String(repeating: "z", count: Int.random(in: 0...80, using: &random))) }
+                case 0, 1:
+                    Disk.write(
+                        dir("Comics/Issue \(step + 20).cbz"),
+                        String(repeating: "y", count: Int.random(in: 0...50, using: &random)))
+                case 2:
+                    if let name = names.randomElement(using: &random) {
+                        Disk.rename(
+                            dir("Comics/\(name)"),
+                            dir("Comics/\(["a", "Z", "é", "10"].randomElement(using: &random)!) \(step)"))
+                    }
+                case 3:
+                    if let name = names.randomElement(using: &random), !name.isEmpty {
+                        try? FileManager.default.removeItem(atPath: dir("Comics/\(name)"))
+                    }
+                case 4:
+                    if let name = files.randomElement(using: &random) {
+                        Disk.write(
+                            dir("Comics/\(name)"), String(repeating: "z", count: Int.random(in: 0...80, using: &random))
+                        )
+                    }
                 default: Disk.mkdir(dir("Comics/Folder \(step)")); Disk.write(dir("Comics/Folder \(step)/inside"))
                 }
                 await probe.observer.sync()
@@ -77,7 +108,8 @@ struct FolderListTests {
             }
             #expect(count > 10)
             // The list agrees with the observer's tree, freshly sorted.
-            let fresh = FolderList.sorted((probe.observer.children(of: "Comics") ?? []).map(ListItem.init), by: sort, keys: &cache)
+            let fresh = FolderList.sorted(
+                (probe.observer.children(of: "Comics") ?? []).map(ListItem.init), by: sort, keys: &cache)
             #expect(final.map(\.id) == fresh.map(\.id))
         }
     }

@@ -1,8 +1,10 @@
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
 @testable import FileWatching
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Random sequences of file operations against the observer's logic (an
 /// in-memory file system, so thousands of sequences run in a second): after
@@ -16,9 +18,12 @@ struct ObserverCoreRandomTests {
         let latency: Duration = [.zero, .milliseconds(50)].randomElement(using: &random)!
         // Some sequences detect copies (new files are then reported once complete).
         let duplicates = Int.random(in: 0..<3, using: &random)
-        var h = CoreHarness(options: ObserverOptions(settleTime: .milliseconds(200), latency: latency,
-                                                     storesIdentityAttribute: duplicates == 1,
-                                                     detectsDuplicateContent: duplicates == 2)) { fs in
+        var h = CoreHarness(
+            options: ObserverOptions(
+                settleTime: .milliseconds(200), latency: latency,
+                storesIdentityAttribute: duplicates == 1,
+                detectsDuplicateContent: duplicates == 2)
+        ) { fs in
             fs.mkdir("start")
             fs.write("start/file", bytes: 3)
         }
@@ -64,7 +69,8 @@ struct ObserverCoreRandomTests {
             case 9:
                 // An atomic save, through a hidden or a visible temporary name.
                 if let file = files.randomElement(using: &random) {
-                    let temporary = file.parent.appending(Array((Bool.random(using: &random) ? ".tmp" : "tmp").utf8) + fresh())
+                    let temporary = file.parent.appending(
+                        Array((Bool.random(using: &random) ? ".tmp" : "tmp").utf8) + fresh())
                     fs.write(temporary, bytes: 9)
                     fs.rename(temporary, file)
                 }
@@ -97,7 +103,8 @@ struct ObserverCoreRandomTests {
                 h.advance(by: .milliseconds(Int64.random(in: 0...300, using: &random)))
             }
             if Bool.random(using: &random) {
-                trace.append("process \(h.fs.queue.map { "\($0.kind) \(String(decoding: $0.name ?? [], as: UTF8.self))" })")
+                trace.append(
+                    "process \(h.fs.queue.map { "\($0.kind) \(String(decoding: $0.name ?? [], as: UTF8.self))" })")
                 h.process()
                 trace.append(contentsOf: h.newChanges().map(\.summary))
             }
@@ -121,7 +128,11 @@ struct ObserverCoreRandomTests {
             if seenCompleted { replay.apply(change) }
         }
         let disk = h.fs.snapshot(includeHidden: false)
-        if replay.items != disk, Environment.trace { print("seed \(seed):\n" + trace.joined(separator: "\n") + "\n" + h.newChanges().map(\.summary).joined(separator: "\n")) }
+        if replay.items != disk, Environment.trace {
+            print(
+                "seed \(seed):\n" + trace.joined(separator: "\n") + "\n"
+                    + h.newChanges().map(\.summary).joined(separator: "\n"))
+        }
         #expect(replay.violations.isEmpty, "seed \(seed): \(replay.violations.prefix(3))")
         #expect(replay.items == disk, "seed \(seed): replay differs from disk: \(difference(disk, replay.items))")
         #expect(h.treeSnapshot == disk, "seed \(seed): tree differs from disk: \(difference(disk, h.treeSnapshot))")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FileWatching
 
 /// The observer's logic as a state machine: kernel-like events from an
@@ -111,7 +112,10 @@ struct ObserverCoreTests {
         h.fs.rename("a/sub", "b/sub2")
         h.process()
         let changes = h.newChanges()
-        #expect(changes.map(\.summary) == ["renamed a/one.txt a/uno.txt", "moved a/uno.txt b/uno.txt", "moved a/sub b/sub2"])
+        #expect(
+            changes.map(\.summary) == [
+                "renamed a/one.txt a/uno.txt", "moved a/uno.txt b/uno.txt", "moved a/sub b/sub2",
+            ])
         #expect(changes[0].id == itemID && changes[1].id == itemID)
         #expect(h.treeSnapshot == h.fs.snapshot())
         // The moved folder's watch still reports, under its new path.
@@ -225,7 +229,8 @@ struct ObserverCoreTests {
 
     @Test("hidden names and exclusion globs are left out with their subtrees")
     func filters() {
-        var h = CoreHarness(options: ObserverOptions(excludedNames: ["*.tmp", "node_modules", "build/out"], latency: .zero))
+        var h = CoreHarness(
+            options: ObserverOptions(excludedNames: ["*.tmp", "node_modules", "build/out"], latency: .zero))
         h.start()
         h.fs.mkdir("node_modules")
         h.fs.write("node_modules/x.js", bytes: 1)
@@ -290,7 +295,10 @@ struct ObserverCoreTests {
         h.process()
         let changes = h.newChanges()
         // b/new was closed before the rescan found it: complete.
-        #expect(Set(changes.map(\.summary)) == ["added b/", "moved a/x b/y", "added b/new", "removed gone", "rescanned  overflow"])
+        #expect(
+            Set(changes.map(\.summary)) == [
+                "added b/", "moved a/x b/y", "added b/new", "removed gone", "rescanned  overflow",
+            ])
         #expect(changes.last?.summary == "rescanned  overflow")
         #expect(changes.first { $0.summary.hasPrefix("moved") }?.id == id)
         #expect(h.treeSnapshot == h.fs.snapshot())

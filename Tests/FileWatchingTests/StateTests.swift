@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FileWatching
 
 /// The saved state: round trips, damage and other roots refused, and what
@@ -24,7 +25,9 @@ struct StateTests {
         let (h, bytes) = sampleTree()
         let tree = try StateFile.decode(bytes, root: "/fake", rootIdentity: h.fs.metadata(of: 1).identity)
         var original: [ItemPath: (ItemID, FileMetadata)] = [:]
-        h.core.tree.walk(from: Tree.rootIndex) { original[h.core.tree.path(of: $0)] = (h.core.tree.id(of: $0), h.core.tree.metadata(of: $0)) }
+        h.core.tree.walk(from: Tree.rootIndex) {
+            original[h.core.tree.path(of: $0)] = (h.core.tree.id(of: $0), h.core.tree.metadata(of: $0))
+        }
         var restored: [ItemPath: (ItemID, FileMetadata)] = [:]
         tree.walk(from: Tree.rootIndex) { restored[tree.path(of: $0)] = (tree.id(of: $0), tree.metadata(of: $0)) }
         #expect(original.keys.sorted() == restored.keys.sorted())
@@ -33,8 +36,9 @@ struct StateTests {
         }
     }
 
-    @Test("damaged, truncated, foreign or other-root states are refused with a reason",
-          arguments: ["flip", "truncate", "magic", "root-path", "root-identity", "empty"])
+    @Test(
+        "damaged, truncated, foreign or other-root states are refused with a reason",
+        arguments: ["flip", "truncate", "magic", "root-path", "root-identity", "empty"])
     func refused(damage: String) {
         let (h, original) = sampleTree()
         var bytes = original
@@ -71,11 +75,12 @@ struct StateTests {
         let summaries = changes.map(\.summary)
         #expect(summaries.first == "scan-started")
         #expect(summaries.last == "scan-completed 5")
-        #expect(Set(summaries.dropFirst().dropLast()) == [
-            // Root entries are settled in name order: the file leaves Comics before Comics is renamed.
-            "moved Comics/Issue 1.cbz Issue 1.cbz", "renamed Comics Library", "modified notes.txt writing",
-            "removed Library/Old", "added new.pdf",
-        ])
+        #expect(
+            Set(summaries.dropFirst().dropLast()) == [
+                // Root entries are settled in name order: the file leaves Comics before Comics is renamed.
+                "moved Comics/Issue 1.cbz Issue 1.cbz", "renamed Comics Library", "modified notes.txt writing",
+                "removed Library/Old", "added new.pdf",
+            ])
         #expect(changes.first { $0.summary.hasPrefix("renamed") }?.id == comics)
         #expect(changes.first { $0.summary.hasPrefix("moved") }?.id == issue)
         #expect(changes.first { $0.summary.hasPrefix("modified") }?.id == notes)
@@ -101,7 +106,9 @@ struct StateTests {
 
     @Test("no state yet is an empty view: every item is added; an unusable one says why first")
     func emptyView() {
-        var h = CoreHarness { fs in fs.mkdir("a"); fs.write("a/b", bytes: 1) }
+        var h = CoreHarness { fs in
+            fs.mkdir("a"); fs.write("a/b", bytes: 1)
+        }
         h.core.start = .empty(message: "state.bin: damaged")
         h.core.scan(at: h.now)
         let summaries = h.core.takeBatch(force: true).map(\.summary)

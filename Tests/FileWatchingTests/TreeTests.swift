@@ -1,4 +1,5 @@
 import Testing
+
 @testable import FileWatching
 
 @Suite("Tree storage")
@@ -31,16 +32,24 @@ struct TreeTests {
 
     @Test("children stay sorted by name bytes; moves and removals keep the tree whole")
     func structure() {
-        let root = FileMetadata(kind: .directory, identity: FileIdentity(device: 1, inode: 1, birth: 1), size: 0, modified: 0, created: 1)
+        let root = FileMetadata(
+            kind: .directory, identity: FileIdentity(device: 1, inode: 1, birth: 1), size: 0, modified: 0, created: 1)
         var tree = Tree(root: root, id: ItemID(rawValue: 1))
         func metadata(_ inode: UInt64, _ kind: ItemKind = .file) -> FileMetadata {
-            FileMetadata(kind: kind, identity: FileIdentity(device: 1, inode: inode, birth: 1), size: 0, modified: 0, created: 1)
+            FileMetadata(
+                kind: kind, identity: FileIdentity(device: 1, inode: inode, birth: 1), size: 0, modified: 0, created: 1)
         }
-        let folder = tree.insert(name: Array("b".utf8), in: Tree.rootIndex, metadata: metadata(2, .directory), id: ItemID(rawValue: 2))
+        let folder = tree.insert(
+            name: Array("b".utf8), in: Tree.rootIndex, metadata: metadata(2, .directory), id: ItemID(rawValue: 2))
         for (i, name) in ["z", "a", "é", "A", "m"].enumerated() {
-            tree.insert(name: Array(name.utf8), in: folder, metadata: metadata(UInt64(10 + i)), id: ItemID(rawValue: UInt64(10 + i)))
+            tree.insert(
+                name: Array(name.utf8), in: folder, metadata: metadata(UInt64(10 + i)),
+                id: ItemID(rawValue: UInt64(10 + i)))
         }
-        #expect(tree.childIndices(of: folder).map { String(decoding: tree.name(of: $0), as: UTF8.self) } == ["A", "a", "m", "z", "é"])
+        #expect(
+            tree.childIndices(of: folder).map { String(decoding: tree.name(of: $0), as: UTF8.self) } == [
+                "A", "a", "m", "z", "é",
+            ])
         let m = tree.index(at: "b/m")!
         tree.move(m, to: Tree.rootIndex, name: Array("moved".utf8))
         #expect(tree.path(of: m) == "moved")

@@ -15,8 +15,9 @@ struct BrowserTests {
     @Test("upload, rename, a file made on disk appears live, delete (headless Chromium)")
     func browser() async throws {
         try await MachineSettings.shared {
-            let run = try CommandProcess(["python3", BrowserTests.script, "--binary", CommandProcess.binary],
-                                         executable: "/usr/bin/env")
+            let run = try CommandProcess(
+                ["python3", BrowserTests.script, "--binary", CommandProcess.binary],
+                executable: "/usr/bin/env")
             let status = await run.exitStatus(timeout: .seconds(300))
             let output = (run.lines + [run.errorOutput]).joined(separator: "\n")
             if status == 77 {

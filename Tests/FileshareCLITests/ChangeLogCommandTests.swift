@@ -1,8 +1,9 @@
 import FileshareTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The change log end to end: `fileshare serve` keeps it, `fileshare changes
@@ -21,7 +22,9 @@ struct ChangeLogCommandTests {
         return (serve, url)
     }
 
-    @Test("changes --since reads the server's log beside it and after it: records, pages, human lines; bad cursors exit 1")
+    @Test(
+        "changes --since reads the server's log beside it and after it: records, pages, human lines; bad cursors exit 1"
+    )
     func changesSince() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
@@ -34,38 +37,50 @@ struct ChangeLogCommandTests {
             let beside = try CommandProcess(["changes", dir.path, "--since", "0", "--json"])
             #expect(await beside.exitStatus() == 0)
             var records = Self.objects(beside.lines)
-            #expect(records.count >= 3 && records.map { $0["seq"] as? Int } == Array(1...records.count).map { $0 }, "\(beside.lines)")
+            #expect(
+                records.count >= 3 && records.map { $0["seq"] as? Int } == Array(1...records.count).map { $0 },
+                "\(beside.lines)")
             #expect((records.first?["origin"] as? [String: Any])?["method"] as? String == "PUT")
-            #expect(records.contains { $0["type"] as? String == "renamed" && $0["to"] as? String == "c.txt" && $0["origin"] == nil })
+            #expect(
+                records.contains {
+                    $0["type"] as? String == "renamed" && $0["to"] as? String == "c.txt" && $0["origin"] == nil
+                })
             serve.send(SIGTERM)
             #expect(await serve.exitStatus() == 0)
             // After it, the same; paged.
             let after = try CommandProcess(["changes", dir.path, "--since", "1", "--limit", "1", "--json"])
             #expect(await after.exitStatus() == 0)
             records = Self.objects(after.lines)
-            #expect(records.count == 1 && records.first?["seq"] as? Int == 2 && records.first?["path"] as? String == "b.txt")
+            #expect(
+                records.count == 1 && records.first?["seq"] as? Int == 2 && records.first?["path"] as? String == "b.txt"
+            )
             // For a person.
             let human = try CommandProcess(["changes", dir.path, "--since", "0"])
             #expect(await human.exitStatus() == 0)
             let first = human.lines.first ?? ""
-            #expect(first.hasPrefix("1  20") && first.contains("Z  added     a.txt (") && first.contains("(api PUT from 127.0.0.1:"), "\(first)")
+            #expect(
+                first.hasPrefix("1  20") && first.contains("Z  added     a.txt (")
+                    && first.contains("(api PUT from 127.0.0.1:"), "\(first)")
             #expect(human.lines.contains { $0.contains("renamed   a.txt -> c.txt") })
             // A cursor the log does not have.
             let ahead = try CommandProcess(["changes", dir.path, "--since", "999", "--json"])
             #expect(await ahead.exitStatus() == 1)
             #expect(ahead.lines.first?.contains(#""resync":true"#) == true)
-            #expect(ahead.errorOutput.contains("newer than the newest") && ahead.errorOutput.contains("list the folder again"))
+            #expect(
+                ahead.errorOutput.contains("newer than the newest")
+                    && ahead.errorOutput.contains("list the folder again"))
         }
     }
 
-    @Test("bad use of changes --since: exit 2 with one line, nothing created",
-          arguments: [
+    @Test(
+        "bad use of changes --since: exit 2 with one line, nothing created",
+        arguments: [
             (["--since", "1", "--state", "S"], "cannot be combined"),
             ([String](), "give --state FILE"),
             (["--since", "x"], "since"),
             (["--since", "0", "--limit", "0"], "--limit"),
             (["--since", "0", "--hidden"], "go with --state"),
-          ])
+        ])
     func badUse(arguments: [String], message: String) async throws {
         let dir = try TemporaryFolder()
         let run = try CommandProcess(["changes", dir.path] + arguments)
@@ -84,7 +99,9 @@ struct ChangeLogCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
     }
 
-    @Test("killed at random moments while files arrive: every restart opens the log, numbers stay gapless, every file is logged")
+    @Test(
+        "killed at random moments while files arrive: every restart opens the log, numbers stay gapless, every file is logged"
+    )
     func kills() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
@@ -135,8 +152,10 @@ struct ChangeLogCommandTests {
             let files = ProcessInfo.processInfo.environment["FILESHARE_SSE_FILES"] ?? "10000"
             let (serve, url) = try await Self.serve(dir.path)
             let load = try CommandProcess(
-                ["python3", Self.loadScript, "--url", String(url.dropLast()), "--folder", dir.path,
-                 "--clients", clients, "--files", files],
+                [
+                    "python3", Self.loadScript, "--url", String(url.dropLast()), "--folder", dir.path,
+                    "--clients", clients, "--files", files,
+                ],
                 executable: "/usr/bin/env")
             #expect(await load.exitStatus(timeout: .seconds(300)) == 0, "\(load.errorOutput)")
             let summary = try #require(Self.objects(load.lines).last, "\(load.lines) \(load.errorOutput)")
@@ -153,7 +172,8 @@ struct ChangeLogCommandTests {
             withKnownIssue("streams wait up to several seconds while others are served", isIntermittent: true) {
                 #expect((summary["max_starved_seconds"] as? Double ?? 99) < 3, "\(summary)")
             }
-            #expect((summary["max_starved_seconds"] as? Double ?? 99) < 30, "no stream is left behind for long: \(summary)")
+            #expect(
+                (summary["max_starved_seconds"] as? Double ?? 99) < 30, "no stream is left behind for long: \(summary)")
             serve.send(SIGTERM)
             #expect(await serve.exitStatus() == 0)
         }

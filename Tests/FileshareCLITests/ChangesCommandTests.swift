@@ -1,8 +1,9 @@
 import FileshareTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare changes` and `fileshare watch --state` end to end.
@@ -89,7 +90,9 @@ struct ChangesCommandTests {
             let state = dir.path + "/watch.state"
             let first = try CommandProcess(["watch", root, "--json", "--state", state])
             #expect(await first.waitForLine { $0.contains("scan-completed") })
-            #expect(first.lines.contains { $0.contains(#""type":"added","path":"report.pdf""#) }, "no state yet: an empty view")
+            #expect(
+                first.lines.contains { $0.contains(#""type":"added","path":"report.pdf""#) },
+                "no state yet: an empty view")
             first.send(SIGINT)
             #expect(await first.exitStatus() == 0)
             let id = try json(first.lines).first { $0["path"] == "report.pdf" }?["id"]
@@ -132,16 +135,22 @@ struct ChangesCommandTests {
                 let watch = try CommandProcess(["watch", root, "--json", "--state", state, "--latency", "0"])
                 #expect(await watch.waitForLine { $0.contains("scan-completed") })
                 // Keep changing files (saves every two seconds), then kill without warning.
-                for i in 0..<20 { try "\(round)".write(toFile: root + "/file\((round * 20 + i) % 300)", atomically: false, encoding: .utf8) }
+                for i in 0..<20 {
+                    try "\(round)".write(
+                        toFile: root + "/file\((round * 20 + i) % 300)", atomically: false, encoding: .utf8)
+                }
                 try await Task.sleep(for: .milliseconds(Int64.random(in: 0...2500, using: &random)))
                 watch.send(SIGKILL)
                 _ = await watch.exitStatus()
                 let check = try CommandProcess(["changes", root, "--state", state, "--json", "--keep-state"])
                 #expect(await check.exitStatus() == 0)
-                #expect(!check.errorOutput.contains("damaged") && !check.errorOutput.contains("not a fileshare state"),
-                        "round \(round): \(check.errorOutput)")
-                #expect(!FileManager.default.fileExists(atPath: state) || check.lines.allSatisfy { !$0.contains(#""type":"added""#) },
-                        "round \(round): a saved state never makes every item new again")
+                #expect(
+                    !check.errorOutput.contains("damaged") && !check.errorOutput.contains("not a fileshare state"),
+                    "round \(round): \(check.errorOutput)")
+                #expect(
+                    !FileManager.default.fileExists(atPath: state)
+                        || check.lines.allSatisfy { !$0.contains(#""type":"added""#) },
+                    "round \(round): a saved state never makes every item new again")
             }
         }
     }

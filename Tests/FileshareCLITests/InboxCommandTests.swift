@@ -1,8 +1,9 @@
 import FileshareTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare inbox` end to end: the real binary on real folders, killed
@@ -10,10 +11,13 @@ import Glibc
 @Suite("fileshare inbox")
 struct InboxCommandTests {
     static let pdf = "%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n"
-    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [UInt8](repeating: 1, count: 13)
+    static let png: [UInt8] =
+        [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
+        + [UInt8](repeating: 1, count: 13)
 
     static func write(_ path: String, _ bytes: [UInt8]) throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
@@ -34,7 +38,9 @@ struct InboxCommandTests {
         return result
     }
 
-    @Test("what the Inbox holds at start is taken in: accepted by content, clashing names numbered, refused ones quarantined with a reason; the Inbox ends empty")
+    @Test(
+        "what the Inbox holds at start is taken in: accepted by content, clashing names numbered, refused ones quarantined with a reason; the Inbox ends empty"
+    )
     func once() async throws {
         try await MachineSettings.shared {
             let folder = try TemporaryFolder()
@@ -48,7 +54,8 @@ struct InboxCommandTests {
             try InboxCommandTests.write(root + "/Inbox/Album/b.txt", Array("b\n".utf8))
             let log = root + "/.fileshare-test-handler.log"
             let process = try CommandProcess([
-                "inbox", root, "--once", "--accept", "pdf,public.plain-text", "--exec", "printf '%s %s\\n' \"${FILESHARE_REPEAT:-0}\" >> '\(log)'",
+                "inbox", root, "--once", "--accept", "pdf,public.plain-text", "--exec",
+                "printf '%s %s\\n' \"${FILESHARE_REPEAT:-0}\" >> '\(log)'",
             ])
             #expect(await process.exitStatus(timeout: .seconds(60)) == 0, "\(process.errorOutput)")
             let files = InboxCommandTests.files(in: root)
@@ -65,7 +72,8 @@ struct InboxCommandTests {
             #expect(events.contains { $0.contains("\"type\":\"refused\"") && $0.contains("photo.pdf") })
             #expect(events.contains { $0.contains("\"type\":\"error\"") && $0.contains("photo.pdf") })
             let handled = (InboxCommandTests.read(log) ?? "").split(separator: "\n").sorted()
-            #expect(handled == ["0 \(root)/Album", "0 \(root)/Report 2.pdf", "0 \(root)/Scan.txt", "0 \(root)/notes.txt"])
+            #expect(
+                handled == ["0 \(root)/Album", "0 \(root)/Report 2.pdf", "0 \(root)/Scan.txt", "0 \(root)/notes.txt"])
         }
     }
 
@@ -75,7 +83,9 @@ struct InboxCommandTests {
             let folder = try TemporaryFolder()
             let root = folder.path
             try FileManager.default.createDirectory(atPath: root + "/Inbox", withIntermediateDirectories: true)
-            let process = try CommandProcess(["inbox", root, "--settle", "0.3", "--folders", "unpack", "--folder-per-type"])
+            let process = try CommandProcess([
+                "inbox", root, "--settle", "0.3", "--folders", "unpack", "--folder-per-type",
+            ])
             #expect(await waitFor { FileManager.default.fileExists(atPath: root + "/.fileshare/inbox.lock") })
             // A writer that pauses: the file stays in the Inbox while it is open.
             let fd = open(root + "/Inbox/big.pdf", O_WRONLY | O_CREAT, 0o644)
@@ -86,7 +96,8 @@ struct InboxCommandTests {
             #expect(!process.lines.contains { $0.contains("big.pdf") })
             _ = first.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + 10, $0.count - 10) }
             close(fd)
-            #expect(await process.waitForLine(timeout: .seconds(30)) { $0.contains("taken-in") && $0.contains("big.pdf") })
+            #expect(
+                await process.waitForLine(timeout: .seconds(30)) { $0.contains("taken-in") && $0.contains("big.pdf") })
             let files = InboxCommandTests.files(in: root)
             let placed = files.first { $0.key.hasSuffix("/big.pdf") }
             #expect(placed?.value == InboxCommandTests.pdf, "\(files)")
@@ -96,10 +107,17 @@ struct InboxCommandTests {
             try InboxCommandTests.write(root + "/.staging/Batch/sub/two.txt", Array("2\n".utf8))
             try InboxCommandTests.write(root + "/.staging/Batch/.DS_Store", Array("finder\n".utf8))
             #expect(rename(root + "/.staging/Batch", root + "/Inbox/Batch") == 0)
-            #expect(await process.waitForLine(timeout: .seconds(30)) { $0.contains("taken-in") && $0.contains("two.txt") })
-            #expect(await waitFor(timeout: .seconds(10)) { (try? FileManager.default.contentsOfDirectory(atPath: root + "/Inbox"))?.isEmpty == true })
+            #expect(
+                await process.waitForLine(timeout: .seconds(30)) { $0.contains("taken-in") && $0.contains("two.txt") })
+            #expect(
+                await waitFor(timeout: .seconds(10)) {
+                    (try? FileManager.default.contentsOfDirectory(atPath: root + "/Inbox"))?.isEmpty == true
+                })
             // The hidden file unpacking left went to the quarantine with the folder.
-            #expect(await waitFor(timeout: .seconds(10)) { InboxCommandTests.read(root + "/Quarantine/Batch/.DS_Store") == "finder\n" })
+            #expect(
+                await waitFor(timeout: .seconds(10)) {
+                    InboxCommandTests.read(root + "/Quarantine/Batch/.DS_Store") == "finder\n"
+                })
             process.send(SIGTERM)
             #expect(await process.exitStatus() == 0)
         }
@@ -115,17 +133,23 @@ struct InboxCommandTests {
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(try curl(["-T", dir.path + "/report.pdf", url + "api/files/Inbox/report.pdf"]).0 == 201)
-            #expect(await waitFor(timeout: .seconds(30)) { serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report.pdf""#) })
+            #expect(
+                await waitFor(timeout: .seconds(30)) {
+                    serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report.pdf""#)
+                })
             // The Inbox is watched through the server's observer: one inotify instance in the process, not two.
-            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(serve.processIdentifier)/fd")) ?? []
+            let descriptors =
+                (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(serve.processIdentifier)/fd")) ?? []
             let inotify = descriptors.filter {
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(serve.processIdentifier)/fd/\($0)")) == "anon_inode:inotify"
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(serve.processIdentifier)/fd/\($0)"))
+                    == "anon_inode:inotify"
             }
             #expect(inotify.count == 1, "\(inotify.count) inotify instances")
             #expect(try curl(["-T", dir.path + "/report.pdf", url + "dav/Inbox/report.pdf"]).0 == 201)
-            #expect(await waitFor(timeout: .seconds(30)) {
-                serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report 2.pdf""#)
-            }, "\(serve.errorOutput)")
+            #expect(
+                await waitFor(timeout: .seconds(30)) {
+                    serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report 2.pdf""#)
+                }, "\(serve.errorOutput)")
             let root = dir.path + "/share"
             #expect(InboxCommandTests.read(root + "/report.pdf") == InboxCommandTests.pdf)
             #expect(InboxCommandTests.read(root + "/report 2.pdf") == InboxCommandTests.pdf)
@@ -137,16 +161,22 @@ struct InboxCommandTests {
             #expect(await limited.waitForLine { $0.hasPrefix("Serving ") })
             try InboxCommandTests.write(dir.path + "/.drop/photo.png", InboxCommandTests.png)
             #expect(rename(dir.path + "/.drop/photo.png", root + "/Inbox/photo.png") == 0)
-            #expect(await waitFor(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: root + "/Quarantine/photo.png.reason.txt") })
+            #expect(
+                await waitFor(timeout: .seconds(30)) {
+                    FileManager.default.fileExists(atPath: root + "/Quarantine/photo.png.reason.txt")
+                })
             #expect(limited.errorOutput.contains(#""type":"refused""#))
             limited.send(SIGINT)
             #expect(await limited.exitStatus() == 0)
         }
     }
 
-    @Test("bad options exit 2 with one line", arguments: [
-        ["--accept", "no.such.type"], ["--folders", "sideways"], ["--quarantine", "Inbox/Q"], ["--types", "/nonexistent.json"],
-    ])
+    @Test(
+        "bad options exit 2 with one line",
+        arguments: [
+            ["--accept", "no.such.type"], ["--folders", "sideways"], ["--quarantine", "Inbox/Q"],
+            ["--types", "/nonexistent.json"],
+        ])
     func badOptions(arguments: [String]) async throws {
         try await MachineSettings.shared {
             let folder = try TemporaryFolder()
@@ -162,7 +192,9 @@ struct InboxCommandTests {
     /// SIGKILL at random moments and started again; at the end every file
     /// is in exactly one place with its content, and the handler was called
     /// once for each (again only with FILESHARE_REPEAT=1).
-    @Test("killed at random moments (FILESHARE_INBOX_KILLS times, 200 by default): every file ends in exactly one place; the handler runs once per file, or again flagged as a repeat")
+    @Test(
+        "killed at random moments (FILESHARE_INBOX_KILLS times, 200 by default): every file ends in exactly one place; the handler runs once per file, or again flagged as a repeat"
+    )
     func killed() async throws {
         try await MachineSettings.shared {
             let kills = Int(ProcessInfo.processInfo.environment["FILESHARE_INBOX_KILLS"] ?? "") ?? 200
@@ -173,7 +205,8 @@ struct InboxCommandTests {
             try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
             let log = root + "/.fileshare-test-handler.log"
             let arguments = [
-                "inbox", root, "--accept", "txt", "--settle", "0", "--exec", "printf '%s %s\\n' \"${FILESHARE_REPEAT:-0}\" >> '\(log)'",
+                "inbox", root, "--accept", "txt", "--settle", "0", "--exec",
+                "printf '%s %s\\n' \"${FILESHARE_REPEAT:-0}\" >> '\(log)'",
             ]
             var seed = SystemRandomNumberGenerator()
             var expected: [String: Bool] = [:]  // content → accepted
@@ -184,7 +217,8 @@ struct InboxCommandTests {
                 for _ in 0..<Int.random(in: 1...6, using: &seed) {
                     dropped += 1
                     let accepted = Int.random(in: 0..<5, using: &seed) != 0
-                    let content = "file \(dropped) of round \(round) \(UInt64.random(in: 0...UInt64.max, using: &seed))\n"
+                    let content =
+                        "file \(dropped) of round \(round) \(UInt64.random(in: 0...UInt64.max, using: &seed))\n"
                     let name = ["Report.txt", "notes.txt", "Scan \(dropped % 7).txt"].randomElement(using: &seed)!
                     let bytes = accepted ? Array(content.utf8) : InboxCommandTests.png + Array(content.utf8)
                     try InboxCommandTests.write(staging + "/\(dropped)", bytes)
@@ -213,7 +247,9 @@ struct InboxCommandTests {
             }
             #expect(misplaced.isEmpty, "\(misplaced.prefix(10))")
             let extra = files.filter { expected[$0.value] == nil }.map(\.key)
-            #expect(files.count == expected.count && extra.isEmpty, "files on disk: \(files.count), dropped: \(expected.count); not dropped: \(extra.prefix(10))")
+            #expect(
+                files.count == expected.count && extra.isEmpty,
+                "files on disk: \(files.count), dropped: \(expected.count); not dropped: \(extra.prefix(10))")
             #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/Inbox").isEmpty)
             // Handler calls: once per accepted file; a second call only flagged as a repeat.
             let calls = (InboxCommandTests.read(log) ?? "").split(separator: "\n").map(String.init)
@@ -226,7 +262,8 @@ struct InboxCommandTests {
             #expect(Set(first.keys).union(repeats.keys) == acceptedPaths)
             #expect(first.values.allSatisfy { $0 == 1 }, "handler called twice without the repeat flag")
             let missingFirst = acceptedPaths.filter { first[$0] == nil }.count
-            print("""
+            print(
+                """
                 inbox kill test: \(kills) kills, \(expected.count) files dropped (\(expected.values.filter { $0 }.count) accepted, \
                 \(expected.values.filter { !$0 }.count) refused); every file in exactly one place: \(misplaced.isEmpty); \
                 handler calls: \(calls.count) for \(acceptedPaths.count) accepted files, \(repeats.values.reduce(0, +)) repeats \

@@ -1,8 +1,9 @@
 import FileshareTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare serve` end to end: the real binary, a real socket, curl.
@@ -19,7 +20,9 @@ struct ServeCommandTests {
             #expect(first == "Serving \(dir.path)/Shared/Docs at \(url)")
             #expect(url.hasPrefix("http://127.0.0.1:") && url.hasSuffix("/"))
             var isDirectory: ObjCBool = false
-            #expect(FileManager.default.fileExists(atPath: dir.path + "/Shared/Docs", isDirectory: &isDirectory) && isDirectory.boolValue)
+            #expect(
+                FileManager.default.fileExists(atPath: dir.path + "/Shared/Docs", isDirectory: &isDirectory)
+                    && isDirectory.boolValue)
             #expect(await waitFor { serve.errorOutput.contains("password '") })
             let password = try #require(serve.errorOutput.split(separator: "'").dropFirst(3).first.map(String.init))
             #expect(try curl([url + "api/info"]).0 == 401)
@@ -29,7 +32,10 @@ struct ServeCommandTests {
             let upload = try curl(["-u", "fileshare:" + password, "-T", "/etc/hostname", url + "api/files/host.txt"])
             #expect(upload.0 == 201)
             // Changes go to stderr as JSON lines, with their origin.
-            #expect(await waitFor { serve.errorOutput.contains(#""path":"host.txt""#) && serve.errorOutput.contains(#""origin""#) })
+            #expect(
+                await waitFor {
+                    serve.errorOutput.contains(#""path":"host.txt""#) && serve.errorOutput.contains(#""origin""#)
+                })
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)
         }
@@ -39,8 +45,9 @@ struct ServeCommandTests {
     func environmentAndReadOnly() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let serve = try CommandProcess(["serve", dir.path, "--port", "0", "--read-only"],
-                                           environment: ["FILESHARE_USER": "bob", "FILESHARE_PASSWORD": "pw"])
+            let serve = try CommandProcess(
+                ["serve", dir.path, "--port", "0", "--read-only"],
+                environment: ["FILESHARE_USER": "bob", "FILESHARE_PASSWORD": "pw"])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(!serve.errorOutput.contains("password '"))
@@ -51,19 +58,25 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("HTTPS with --tls-cert and --tls-key", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+    @Test(
+        "HTTPS with --tls-cert and --tls-key",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
     func https() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             let openssl = Process()
             openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                                 "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem"]
+            openssl.arguments = [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem",
+            ]
             openssl.standardError = FileHandle.nullDevice
             try openssl.run()
             openssl.waitUntilExit()
-            let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth",
-                                            "--tls-cert", dir.path + "/cert.pem", "--tls-key", dir.path + "/key.pem"])
+            let serve = try CommandProcess([
+                "serve", dir.path + "/share", "--port", "0", "--no-auth",
+                "--tls-cert", dir.path + "/cert.pem", "--tls-key", dir.path + "/key.pem",
+            ])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(url.hasPrefix("https://127.0.0.1:"))
@@ -89,19 +102,25 @@ struct ServeCommandTests {
             // The same folder twice: one change log has one writer.
             let third = try CommandProcess(["serve", dir.path, "--port", "0", "--no-auth"])
             #expect(await third.exitStatus() == 1)
-            #expect(third.errorOutput.contains("another fileshare process is keeping the change log"), "\(third.errorOutput)")
+            #expect(
+                third.errorOutput.contains("another fileshare process is keeping the change log"),
+                "\(third.errorOutput)")
             first.send(SIGINT)
             #expect(await first.exitStatus() == 0)
         }
     }
 
-    @Test("bad usage: exit 2, one line, nothing created",
-          arguments: [
-            ["serve", "D", "--no-auth", "--bind", "0.0.0.0"], ["serve", "D", "--user", "only"], ["serve", "D", "--tls-cert", "x.pem"],
+    @Test(
+        "bad usage: exit 2, one line, nothing created",
+        arguments: [
+            ["serve", "D", "--no-auth", "--bind", "0.0.0.0"], ["serve", "D", "--user", "only"],
+            ["serve", "D", "--tls-cert", "x.pem"],
             ["serve", "D", "--port", "70000"], ["serve", "D", "--tls-cert", "missing.pem", "--tls-key", "missing.key"],
-            ["serve", "D", "--max-upload", "lots"], ["serve", "D", "--accept", "public.imgae"], ["serve", "D", "--accept", " , "],
-            ["serve", "D", "--accept", "nonsense"], ["serve", "D", "--types", "missing.yaml"], ["serve", "D", "--types", "types.ini"],
-          ])
+            ["serve", "D", "--max-upload", "lots"], ["serve", "D", "--accept", "public.imgae"],
+            ["serve", "D", "--accept", " , "],
+            ["serve", "D", "--accept", "nonsense"], ["serve", "D", "--types", "missing.yaml"],
+            ["serve", "D", "--types", "types.ini"],
+        ])
     func badUsage(arguments: [String]) async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
@@ -118,17 +137,24 @@ struct ServeCommandTests {
             let dir = try TemporaryFolder()
             let unknown = try CommandProcess(["serve", dir.path + "/new", "--accept", "public.image,public.imgae"])
             #expect(await unknown.exitStatus() == 2)
-            #expect(unknown.errorOutput.contains("--accept: unknown type 'public.imgae' (did you mean 'public.image'?)"), "\(unknown.errorOutput)")
-            try "accept: [com.adobe.pdf, public.imgae]\n".write(toFile: dir.path + "/types.yaml", atomically: true, encoding: .utf8)
+            #expect(
+                unknown.errorOutput.contains("--accept: unknown type 'public.imgae' (did you mean 'public.image'?)"),
+                "\(unknown.errorOutput)")
+            try "accept: [com.adobe.pdf, public.imgae]\n".write(
+                toFile: dir.path + "/types.yaml", atomically: true, encoding: .utf8)
             let file = try CommandProcess(["serve", dir.path + "/new", "--types", dir.path + "/types.yaml"])
             #expect(await file.exitStatus() == 2)
-            #expect(file.errorOutput.contains("--types: \(dir.path)/types.yaml:1:25: unknown type 'public.imgae'"), "\(file.errorOutput)")
+            #expect(
+                file.errorOutput.contains("--types: \(dir.path)/types.yaml:1:25: unknown type 'public.imgae'"),
+                "\(file.errorOutput)")
             #expect(file.errorOutput.split(separator: "\n").count == 1)
             #expect(!FileManager.default.fileExists(atPath: dir.path + "/new"))
         }
     }
 
-    @Test("--accept live: an accepted upload arrives, a refused one answers 415 with the reason and leaves nothing; --types applies its accept")
+    @Test(
+        "--accept live: an accepted upload arrives, a refused one answers 415 with the reason and leaves nothing; --types applies its accept"
+    )
     func acceptedTypesLive() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
@@ -137,12 +163,15 @@ struct ServeCommandTests {
             let pdf = Data("%PDF-1.7\n".utf8) + Data(repeating: 0x20, count: 3 << 20) + Data("\n%%EOF\n".utf8)
             try Data(pdf.prefix(2000)).write(to: URL(fileURLWithPath: dir.path + "/small.pdf"))
             try pdf.write(to: URL(fileURLWithPath: dir.path + "/large.pdf"))
-            let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth", "--accept", "public.image"])
+            let serve = try CommandProcess([
+                "serve", dir.path + "/share", "--port", "0", "--no-auth", "--accept", "public.image",
+            ])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(try curl([url + "api/info"]).1.contains(#""acceptedTypes":["public.image"]"#))
             #expect(try curl(["-T", dir.path + "/dot.png", url + "api/files/dot.png"]).0 == 201)
-            let reason = "the name of 'photo.jpg' says JPEG image, but the content is a PDF document, which this folder does not accept"
+            let reason =
+                "the name of 'photo.jpg' says JPEG image, but the content is a PDF document, which this folder does not accept"
             let refused = try curl(["-T", dir.path + "/small.pdf", url + "api/files/photo.jpg"])
             #expect(refused.0 == 415 && refused.1.contains(reason), "\(refused)")
             // Large: refused once its first bytes have arrived, over a real connection.
@@ -155,13 +184,18 @@ struct ServeCommandTests {
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)
             #expect(!serve.errorOutput.contains("photo.jpg") && !serve.errorOutput.contains("report.pdf"))
-            let shared = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/share").filter { !$0.hasPrefix(".") }
+            let shared = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/share").filter {
+                !$0.hasPrefix(".")
+            }
             #expect(shared == ["dot.png"])
             #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/share/.fileshare/staging").isEmpty)
 
             // A types file: its accept applies.
-            try "accept = [\"com.adobe.pdf\"]\n".write(toFile: dir.path + "/types.toml", atomically: true, encoding: .utf8)
-            let again = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth", "--types", dir.path + "/types.toml"])
+            try "accept = [\"com.adobe.pdf\"]\n".write(
+                toFile: dir.path + "/types.toml", atomically: true, encoding: .utf8)
+            let again = try CommandProcess([
+                "serve", dir.path + "/share", "--port", "0", "--no-auth", "--types", dir.path + "/types.toml",
+            ])
             #expect(await again.waitForLine { $0.hasPrefix("Serving ") })
             let second = String(again.lines.first?.split(separator: " ").last ?? "")
             #expect(try curl(["-T", dir.path + "/small.pdf", second + "api/files/report.pdf"]).0 == 201)

@@ -1,15 +1,18 @@
 import FileshareTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare serve` on a machine without libturbojpeg (the library name
 /// pointed at a file that does not exist): nothing fails but made thumbnails.
 @Suite("fileshare serve without libturbojpeg")
 struct ServeThumbnailTests {
-    @Test("embedded thumbnails still served, small JPEGs sent as they are, large ones 415; one warning naming the package")
+    @Test(
+        "embedded thumbnails still served, small JPEGs sent as they are, large ones 415; one warning naming the package"
+    )
     func withoutLibrary() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()

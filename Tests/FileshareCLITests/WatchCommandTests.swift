@@ -1,27 +1,32 @@
 import FileshareTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare watch` end to end: the real binary, real folders, real signals.
 @Suite("fileshare watch")
 struct WatchCommandTests {
-    @Test("--json prints scan-started, scan-completed and changes, a flushed line each; SIGINT and SIGTERM exit 0",
-          arguments: [SIGINT, SIGTERM])
+    @Test(
+        "--json prints scan-started, scan-completed and changes, a flushed line each; SIGINT and SIGTERM exit 0",
+        arguments: [SIGINT, SIGTERM])
     func jsonStream(signal: Int32) async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             try "one".write(toFile: dir.path + "/existing.txt", atomically: false, encoding: .utf8)
-            let watch = try CommandProcess(["watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "0.2"])
+            let watch = try CommandProcess([
+                "watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "0.2",
+            ])
             #expect(await watch.waitForLine { $0.contains(#""type":"scan-completed""#) })
             try "two".write(toFile: dir.path + "/new.txt", atomically: false, encoding: .utf8)
             #expect(await watch.waitForLine { $0.contains(#""type":"finished""#) && $0.contains("new.txt") })
             let lines = watch.lines
             #expect(lines.first == #"{"type":"scan-started","root":"\#(dir.path)"}"#)
             #expect(lines.contains { $0.hasPrefix(#"{"type":"added","path":"existing.txt","id":""#) })
-            #expect(lines.contains { $0.contains(#""type":"added","path":"new.txt""#) && $0.contains(#""writing":true"#) })
+            #expect(
+                lines.contains { $0.contains(#""type":"added","path":"new.txt""#) && $0.contains(#""writing":true"#) })
             for line in lines {
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
                 #expect(object?["type"] is String, "every line is a JSON object with a type: \(line)")
@@ -31,7 +36,9 @@ struct WatchCommandTests {
         }
     }
 
-    @Test("--initial: a file closed just before the start is complete (no finished, also after a rename); one still open is writing, finished once closed")
+    @Test(
+        "--initial: a file closed just before the start is complete (no finished, also after a rename); one still open is writing, finished once closed"
+    )
     func recentFilesAtStart() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
@@ -40,18 +47,24 @@ struct WatchCommandTests {
             #expect(writer >= 0)
             #expect(write(writer, "partial", 7) == 7)
             // A settle time long enough that both files are recent at the scan, however slow the start.
-            let watch = try CommandProcess(["watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "3"])
+            let watch = try CommandProcess([
+                "watch", dir.path, "--json", "--initial", "--latency", "0", "--settle", "3",
+            ])
             #expect(await watch.waitForLine { $0.contains(#""type":"scan-completed""#) })
             let lines = watch.lines
             #expect(lines.contains { $0.contains(#""path":"a.txt""#) && $0.contains(#""writing":false"#) }, "\(lines)")
-            #expect(lines.contains { $0.contains(#""path":"open.txt""#) && $0.contains(#""writing":true"#) }, "\(lines)")
+            #expect(
+                lines.contains { $0.contains(#""path":"open.txt""#) && $0.contains(#""writing":true"#) }, "\(lines)")
             try FileManager.default.moveItem(atPath: dir.path + "/a.txt", toPath: dir.path + "/b.txt")
             #expect(await watch.waitForLine { $0.contains(#""type":"renamed""#) })
             close(writer)
             // After the open file's finished, any finished of the closed one would have come before.
             #expect(await watch.waitForLine { $0.contains(#""type":"finished""#) && $0.contains("open.txt") })
-            #expect(!watch.lines.contains { $0.contains(#""type":"finished""#) && ($0.contains("a.txt") || $0.contains("b.txt")) },
-                    "\(watch.lines)")
+            #expect(
+                !watch.lines.contains {
+                    $0.contains(#""type":"finished""#) && ($0.contains("a.txt") || $0.contains("b.txt"))
+                },
+                "\(watch.lines)")
             watch.send(SIGINT)
             #expect(await watch.exitStatus() == 0)
         }
@@ -97,8 +110,9 @@ struct WatchCommandTests {
         }
     }
 
-    @Test("as another user: an unreadable folder is degraded with the chmod to run; finished without leases",
-          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    @Test(
+        "as another user: an unreadable folder is degraded with the chmod to run; finished without leases",
+        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
     func unreadableFolderAsAnotherUser() async throws {
         // A separate function: the 6.3 compiler crashes on this body inside the closure.
         try await MachineSettings.shared { try await unreadableFolderBody() }
@@ -115,8 +129,10 @@ struct WatchCommandTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: root + "/private")
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root + "/private") }
         let watch = try CommandProcess(
-            ["--reuid=65534", "--regid=65534", "--clear-groups", CommandProcess.binary, "watch", root, "--json",
-             "--initial", "--latency", "0", "--settle", "0.2"],
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", CommandProcess.binary, "watch", root, "--json",
+                "--initial", "--latency", "0", "--settle", "0.2",
+            ],
             executable: "/usr/bin/setpriv")
         #expect(await watch.waitForLine { $0.contains("scan-completed") })
         let degraded = watch.lines.first { $0.contains(#""type":"degraded""#) }
@@ -133,15 +149,16 @@ struct WatchCommandTests {
         #expect(await watch.exitStatus() == 0)
     }
 
-    @Test("bad input: exit 2, one line on stderr, nothing created",
-          arguments: [
+    @Test(
+        "bad input: exit 2, one line on stderr, nothing created",
+        arguments: [
             (["watch", "MISSING"], "no such directory"),
             (["watch", "FILE"], "not a directory"),
             (["watch", "DIR", "--state", "s.json", "--initial"], "--state cannot be combined with --initial"),
             (["watch", "DIR", "--bogus"], "--bogus"),
             (["watch", "DIR", "--latency", "soon"], "--latency"),
             (["watch", "DIR", "--exclude", ""], "--exclude"),
-          ])
+        ])
     func badInput(arguments: [String], message: String) async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()

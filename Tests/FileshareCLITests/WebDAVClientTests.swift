@@ -1,8 +1,9 @@
 import FileshareTestSupport
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `fileshare serve`'s WebDAV face (`/dav/`) driven by real clients: litmus,
@@ -36,12 +37,14 @@ struct WebDAVClientTests {
             let failing = lines.filter { $0.contains("FAIL") || $0.contains("SKIPPED") }
             let warnings = run.lines.filter { $0.contains("WARNING") || $0.contains("warning") }
             let report = (failing + warnings).joined(separator: "\n")
-            #expect(summaries.keys.sorted() == Self.litmusSuites.sorted(),
-                    "a summary for each suite:\n\(lines.suffix(20).joined(separator: "\n"))\n\(run.errorOutput)")
+            #expect(
+                summaries.keys.sorted() == Self.litmusSuites.sorted(),
+                "a summary for each suite:\n\(lines.suffix(20).joined(separator: "\n"))\n\(run.errorOutput)")
             for suite in Self.litmusSuites {
                 guard let summary = summaries[suite] else { continue }
-                #expect(summary.run > 0 && summary.passed == summary.run && summary.failed == 0,
-                        "\(summary.line)\n\(report)")
+                #expect(
+                    summary.run > 0 && summary.passed == summary.run && summary.failed == 0,
+                    "\(summary.line)\n\(report)")
             }
             #expect(warnings.isEmpty, "litmus warned:\n\(warnings.joined(separator: "\n"))")
             #expect(status == 0, "litmus exited with \(status) (-1: timed out):\n\(report)")
@@ -63,8 +66,9 @@ struct WebDAVClientTests {
             try first.write(toFile: home + "/first.txt", atomically: false, encoding: .utf8)
             try second.write(toFile: home + "/second.txt", atomically: false, encoding: .utf8)
             let folder = share.root + "/Cadaver Docs"
-            let session = CadaverSession(process: try CommandProcess(
-                [share.dav], executable: ExternalTool.cadaver.path, environment: ["HOME": home], input: .pipe))
+            let session = CadaverSession(
+                process: try CommandProcess(
+                    [share.dav], executable: ExternalTool.cadaver.path, environment: ["HOME": home], input: .pipe))
 
             await session.run("mkcol \"Cadaver Docs\"", expecting: "Creating `Cadaver Docs': succeeded.")
             #expect(isDirectory(folder))
@@ -85,7 +89,10 @@ struct WebDAVClientTests {
 
             // While cadaver holds the lock, another client cannot write; cadaver can.
             await session.run("lock hello.txt", expecting: "Locking `hello.txt': succeeded.")
-            let refused = try curl(["-u", DAVShare.credentials, "-X", "PUT", "--data-binary", "not allowed", share.dav + "Cadaver%20Docs/hello.txt"])
+            let refused = try curl([
+                "-u", DAVShare.credentials, "-X", "PUT", "--data-binary", "not allowed",
+                share.dav + "Cadaver%20Docs/hello.txt",
+            ])
             #expect(refused.0 == 423, "a PUT without the lock token: \(refused)")
             await session.run("put \(home)/second.txt hello.txt", expecting: "succeeded.")
             #expect(contents(folder + "/hello.txt") == Data(second.utf8))
@@ -99,7 +106,8 @@ struct WebDAVClientTests {
             let listing = await session.run("ls", expecting: "Listing collection `/dav/Cadaver Docs/': succeeded.")
             let helloRow = listing.first { $0.contains("hello.txt") }
             #expect(helloRow?.contains(" \(second.utf8.count) ") == true, "ls: \(listing)")
-            #expect(!listing.contains { $0.contains("renamed.txt") || $0.contains("copy of hello.txt") }, "ls: \(listing)")
+            #expect(
+                !listing.contains { $0.contains("renamed.txt") || $0.contains("copy of hello.txt") }, "ls: \(listing)")
 
             session.process.writeInput("quit\n")
             session.process.closeInput()
@@ -110,7 +118,9 @@ struct WebDAVClientTests {
         }
     }
 
-    @Test("rclone: copy in a tree of 200 files, check, copy back byte for byte, lsjson sizes; one added event from dav per file")
+    @Test(
+        "rclone: copy in a tree of 200 files, check, copy back byte for byte, lsjson sizes; one added event from dav per file"
+    )
     func rclone() async throws {
         try ExternalTool.rclone.require()
         try await MachineSettings.shared {
@@ -122,7 +132,8 @@ struct WebDAVClientTests {
             #expect(tree.count > 200 && tree.values.contains(0) && tree.values.contains { $0 > 3 << 20 })
 
             try Data().write(to: URL(fileURLWithPath: home + "/rclone.conf"))
-            let obscure = try CommandProcess(["obscure", DAVShare.password], executable: ExternalTool.rclone.path, input: .text(""))
+            let obscure = try CommandProcess(
+                ["obscure", DAVShare.password], executable: ExternalTool.rclone.path, input: .text(""))
             #expect(await obscure.exitStatus() == 0)
             let obscured = try #require(obscure.lines.first, "rclone obscure: \(obscure.errorOutput)")
             let environment = [
@@ -137,16 +148,22 @@ struct WebDAVClientTests {
                     arguments + ["--retries", "1", "--low-level-retries", "1"], executable: ExternalTool.rclone.path,
                     environment: environment, input: .text(""))
                 let status = await run.exitStatus(timeout: .seconds(300))
-                #expect(status == 0, "rclone \(arguments.joined(separator: " ")) exited with \(status):\n\(run.errorOutput)")
+                #expect(
+                    status == 0, "rclone \(arguments.joined(separator: " ")) exited with \(status):\n\(run.errorOutput)"
+                )
                 return run
             }
 
             _ = try await runRclone(["copy", source, "share:rc"])
             let check = try await runRclone(["check", source, "share:rc", "--download"])
-            #expect(check.errorOutput.contains("0 differences found") && check.errorOutput.contains("\(tree.count) matching files"),
-                    "rclone check:\n\(check.errorOutput)")
+            #expect(
+                check.errorOutput.contains("0 differences found")
+                    && check.errorOutput.contains("\(tree.count) matching files"),
+                "rclone check:\n\(check.errorOutput)")
             let list = try await runRclone(["lsjson", "-R", "--files-only", "share:rc"])
-            let entries = try JSONSerialization.jsonObject(with: Data(list.lines.joined(separator: "\n").utf8)) as? [[String: Any]] ?? []
+            let entries =
+                try JSONSerialization.jsonObject(with: Data(list.lines.joined(separator: "\n").utf8))
+                as? [[String: Any]] ?? []
             var listed: [String: Int] = [:]
             for entry in entries {
                 if let path = entry["Path"] as? String, let size = entry["Size"] as? Int { listed[path] = size }
@@ -182,12 +199,17 @@ struct WebDAVClientTests {
                     wrong.append(about.isEmpty ? "no event for rc/\(path)" : about.map(\.line).joined(separator: "\n"))
                 }
             }
-            #expect(wrong.isEmpty, "\(wrong.count) files without exactly one added event from dav:\n\(wrong.prefix(10).joined(separator: "\n"))")
+            #expect(
+                wrong.isEmpty,
+                "\(wrong.count) files without exactly one added event from dav:\n\(wrong.prefix(10).joined(separator: "\n"))"
+            )
             try await share.stop()
         }
     }
 
-    @Test("davfs2: files written through a mount (rename and delete too) land on disk; a file on disk reads back and takes an append")
+    @Test(
+        "davfs2: files written through a mount (rename and delete too) land on disk; a file on disk reads back and takes an append"
+    )
     func davfs2() async throws {
         try ExternalTool.mountDavfs.require()
         if let reason = DavfsMount.unavailableReason {
@@ -204,7 +226,8 @@ struct WebDAVClientTests {
             let draft = Data("a draft, renamed once closed\n".utf8)
             let unicodeName = "Ünïcödé #1 %41 +x.txt"
 
-            let mount = try await DavfsMount(url: share.dav, user: DAVShare.user, password: DAVShare.password, work: work)
+            let mount = try await DavfsMount(
+                url: share.dav, user: DAVShare.user, password: DAVShare.password, work: work)
             try await mount.whileMounted {
                 let folder = mount.point + "/Written"
                 #expect(mkdir(folder, 0o755) == 0, "mkdir through the mount: \(String(cString: strerror(errno)))")
@@ -212,15 +235,20 @@ struct WebDAVClientTests {
                 try writeFile(folder + "/blob.bin", blob)
                 try writeFile(folder + "/" + unicodeName, unicode)
                 try writeFile(folder + "/draft.txt", draft)
-                #expect(rename(folder + "/draft.txt", folder + "/final.txt") == 0, "rename: \(String(cString: strerror(errno)))")
+                #expect(
+                    rename(folder + "/draft.txt", folder + "/final.txt") == 0,
+                    "rename: \(String(cString: strerror(errno)))")
                 try writeFile(folder + "/scratch.txt", Data("short-lived\n".utf8))
                 #expect(unlink(folder + "/scratch.txt") == 0, "unlink: \(String(cString: strerror(errno)))")
                 #expect(contents(mount.point + "/Before Mount.txt") == Data(before.utf8))
                 let appended = open(mount.point + "/Before Mount.txt", O_WRONLY | O_APPEND)
-                #expect(appended >= 0 && write(appended, after, after.utf8.count) == after.utf8.count && close(appended) == 0,
-                        "appending through the mount: \(String(cString: strerror(errno)))")
+                #expect(
+                    appended >= 0 && write(appended, after, after.utf8.count) == after.utf8.count
+                        && close(appended) == 0,
+                    "appending through the mount: \(String(cString: strerror(errno)))")
                 let landed = await waitFor(timeout: .seconds(60)) {
-                    contents(share.root + "/Written/note.txt") == note && contents(share.root + "/Written/blob.bin") == blob
+                    contents(share.root + "/Written/note.txt") == note
+                        && contents(share.root + "/Written/blob.bin") == blob
                         && contents(share.root + "/Written/" + unicodeName) == unicode
                         && contents(share.root + "/Written/final.txt") == draft
                         && contents(share.root + "/Before Mount.txt") == Data((before + after).utf8)
@@ -239,8 +267,9 @@ struct WebDAVClientTests {
             try await share.caughtUp()
             for name in ["note.txt", "blob.bin", unicodeName] {
                 let about = share.events.filter { $0.path == "Written/" + name }
-                #expect(about.count == 1 && about.first?.type == "added" && about.first?.face == "dav",
-                        "one added event from dav: \(about.map(\.line))")
+                #expect(
+                    about.count == 1 && about.first?.type == "added" && about.first?.face == "dav",
+                    "one added event from dav: \(about.map(\.line))")
             }
             try await share.stop()
         }
@@ -260,26 +289,33 @@ struct WebDAVClientTests {
             // The server holds an empty file back for 2 seconds, waiting for its lock.
             let lockDelay = clock.now - emptyPut
             #expect(lock.status == 200 || lock.status == 201, "LOCK: \(lock.status) \(lock.body)")
-            let token = try #require(lock.header("Lock-Token"), "LOCK answers a Lock-Token").trimmingCharacters(in: CharacterSet(charactersIn: "<> "))
+            let token = try #require(lock.header("Lock-Token"), "LOCK answers a Lock-Token").trimmingCharacters(
+                in: CharacterSet(charactersIn: "<> "))
             let other = try share.request("PUT", url, headers: ["Content-Type: text/plain"], body: "from someone else")
             #expect(other.status == 423, "a PUT without the token: \(other.status) \(other.body)")
             // Finder sends the content chunked, with its length in X-Expected-Entity-Length.
             let put = try share.request(
                 "PUT", url,
-                headers: ["Content-Type: text/plain", "Transfer-Encoding: chunked", "X-Expected-Entity-Length: \(content.utf8.count)",
-                          "If: (<\(token)>)"],
+                headers: [
+                    "Content-Type: text/plain", "Transfer-Encoding: chunked",
+                    "X-Expected-Entity-Length: \(content.utf8.count)",
+                    "If: (<\(token)>)",
+                ],
                 body: content)
             #expect(put.status == 201 || put.status == 204, "PUT with the token: \(put.status) \(put.body)")
             let unlock = try share.request("UNLOCK", url, headers: ["Lock-Token: <\(token)>"])
             #expect(unlock.status == 204, "UNLOCK: \(unlock.status) \(unlock.body)")
             #expect(contents(share.root + "/" + name) == Data(content.utf8))
             try await share.caughtUp()
-            share.expectOneAddedEvent(name, size: content.utf8.count, note: "the LOCK came \(lockDelay) after the empty PUT")
+            share.expectOneAddedEvent(
+                name, size: content.utf8.count, note: "the LOCK came \(lockDelay) after the empty PUT")
             try await share.stop()
         }
     }
 
-    @Test("Windows: LOCK a new name (201), PUT and PROPPATCH Win32 properties with the token, UNLOCK: one file, one added event, the properties kept")
+    @Test(
+        "Windows: LOCK a new name (201), PUT and PROPPATCH Win32 properties with the token, UNLOCK: one file, one added event, the properties kept"
+    )
     func windowsSequence() async throws {
         try await MachineSettings.shared {
             let share = try await DAVShare()
@@ -287,30 +323,43 @@ struct WebDAVClientTests {
             let content = String(repeating: "what Windows Explorer copied\n", count: 1000)
             let lock = try share.request("LOCK", url, headers: DAVShare.lockHeaders, body: DAVShare.lockInfo)
             #expect(lock.status == 201, "LOCK on a new name: \(lock.status) \(lock.body)")
-            let token = try #require(lock.header("Lock-Token"), "LOCK answers a Lock-Token").trimmingCharacters(in: CharacterSet(charactersIn: "<> "))
-            #expect(!FileManager.default.fileExists(atPath: share.root + "/" + name), "the locked empty file is held back")
+            let token = try #require(lock.header("Lock-Token"), "LOCK answers a Lock-Token").trimmingCharacters(
+                in: CharacterSet(charactersIn: "<> "))
+            #expect(
+                !FileManager.default.fileExists(atPath: share.root + "/" + name), "the locked empty file is held back")
             let ifHeader = "If: (<\(token)>)"
             // The redirector sets the times once it has made the file, and again after writing it.
-            let early = try share.request("PROPPATCH", url, headers: [ifHeader, "Content-Type: text/xml; charset=\"utf-8\""],
-                                          body: Self.win32PropertyUpdate(["Win32CreationTime": Self.win32Properties["Win32CreationTime"]!]))
-            #expect(early.status == 207 && !Self.hasFailedPropstat(early.body), "PROPPATCH before the content: \(early.status) \(early.body)")
-            let put = try share.request("PUT", url, headers: ["Content-Type: application/octet-stream", ifHeader], body: content)
+            let early = try share.request(
+                "PROPPATCH", url, headers: [ifHeader, "Content-Type: text/xml; charset=\"utf-8\""],
+                body: Self.win32PropertyUpdate(["Win32CreationTime": Self.win32Properties["Win32CreationTime"]!]))
+            #expect(
+                early.status == 207 && !Self.hasFailedPropstat(early.body),
+                "PROPPATCH before the content: \(early.status) \(early.body)")
+            let put = try share.request(
+                "PUT", url, headers: ["Content-Type: application/octet-stream", ifHeader], body: content)
             #expect(put.status == 201 || put.status == 204, "PUT with the token: \(put.status) \(put.body)")
-            let patch = try share.request("PROPPATCH", url, headers: [ifHeader, "Content-Type: text/xml; charset=\"utf-8\""],
-                                          body: Self.win32PropertyUpdate(Self.win32Properties.filter { $0.key != "Win32CreationTime" }))
-            #expect(patch.status == 207 && !Self.hasFailedPropstat(patch.body), "PROPPATCH: \(patch.status) \(patch.body)")
+            let patch = try share.request(
+                "PROPPATCH", url, headers: [ifHeader, "Content-Type: text/xml; charset=\"utf-8\""],
+                body: Self.win32PropertyUpdate(Self.win32Properties.filter { $0.key != "Win32CreationTime" }))
+            #expect(
+                patch.status == 207 && !Self.hasFailedPropstat(patch.body), "PROPPATCH: \(patch.status) \(patch.body)")
             let unlock = try share.request("UNLOCK", url, headers: ["Lock-Token: <\(token)>"])
             #expect(unlock.status == 204, "UNLOCK: \(unlock.status) \(unlock.body)")
             #expect(contents(share.root + "/" + name) == Data(content.utf8))
 
-            let propfind = try share.request("PROPFIND", url, headers: ["Depth: 0", "Content-Type: text/xml; charset=\"utf-8\""], body: """
-                <?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:" xmlns:Z="urn:schemas-microsoft-com:"><D:prop>\
-                <Z:Win32CreationTime/><Z:Win32LastAccessTime/><Z:Win32LastModifiedTime/><Z:Win32FileAttributes/>\
-                <D:getcontentlength/></D:prop></D:propfind>
-                """)
-            #expect(propfind.status == 207 && propfind.body.contains("urn:schemas-microsoft-com:"), "PROPFIND: \(propfind.status) \(propfind.body)")
+            let propfind = try share.request(
+                "PROPFIND", url, headers: ["Depth: 0", "Content-Type: text/xml; charset=\"utf-8\""],
+                body: """
+                    <?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:" xmlns:Z="urn:schemas-microsoft-com:"><D:prop>\
+                    <Z:Win32CreationTime/><Z:Win32LastAccessTime/><Z:Win32LastModifiedTime/><Z:Win32FileAttributes/>\
+                    <D:getcontentlength/></D:prop></D:propfind>
+                    """)
+            #expect(
+                propfind.status == 207 && propfind.body.contains("urn:schemas-microsoft-com:"),
+                "PROPFIND: \(propfind.status) \(propfind.body)")
             for (property, value) in Self.win32Properties {
-                let element = try Regex("<([A-Za-z0-9_]+:)?\(property)( [^>]*)?>\(value)</([A-Za-z0-9_]+:)?\(property)>")
+                let element = try Regex(
+                    "<([A-Za-z0-9_]+:)?\(property)( [^>]*)?>\(value)</([A-Za-z0-9_]+:)?\(property)>")
                 #expect(propfind.body.contains(element), "\(property) = \(value) in \(propfind.body)")
             }
             #expect(propfind.body.contains(">\(content.utf8.count)</"), "getcontentlength: \(propfind.body)")
@@ -369,8 +418,9 @@ private struct DAVShare {
         folder = try TemporaryFolder()
         root = folder.path + "/share"
         if credentialsFromEnvironment {
-            serve = try CommandProcess(["serve", root, "--port", "0"],
-                                       environment: ["FILESHARE_USER": Self.user, "FILESHARE_PASSWORD": Self.password])
+            serve = try CommandProcess(
+                ["serve", root, "--port", "0"],
+                environment: ["FILESHARE_USER": Self.user, "FILESHARE_PASSWORD": Self.password])
         } else {
             serve = try CommandProcess(["serve", root, "--port", "0", "--user", Self.user, "--password", Self.password])
         }
@@ -411,22 +461,32 @@ private struct DAVShare {
 
     /// Exactly one `added` event from the WebDAV face for `path` (and
     /// possibly its `finished`), with the file's final size; nothing else.
-    func expectOneAddedEvent(_ path: String, size: Int, note: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectOneAddedEvent(
+        _ path: String, size: Int, note: String = "", sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let about = events.filter { $0.path == path }
         let added = about.filter { $0.type == "added" }
         let finished = about.filter { $0.type == "finished" }
         let others = about.filter { $0.type != "added" && $0.type != "finished" }
         let lines = about.map(\.line).joined(separator: "\n") + (note.isEmpty ? "" : "\n(\(note))")
-        #expect(added.count == 1 && added.first?.face == "dav", "one added event from dav:\n\(lines)", sourceLocation: sourceLocation)
-        #expect(finished.count <= 1 && others.isEmpty, "no modified or other event:\n\(lines)", sourceLocation: sourceLocation)
-        #expect((finished.last ?? added.last)?.size == size, "the final size, \(size):\n\(lines)", sourceLocation: sourceLocation)
+        #expect(
+            added.count == 1 && added.first?.face == "dav", "one added event from dav:\n\(lines)",
+            sourceLocation: sourceLocation)
+        #expect(
+            finished.count <= 1 && others.isEmpty, "no modified or other event:\n\(lines)",
+            sourceLocation: sourceLocation)
+        #expect(
+            (finished.last ?? added.last)?.size == size, "the final size, \(size):\n\(lines)",
+            sourceLocation: sourceLocation)
     }
 
     /// Stops the server: SIGINT, exit 0.
     func stop(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         serve.send(SIGINT)
         let status = await serve.exitStatus()
-        #expect(status == 0, "fileshare serve exited with \(status): \(serve.errorOutput.suffix(2000))", sourceLocation: sourceLocation)
+        #expect(
+            status == 0, "fileshare serve exited with \(status): \(serve.errorOutput.suffix(2000))",
+            sourceLocation: sourceLocation)
     }
 }
 
@@ -441,8 +501,8 @@ private struct ChangeEvent {
 
     init?(line: String) {
         guard line.hasPrefix("{"),
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let type = object["type"] as? String
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let type = object["type"] as? String
         else { return nil }
         self.type = type
         self.line = line
@@ -461,12 +521,18 @@ private struct CadaverSession {
     /// Sends `command` and waits for a line printed after it that contains
     /// `expected`; returns the lines printed since.
     @discardableResult
-    func run(_ command: String, expecting expected: String, sourceLocation: SourceLocation = #_sourceLocation) async -> [String] {
+    func run(_ command: String, expecting expected: String, sourceLocation: SourceLocation = #_sourceLocation) async
+        -> [String]
+    {
         let start = process.lines.count
         process.writeInput(command + "\n")
-        let found = await waitFor(timeout: .seconds(30)) { process.lines.dropFirst(start).contains { $0.contains(expected) } }
+        let found = await waitFor(timeout: .seconds(30)) {
+            process.lines.dropFirst(start).contains { $0.contains(expected) }
+        }
         let printed = Array(process.lines.dropFirst(start))
-        #expect(found, "cadaver: \(command)\n\(printed.joined(separator: "\n"))\n\(process.errorOutput)", sourceLocation: sourceLocation)
+        #expect(
+            found, "cadaver: \(command)\n\(printed.joined(separator: "\n"))\n\(process.errorOutput)",
+            sourceLocation: sourceLocation)
         return printed
     }
 }
@@ -485,15 +551,18 @@ private enum RcloneTree {
         var tree: [String: Int] = ["Alpha/empty file.txt": 0]
         for index in 0..<200 {
             let folder = folders[index % folders.count]
-            let name = switch index % 6 {
-            case 0: "file \(index).txt"
-            case 1: "report#\(index).bin"
-            case 2: "100%25 \(index).dat"
-            case 3: "a+b=c \(index).txt"
-            case 4: "naïve café \(index).txt"
-            default: "Ελληνικά–\(index) ✓.txt"
-            }
-            let size = if index % 50 == 7 { (index / 50 + 1) << 20 + index } else if index % 3 == 0 { index * 7919 % 512 } else { index * 104_729 % 300_000 }
+            let name =
+                switch index % 6 {
+                case 0: "file \(index).txt"
+                case 1: "report#\(index).bin"
+                case 2: "100%25 \(index).dat"
+                case 3: "a+b=c \(index).txt"
+                case 4: "naïve café \(index).txt"
+                default: "Ελληνικά–\(index) ✓.txt"
+                }
+            let size =
+                if index % 50 == 7 { (index / 50 + 1) << 20 + index } else if index % 3 == 0 { index * 7919 % 512 } else
+                { index * 104_729 % 300_000 }
             tree[folder.isEmpty ? name : folder + "/" + name] = size
         }
         for (path, size) in tree {
@@ -517,7 +586,8 @@ private struct DavfsMount {
     static var unavailableReason: String? {
         if getuid() != 0 { return "mounting needs root (uid \(getuid()))" }
         let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let effective = status.split(separator: "\n").first { $0.hasPrefix("CapEff:") }
+        let effective =
+            status.split(separator: "\n").first { $0.hasPrefix("CapEff:") }
             .flatMap { UInt64($0.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16) } ?? 0
         if effective & (1 << 21) == 0 { return "no CAP_SYS_ADMIN (a container without it)" }
         let fuse = open("/dev/fuse", O_RDWR)
@@ -543,16 +613,18 @@ private struct DavfsMount {
         // Upload a file as soon as it is closed (not 10 seconds later).
         try "secrets \(work)/secrets\ncache_dir \(cache)\ndelay_upload 0\n"
             .write(toFile: work + "/davfs2.conf", atomically: false, encoding: .utf8)
-        mount = try CommandProcess(["-t", "davfs", url, point, "-o", "conf=\(work)/davfs2.conf"],
-                                   executable: "/usr/bin/mount", input: .text(""))
+        mount = try CommandProcess(
+            ["-t", "davfs", url, point, "-o", "conf=\(work)/davfs2.conf"],
+            executable: "/usr/bin/mount", input: .text(""))
         // mount.davfs stays behind as a daemon that keeps the descriptor by which
         // Foundation learns that `mount` exited: wait for the mount itself.
         let point = self.point, mount = self.mount
         let mounted = await waitFor(timeout: .seconds(60)) { Self.isMounted(point) || !mount.isRunning }
         if !mounted || !Self.isMounted(point) {
             let status = await mount.exitStatus(timeout: .seconds(1))
-            throw MountFailure(description: "mount -t davfs did not mount \(url) at \(point) (status \(status), -1: still running): "
-                + mount.lines.joined(separator: "\n") + mount.errorOutput)
+            throw MountFailure(
+                description: "mount -t davfs did not mount \(url) at \(point) (status \(status), -1: still running): "
+                    + mount.lines.joined(separator: "\n") + mount.errorOutput)
         }
     }
 
@@ -562,7 +634,9 @@ private struct DavfsMount {
 
     static func isMounted(_ point: String) -> Bool {
         let mounts = (try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? ""
-        return mounts.split(separator: "\n").contains { $0.split(separator: " ").dropFirst().first.map(String.init) == point }
+        return mounts.split(separator: "\n").contains {
+            $0.split(separator: " ").dropFirst().first.map(String.init) == point
+        }
     }
 
     /// Runs `body`, then unmounts, also when `body` throws.
@@ -582,14 +656,17 @@ private struct DavfsMount {
         if Self.isMounted(point) {
             let umount = try? CommandProcess([point], executable: "/usr/bin/umount", input: .text(""))
             let status = await umount?.exitStatus(timeout: .seconds(120)) ?? -1
-            #expect(status == 0, "umount exited with \(status): \(umount?.errorOutput ?? "")", sourceLocation: sourceLocation)
+            #expect(
+                status == 0, "umount exited with \(status): \(umount?.errorOutput ?? "")",
+                sourceLocation: sourceLocation)
             if Self.isMounted(point) {
                 let lazy = try? CommandProcess(["-l", point], executable: "/usr/bin/umount", input: .text(""))
                 _ = await lazy?.exitStatus(timeout: .seconds(60))
             }
         }
         let status = await mount.exitStatus(timeout: .seconds(30))
-        #expect(status == 0, "mount -t davfs exited with \(status): \(mount.errorOutput)", sourceLocation: sourceLocation)
+        #expect(
+            status == 0, "mount -t davfs exited with \(status): \(mount.errorOutput)", sourceLocation: sourceLocation)
     }
 }
 
@@ -629,7 +706,8 @@ private func regularFiles(under root: String) throws -> Set<String> {
     var files: Set<String> = []
     for path in try FileManager.default.subpathsOfDirectory(atPath: root) {
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
+        if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue
+        {
             files.insert(path)
         }
     }

@@ -16,7 +16,8 @@ public actor MachineSettings {
     private var waiting: [(exclusive: Bool, continuation: CheckedContinuation<Void, Never>)] = []
 
     private func acquire(exclusive: Bool) async {
-        let free = exclusive
+        let free =
+            exclusive
             ? (!writer && readers == 0 && waiting.isEmpty)
             : (!writer && readers < MachineSettings.maximumSharedHolders && !waiting.contains { $0.exclusive })
         if free {
@@ -58,7 +59,9 @@ public actor MachineSettings {
     /// Runs `body` alone, with `setting` (a /proc/sys path) set to `value`
     /// (worked out once every other test has let go) for as long as `body`
     /// runs, and put back on every path out.
-    public static func with<T>(_ setting: String, setTo value: @autoclosure () throws -> Int, _ body: () async throws -> T)
+    public static func with<T>(
+        _ setting: String, setTo value: @autoclosure () throws -> Int, _ body: () async throws -> T
+    )
         async throws -> T
     {
         await lock.acquire(exclusive: true)

@@ -29,7 +29,10 @@ public enum TestJPEG {
             let marker = bytes[offset + 1]
             let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
             if (0xC0...0xC3).contains(marker) {
-                return (Int(bytes[offset + 7]) << 8 | Int(bytes[offset + 8]), Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6]))
+                return (
+                    Int(bytes[offset + 7]) << 8 | Int(bytes[offset + 8]),
+                    Int(bytes[offset + 5]) << 8 | Int(bytes[offset + 6])
+                )
             }
             offset += 2 + length
         }

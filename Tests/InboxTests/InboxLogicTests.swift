@@ -1,11 +1,13 @@
-@testable import Inbox
 import Testing
+
+@testable import Inbox
 
 /// The Inbox's pure parts: its journal's lines and state, and clash-free names.
 @Suite("Inbox logic")
 struct InboxLogicTests {
     static let claim = InboxClaim(
-        source: "Inbox/Tab\there\nand \\ newline.pdf", destination: "Report 2.pdf", device: 2049, inode: 1_234_567, isFolder: false,
+        source: "Inbox/Tab\there\nand \\ newline.pdf", destination: "Report 2.pdf", device: 2049, inode: 1_234_567,
+        isFolder: false,
         typeIdentifier: "com.adobe.pdf", reason: "")
 
     @Test("journal records round-trip, names with tabs, newlines and backslashes included")
@@ -14,9 +16,13 @@ struct InboxLogicTests {
             JournalRecord(sequence: 1, step: .claim(InboxLogicTests.claim)),
             JournalRecord(sequence: 1, step: .moved),
             JournalRecord(sequence: 1, step: .handling),
-            JournalRecord(sequence: 2, step: .claim(InboxClaim(
-                source: "Inbox/x", destination: "/elsewhere/Quarantine/x", device: 1, inode: 2, isFolder: true, typeIdentifier: nil,
-                reason: "'x' is a PNG image, which this folder does not accept"))),
+            JournalRecord(
+                sequence: 2,
+                step: .claim(
+                    InboxClaim(
+                        source: "Inbox/x", destination: "/elsewhere/Quarantine/x", device: 1, inode: 2, isFolder: true,
+                        typeIdentifier: nil,
+                        reason: "'x' is a PNG image, which this folder does not accept"))),
             JournalRecord(sequence: 1, step: .done),
         ]
         let bytes = Array(records.map(InboxJournal.encode).joined().utf8)
@@ -53,7 +59,9 @@ struct InboxLogicTests {
             JournalRecord(sequence: 3, step: .handling),
         ])
         #expect(state.pending.map(\.sequence) == [1, 3])
-        #expect(state.pending[0].entry.claim.destination == "Report 3.pdf" && state.pending[0].entry.moved && !state.pending[0].entry.handling)
+        #expect(
+            state.pending[0].entry.claim.destination == "Report 3.pdf" && state.pending[0].entry.moved
+                && !state.pending[0].entry.handling)
         #expect(state.pending[1].entry.handling)
         #expect(state.lastSequence == 3)
     }

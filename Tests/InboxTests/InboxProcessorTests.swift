@@ -9,7 +9,9 @@ import Testing
 /// The library on a real folder: the handler closure, its failures, the events.
 @Suite("Inbox processor")
 struct InboxProcessorTests {
-    @Test("the handler closure gets each document once with where it came from; a failing handler is reported, not retried")
+    @Test(
+        "the handler closure gets each document once with where it came from; a failing handler is reported, not retried"
+    )
     func handler() async throws {
         try await MachineSettings.shared {
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("inbox-\(UUID().uuidString)").path
@@ -21,7 +23,8 @@ struct InboxProcessorTests {
             let events = Mutex<[InboxEvent]>([])
             struct Refused: Error {}
             let processor = try InboxProcessor(
-                root: root, options: InboxOptions(acceptedTypes: try AcceptedTypes(["com.adobe.pdf", "public.plain-text"])),
+                root: root,
+                options: InboxOptions(acceptedTypes: try AcceptedTypes(["com.adobe.pdf", "public.plain-text"])),
                 logger: Logger(label: "test"), report: { event in events.withLock { $0.append(event) } },
                 handler: { delivery in
                     deliveries.withLock { $0.append(delivery) }
@@ -34,7 +37,10 @@ struct InboxProcessorTests {
             #expect(got.map(\.typeIdentifier) == ["com.adobe.pdf", "public.plain-text"])
             #expect(got.allSatisfy { !$0.isRepeat && $0.path == processor.root + "/" + $0.relativePath })
             let reported = events.withLock { $0 }
-            #expect(reported.contains { if case .error(let message, "fails.txt") = $0 { message.contains("handler failed") } else { false } })
+            #expect(
+                reported.contains {
+                    if case .error(let message, "fails.txt") = $0 { message.contains("handler failed") } else { false }
+                })
             #expect(reported.contains(.handled(path: "a.pdf", isRepeat: false)))
             // A second run finds nothing to do: the handler is not called again.
             try await processor.processOnce()

@@ -1,6 +1,7 @@
 public import FileWatching
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failure of the shared folder on disk: what kind, which operation, on

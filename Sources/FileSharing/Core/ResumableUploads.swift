@@ -1,7 +1,8 @@
 import CFileshareShim
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Uploads that survive an interrupted connection (and a server restart):
@@ -36,7 +37,8 @@ final class ResumableUploads: Sendable {
         let token = (0..<2).map { _ in String(random.next(), radix: 16).leftPadded(16) }.joined()
         _ = try StagedFile.create(in: folder, named: ResumableUploads.prefix + token, keepsOnExit: true)
         do throws(FolderError) {
-            let sidecar = try StagedFile.create(in: folder, named: ResumableUploads.prefix + token + ".info", keepsOnExit: true)
+            let sidecar = try StagedFile.create(
+                in: folder, named: ResumableUploads.prefix + token + ".info", keepsOnExit: true)
             let info = Array("\(length)\n\(path.description)".utf8)
             let result = info.withUnsafeBytes { cfs_pwrite_all(sidecar.descriptor, $0.baseAddress, $0.count, 0) }
             if result < 0 { throw SharedFolder.error(Int32(-result), path, doing: .write) }
@@ -49,7 +51,9 @@ final class ResumableUploads: Sendable {
 
     /// The upload of `token`, or `nil` when there is none.
     func open(_ token: String) throws(FolderError) -> Open? {
-        guard let sidecar = StagedFile.reopen(in: folder, named: ResumableUploads.prefix + token + ".info") else { return nil }
+        guard let sidecar = StagedFile.reopen(in: folder, named: ResumableUploads.prefix + token + ".info") else {
+            return nil
+        }
         var bytes = [UInt8](repeating: 0, count: 8192)
         let count = bytes.withUnsafeMutableBytes { cfs_pread(sidecar.descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }

@@ -1,6 +1,6 @@
-import Logging
 import ChangeLog
 import FileWatching
+import Logging
 
 /// The one way the server changes the folder: the origin is registered,
 /// the work runs off the event loops, and the call returns once the observer
@@ -13,7 +13,9 @@ extension ShareCore {
     }
 
     /// Performs a change of `paths` on behalf of `origin`.
-    func perform<T: Sendable>(_ paths: [SharePath], origin: ChangeOrigin, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ paths: [SharePath], origin: ChangeOrigin, _ work: @escaping @Sendable () throws -> T)
+        async throws -> T
+    {
         let key = origins.begin(paths.map(\.itemPath), origin)
         defer { origins.finish(key) }
         let result = try await blocking(work)

@@ -58,13 +58,15 @@ final class ShareCore: Sendable {
         self.locks = locks
         self.folder = folder
         changeLog = try FileChangeLog(
-            folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog, logger: logger)
+            folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog,
+            logger: logger)
         var observerOptions = configuration.observerOptions
         var firstStart = false
         if observerOptions.stateFile == nil {
             let stateFile = folder.rootPath + "/" + SharedFolder.privateFolder + "/observer-state"
             observerOptions.stateFile = stateFile
-            firstStart = (try? FileStatus(name: SharedFolder.privateFolder + "/observer-state", in: folder.rootFD)) == nil
+            firstStart =
+                (try? FileStatus(name: SharedFolder.privateFolder + "/observer-state", in: folder.rootFD)) == nil
             // The state never runs ahead of the log: a crash between the two
             // would lose the changes in between from both.
             let log = changeLog

@@ -38,7 +38,8 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `self` is `other` or lies under it.
     public func isSame(asOrUnder other: SharePath) -> Bool {
-        components.count >= other.components.count && Array(components.prefix(other.components.count)) == other.components
+        components.count >= other.components.count
+            && Array(components.prefix(other.components.count)) == other.components
     }
 
     /// Parses a percent-encoded, `/`-separated path from a URL.
@@ -94,7 +95,9 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
             throw ShareError(.badRequest, "'\(name)' is not allowed in a path")
         }
         if name.utf8.contains(0) { throw ShareError(.badRequest, "a name in the path contains NUL") }
-        if name.utf8.contains(UInt8(ascii: "/")) { throw ShareError(.badRequest, "a name in the path contains an encoded '/'") }
+        if name.utf8.contains(UInt8(ascii: "/")) {
+            throw ShareError(.badRequest, "a name in the path contains an encoded '/'")
+        }
         if name.isEmpty { throw ShareError(.badRequest, "an empty name") }
         if name.hasPrefix(".") { throw ShareError(.forbidden, "names starting with '.' are not shared") }
         if name.utf8.count > 255 { throw ShareError(.badRequest, "a name longer than 255 bytes") }
@@ -125,4 +128,3 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
-

@@ -1,281 +1,296 @@
 // The disk layer on Linux: openat2, renameat2, statx and extended attributes
 // through the C shim. Another platform gets its own beside it.
 #if os(Linux)
-import CFileshareShim
-import FileWatching
-import Glibc
+    import CFileshareShim
+    import FileWatching
+    import Glibc
 
-/// The shared folder on disk: every access goes through the root's
-/// descriptor with `openat2(RESOLVE_BENEATH)`, so no path (`..`, a symbolic
-/// link) leads out of it, and the server's own files (staging for uploads)
-/// live in a hidden folder inside it, on the same file system, so a finished
-/// upload is renamed into place atomically.
-///
-/// Every method makes blocking system calls: callers run them off the event loops.
-final class SharedFolder: Sendable {
-    /// The folder's absolute path.
-    let rootPath: String
-    let rootFD: Int32
-    let stagingFD: Int32
-    /// Where the server keeps its own files, relative to the root.
-    static let privateFolder = ".fileshare"
+    /// The shared folder on disk: every access goes through the root's
+    /// descriptor with `openat2(RESOLVE_BENEATH)`, so no path (`..`, a symbolic
+    /// link) leads out of it, and the server's own files (staging for uploads)
+    /// live in a hidden folder inside it, on the same file system, so a finished
+    /// upload is renamed into place atomically.
+    ///
+    /// Every method makes blocking system calls: callers run them off the event loops.
+    final class SharedFolder: Sendable {
+        /// The folder's absolute path.
+        let rootPath: String
+        let rootFD: Int32
+        let stagingFD: Int32
+        /// Where the server keeps its own files, relative to the root.
+        static let privateFolder = ".fileshare"
 
-    /// What the file system says about an item.
-    typealias Metadata = FileStatus
+        /// What the file system says about an item.
+        typealias Metadata = FileStatus
 
-    /// Opens (and creates, if missing) the shared folder and its private staging folder.
-    init(rootPath: String) throws(FolderError) {
-        mkdir(rootPath, 0o755)
-        let fd = Glibc.open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let errno = Glibc.errno
-            throw FolderError(.io, "cannot open \(rootPath): \(Errno(rawValue: errno))", operation: .open, path: .root,
-                              systemError: Errno(rawValue: errno))
-        }
-        self.rootFD = fd
-        guard let resolved = realpath(rootPath, nil) else {
-            close(fd)
-            throw FolderError(.io, "cannot resolve \(rootPath)", operation: .open, path: .root)
-        }
-        self.rootPath = String(cString: resolved)
-        free(resolved)
-        _ = cfs_mkdirat(fd, SharedFolder.privateFolder, 0o700)
-        _ = cfs_mkdirat(fd, SharedFolder.privateFolder + "/staging", 0o700)
-        let staging = openat(fd, SharedFolder.privateFolder + "/staging", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard staging >= 0 else {
-            let errno = Glibc.errno
-            close(fd)
-            throw FolderError(.io, "cannot create the staging folder in \(rootPath): \(Errno(rawValue: errno))", operation: .stage,
-                              path: .root, systemError: Errno(rawValue: errno))
-        }
-        self.stagingFD = staging
-        cleanStaging()
-    }
-
-    deinit {
-        close(stagingFD)
-        close(rootFD)
-    }
-
-    // MARK: Errors
-
-    /// The error of a failed system call on `path`.
-    static func error(_ errno: Int32, _ path: SharePath, doing operation: FolderError.Operation = .open) -> FolderError {
-        FolderError(errno: errno, operation: operation, path: path)
-    }
-
-    // MARK: Opening and reading
-
-    /// Opens a path beneath the root (following symbolic links only while they stay inside).
-    func open(_ path: SharePath, flags: Int32 = O_RDONLY, mode: UInt32 = 0o644) throws(FolderError) -> Int32 {
-        let result = path.isRoot
-            ? cfs_open_beneath(rootFD, ".", flags, mode)
-            : cfs_open_beneath(rootFD, path.description, flags, mode)
-        if result < 0 { throw SharedFolder.error(-result, path) }
-        return result
-    }
-
-    /// The metadata of a path (of the target, for a link that stays inside).
-    func metadata(_ path: SharePath) throws(FolderError) -> Metadata {
-        let fd = try open(path, flags: Int32(CFS_O_PATH))
-        defer { close(fd) }
-        return try SharedFolder.metadata(fd: fd, path: path)
-    }
-
-    /// The metadata of a path, or `nil` when nothing is there.
-    func metadataIfPresent(_ path: SharePath) throws(FolderError) -> Metadata? {
-        do {
-            return try metadata(path)
-        } catch where error.code == .notFound {
-            return nil
-        }
-    }
-
-    static func metadata(fd: Int32, path: SharePath) throws(FolderError) -> Metadata {
-        do throws(Errno) {
-            return try FileStatus(descriptor: fd)
-        } catch {
-            throw SharedFolder.error(error.rawValue, path, doing: .read)
-        }
-    }
-
-    // MARK: Folders
-
-    /// Opens the folder that holds `path`, creating missing folders when asked.
-    func parent(of path: SharePath, creating: Bool) throws(FolderError) -> Int32 {
-        let parent = path.parent
-        if !creating { return try open(parent, flags: O_RDONLY | O_DIRECTORY) }
-        var current = try open(.root, flags: O_RDONLY | O_DIRECTORY)
-        var prefix = SharePath.root
-        for name in parent.components {
-            prefix = prefix.child(name)
-            var next = cfs_open_beneath(rootFD, prefix.description, O_RDONLY | O_DIRECTORY, 0)
-            if next == -ENOENT {
-                let made = cfs_mkdirat(current, name, 0o755)
-                if made < 0 && made != -EEXIST {
-                    close(current)
-                    throw SharedFolder.error(-made, prefix, doing: .makeFolder)
-                }
-                next = cfs_open_beneath(rootFD, prefix.description, O_RDONLY | O_DIRECTORY, 0)
+        /// Opens (and creates, if missing) the shared folder and its private staging folder.
+        init(rootPath: String) throws(FolderError) {
+            mkdir(rootPath, 0o755)
+            let fd = Glibc.open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard fd >= 0 else {
+                let errno = Glibc.errno
+                throw FolderError(
+                    .io, "cannot open \(rootPath): \(Errno(rawValue: errno))", operation: .open, path: .root,
+                    systemError: Errno(rawValue: errno))
             }
-            close(current)
-            if next < 0 {
-                throw next == -ENOTDIR
-                    ? FolderError(.parentNotFolder, "'\(prefix)' is a file, not a folder", operation: .makeFolder, path: prefix)
-                    : SharedFolder.error(-next, prefix)
+            self.rootFD = fd
+            guard let resolved = realpath(rootPath, nil) else {
+                close(fd)
+                throw FolderError(.io, "cannot resolve \(rootPath)", operation: .open, path: .root)
             }
-            current = next
+            self.rootPath = String(cString: resolved)
+            free(resolved)
+            _ = cfs_mkdirat(fd, SharedFolder.privateFolder, 0o700)
+            _ = cfs_mkdirat(fd, SharedFolder.privateFolder + "/staging", 0o700)
+            let staging = openat(
+                fd, SharedFolder.privateFolder + "/staging", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard staging >= 0 else {
+                let errno = Glibc.errno
+                close(fd)
+                throw FolderError(
+                    .io, "cannot create the staging folder in \(rootPath): \(Errno(rawValue: errno))",
+                    operation: .stage,
+                    path: .root, systemError: Errno(rawValue: errno))
+            }
+            self.stagingFD = staging
+            cleanStaging()
         }
-        return current
-    }
 
-    /// Creates a folder; 409 when something is there.
-    func makeDirectory(_ path: SharePath) throws(FolderError) {
-        guard !path.isRoot else { throw FolderError(.exists, "the shared folder already exists", operation: .makeFolder, path: path) }
-        let parentFD = try parent(of: path, creating: true)
-        defer { close(parentFD) }
-        let result = cfs_mkdirat(parentFD, path.name, 0o755)
-        if result < 0 { throw SharedFolder.error(-result, path, doing: .makeFolder) }
-    }
-
-    /// Removes a file, or a folder with everything in it.
-    func remove(_ path: SharePath) throws(FolderError) {
-        guard !path.isRoot else {
-            throw FolderError(.rootUnchangeable, "the shared folder itself cannot be deleted", operation: .remove, path: path)
+        deinit {
+            close(stagingFD)
+            close(rootFD)
         }
-        let parentFD = try parent(of: path, creating: false)
-        defer { close(parentFD) }
-        try SharedFolder.removeEntry(path.name, in: parentFD, path: path)
-    }
 
-    static func removeEntry(_ name: String, in directory: Int32, path: SharePath) throws(FolderError) {
-        let file = cfs_unlinkat(directory, name, 0)
-        if file == 0 { return }
-        guard file == -EISDIR else { throw error(-file, path, doing: .remove) }
-        let fd = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        if fd < 0 { throw error(errno, path, doing: .remove) }
-        var names: [String] = []
-        do {
+        // MARK: Errors
+
+        /// The error of a failed system call on `path`.
+        static func error(_ errno: Int32, _ path: SharePath, doing operation: FolderError.Operation = .open)
+            -> FolderError
+        {
+            FolderError(errno: errno, operation: operation, path: path)
+        }
+
+        // MARK: Opening and reading
+
+        /// Opens a path beneath the root (following symbolic links only while they stay inside).
+        func open(_ path: SharePath, flags: Int32 = O_RDONLY, mode: UInt32 = 0o644) throws(FolderError) -> Int32 {
+            let result =
+                path.isRoot
+                ? cfs_open_beneath(rootFD, ".", flags, mode)
+                : cfs_open_beneath(rootFD, path.description, flags, mode)
+            if result < 0 { throw SharedFolder.error(-result, path) }
+            return result
+        }
+
+        /// The metadata of a path (of the target, for a link that stays inside).
+        func metadata(_ path: SharePath) throws(FolderError) -> Metadata {
+            let fd = try open(path, flags: Int32(CFS_O_PATH))
             defer { close(fd) }
-            names = try entries(fd: fd, path: path)
-            for child in names { try removeEntry(child, in: fd, path: path) }
+            return try SharedFolder.metadata(fd: fd, path: path)
         }
-        let result = cfs_unlinkat(directory, name, Int32(CFS_AT_REMOVEDIR))
-        if result < 0 { throw error(-result, path, doing: .remove) }
-    }
 
-    /// The names in an open folder (`.` and `..` left out).
-    static func entries(fd: Int32, path: SharePath) throws(FolderError) -> [String] {
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 * 1024, alignment: 8)
-        defer { buffer.deallocate() }
-        var names: [String] = []
-        while true {
-            let count = cfs_getdents(fd, buffer, 64 * 1024)
-            if count < 0 { throw error(Int32(-count), path, doing: .read) }
-            if count == 0 { return names }
-            var offset = 0
-            while offset < count {
-                var name: UnsafePointer<CChar>? = nil
-                var type: UInt8 = 0
-                var inode: UInt64 = 0
-                offset += Int(cfs_dirent_at(buffer, offset, &name, &type, &inode))
-                guard let name else { continue }
-                let text = String(cString: name)
-                if text != "." && text != ".." { names.append(text) }
+        /// The metadata of a path, or `nil` when nothing is there.
+        func metadataIfPresent(_ path: SharePath) throws(FolderError) -> Metadata? {
+            do {
+                return try metadata(path)
+            } catch  where error.code == .notFound {
+                return nil
             }
         }
-    }
 
-    /// Renames or moves; 409 when the destination exists and `overwrite` is false.
-    func move(from: SharePath, to: SharePath, overwrite: Bool) throws(FolderError) {
-        guard !from.isRoot, !to.isRoot else {
-            throw FolderError(.rootUnchangeable, "the shared folder itself cannot be moved", operation: .move, path: .root)
-        }
-        if to.isSame(asOrUnder: from) && to != from {
-            throw FolderError(.intoItself, "a folder cannot be moved into itself", operation: .move, path: to)
-        }
-        let source = try parent(of: from, creating: false)
-        defer { close(source) }
-        let moved = try metadataNoFollow(name: from.name, in: source, path: from)
-        let destination = try parent(of: to, creating: true)
-        defer { close(destination) }
-        var result = cfs_renameat2(source, from.name, destination, to.name, UInt32(CFS_RENAME_NOREPLACE))
-        if result == -EEXIST && overwrite {
-            let target = try metadataNoFollow(name: to.name, in: destination, path: to)
-            // rename(2) replaces a file with a file in one step; a folder on
-            // either side is removed first.
-            if target.kind == .directory || moved.kind == .directory {
-                try SharedFolder.removeEntry(to.name, in: destination, path: to)
-                result = cfs_renameat2(source, from.name, destination, to.name, UInt32(CFS_RENAME_NOREPLACE))
-            } else {
-                result = cfs_renameat2(source, from.name, destination, to.name, 0)
+        static func metadata(fd: Int32, path: SharePath) throws(FolderError) -> Metadata {
+            do throws(Errno) {
+                return try FileStatus(descriptor: fd)
+            } catch {
+                throw SharedFolder.error(error.rawValue, path, doing: .read)
             }
         }
-        if result == -EEXIST {
-            throw FolderError(.exists, "'\(to)' already exists; send \"overwrite\": true to replace it", operation: .move, path: to,
-                              systemError: Errno(rawValue: EEXIST))
+
+        // MARK: Folders
+
+        /// Opens the folder that holds `path`, creating missing folders when asked.
+        func parent(of path: SharePath, creating: Bool) throws(FolderError) -> Int32 {
+            let parent = path.parent
+            if !creating { return try open(parent, flags: O_RDONLY | O_DIRECTORY) }
+            var current = try open(.root, flags: O_RDONLY | O_DIRECTORY)
+            var prefix = SharePath.root
+            for name in parent.components {
+                prefix = prefix.child(name)
+                var next = cfs_open_beneath(rootFD, prefix.description, O_RDONLY | O_DIRECTORY, 0)
+                if next == -ENOENT {
+                    let made = cfs_mkdirat(current, name, 0o755)
+                    if made < 0 && made != -EEXIST {
+                        close(current)
+                        throw SharedFolder.error(-made, prefix, doing: .makeFolder)
+                    }
+                    next = cfs_open_beneath(rootFD, prefix.description, O_RDONLY | O_DIRECTORY, 0)
+                }
+                close(current)
+                if next < 0 {
+                    throw next == -ENOTDIR
+                        ? FolderError(
+                            .parentNotFolder, "'\(prefix)' is a file, not a folder", operation: .makeFolder,
+                            path: prefix)
+                        : SharedFolder.error(-next, prefix)
+                }
+                current = next
+            }
+            return current
         }
-        if result < 0 { throw SharedFolder.error(-result, to, doing: .move) }
-    }
 
-    func metadataNoFollow(name: String, in directory: Int32, path: SharePath) throws(FolderError) -> Metadata {
-        do throws(Errno) {
-            return try FileStatus(name: name, in: directory)
-        } catch {
-            throw SharedFolder.error(error.rawValue, path, doing: .read)
+        /// Creates a folder; 409 when something is there.
+        func makeDirectory(_ path: SharePath) throws(FolderError) {
+            guard !path.isRoot else {
+                throw FolderError(.exists, "the shared folder already exists", operation: .makeFolder, path: path)
+            }
+            let parentFD = try parent(of: path, creating: true)
+            defer { close(parentFD) }
+            let result = cfs_mkdirat(parentFD, path.name, 0o755)
+            if result < 0 { throw SharedFolder.error(-result, path, doing: .makeFolder) }
         }
-    }
 
-    // MARK: Staging
-
-    /// Removes a staging file or folder (a failed or cancelled upload or copy).
-    func discardStaged(named name: String) {
-        if cfs_unlinkat(stagingFD, name, 0) == -EISDIR {
-            try? SharedFolder.removeEntry(name, in: stagingFD, path: .root)
+        /// Removes a file, or a folder with everything in it.
+        func remove(_ path: SharePath) throws(FolderError) {
+            guard !path.isRoot else {
+                throw FolderError(
+                    .rootUnchangeable, "the shared folder itself cannot be deleted", operation: .remove, path: path)
+            }
+            let parentFD = try parent(of: path, creating: false)
+            defer { close(parentFD) }
+            try SharedFolder.removeEntry(path.name, in: parentFD, path: path)
         }
-    }
 
-    /// The metadata of a staging file, or `nil` when it is gone.
-    func stagingMetadata(named name: String) throws(FolderError) -> Metadata? {
-        do throws(Errno) {
-            return try FileStatus(name: name, in: stagingFD)
-        } catch where error == .notFound {
-            return nil
-        } catch {
-            throw SharedFolder.error(error.rawValue, .root, doing: .stage)
+        static func removeEntry(_ name: String, in directory: Int32, path: SharePath) throws(FolderError) {
+            let file = cfs_unlinkat(directory, name, 0)
+            if file == 0 { return }
+            guard file == -EISDIR else { throw error(-file, path, doing: .remove) }
+            let fd = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if fd < 0 { throw error(errno, path, doing: .remove) }
+            var names: [String] = []
+            do {
+                defer { close(fd) }
+                names = try entries(fd: fd, path: path)
+                for child in names { try removeEntry(child, in: fd, path: path) }
+            }
+            let result = cfs_unlinkat(directory, name, Int32(CFS_AT_REMOVEDIR))
+            if result < 0 { throw error(-result, path, doing: .remove) }
         }
-    }
 
-    /// Copies the WebDAV properties of a staging file to an open file.
-    func copyStagingProperties(from name: String, to fd: Int32) {
-        let source = openat(stagingFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard source >= 0 else { return }
-        defer { close(source) }
-        DeadProperties.copy(from: source, to: fd)
-    }
-
-    /// Opens a staging file for reading its properties; `nil` when it is gone.
-    func openStagingForProperties(named name: String) -> Int32? {
-        let fd = openat(stagingFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        return fd >= 0 ? fd : nil
-    }
-
-    /// Whether a staging file exists (for resumable uploads after a restart).
-    func stagingFileSize(named name: String) -> Int64? {
-        (try? FileStatus(name: name, in: stagingFD))?.size
-    }
-
-    /// Removes what interrupted uploads and copies left behind, except
-    /// resumable uploads; empty files WebDAV clients created are put in place.
-    private func cleanStaging() {
-        recoverPlaceholders()
-        guard let names = try? SharedFolder.entries(fd: stagingFD, path: .root) else { return }
-        for name in names where !name.hasPrefix(ResumableUploads.prefix) {
-            try? SharedFolder.removeEntry(name, in: stagingFD, path: .root)
+        /// The names in an open folder (`.` and `..` left out).
+        static func entries(fd: Int32, path: SharePath) throws(FolderError) -> [String] {
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+            defer { buffer.deallocate() }
+            var names: [String] = []
+            while true {
+                let count = cfs_getdents(fd, buffer, 64 * 1024)
+                if count < 0 { throw error(Int32(-count), path, doing: .read) }
+                if count == 0 { return names }
+                var offset = 0
+                while offset < count {
+                    var name: UnsafePointer<CChar>? = nil
+                    var type: UInt8 = 0
+                    var inode: UInt64 = 0
+                    offset += Int(cfs_dirent_at(buffer, offset, &name, &type, &inode))
+                    guard let name else { continue }
+                    let text = String(cString: name)
+                    if text != "." && text != ".." { names.append(text) }
+                }
+            }
         }
-    }
 
-    /// Bytes free for new files.
-    var availableBytes: Int64 { max(0, cfs_available_bytes(rootFD)) }
-}
+        /// Renames or moves; 409 when the destination exists and `overwrite` is false.
+        func move(from: SharePath, to: SharePath, overwrite: Bool) throws(FolderError) {
+            guard !from.isRoot, !to.isRoot else {
+                throw FolderError(
+                    .rootUnchangeable, "the shared folder itself cannot be moved", operation: .move, path: .root)
+            }
+            if to.isSame(asOrUnder: from) && to != from {
+                throw FolderError(.intoItself, "a folder cannot be moved into itself", operation: .move, path: to)
+            }
+            let source = try parent(of: from, creating: false)
+            defer { close(source) }
+            let moved = try metadataNoFollow(name: from.name, in: source, path: from)
+            let destination = try parent(of: to, creating: true)
+            defer { close(destination) }
+            var result = cfs_renameat2(source, from.name, destination, to.name, UInt32(CFS_RENAME_NOREPLACE))
+            if result == -EEXIST && overwrite {
+                let target = try metadataNoFollow(name: to.name, in: destination, path: to)
+                // rename(2) replaces a file with a file in one step; a folder on
+                // either side is removed first.
+                if target.kind == .directory || moved.kind == .directory {
+                    try SharedFolder.removeEntry(to.name, in: destination, path: to)
+                    result = cfs_renameat2(source, from.name, destination, to.name, UInt32(CFS_RENAME_NOREPLACE))
+                } else {
+                    result = cfs_renameat2(source, from.name, destination, to.name, 0)
+                }
+            }
+            if result == -EEXIST {
+                throw FolderError(
+                    .exists, "'\(to)' already exists; send \"overwrite\": true to replace it", operation: .move,
+                    path: to,
+                    systemError: Errno(rawValue: EEXIST))
+            }
+            if result < 0 { throw SharedFolder.error(-result, to, doing: .move) }
+        }
+
+        func metadataNoFollow(name: String, in directory: Int32, path: SharePath) throws(FolderError) -> Metadata {
+            do throws(Errno) {
+                return try FileStatus(name: name, in: directory)
+            } catch {
+                throw SharedFolder.error(error.rawValue, path, doing: .read)
+            }
+        }
+
+        // MARK: Staging
+
+        /// Removes a staging file or folder (a failed or cancelled upload or copy).
+        func discardStaged(named name: String) {
+            if cfs_unlinkat(stagingFD, name, 0) == -EISDIR {
+                try? SharedFolder.removeEntry(name, in: stagingFD, path: .root)
+            }
+        }
+
+        /// The metadata of a staging file, or `nil` when it is gone.
+        func stagingMetadata(named name: String) throws(FolderError) -> Metadata? {
+            do throws(Errno) {
+                return try FileStatus(name: name, in: stagingFD)
+            } catch  where error == .notFound {
+                return nil
+            } catch {
+                throw SharedFolder.error(error.rawValue, .root, doing: .stage)
+            }
+        }
+
+        /// Copies the WebDAV properties of a staging file to an open file.
+        func copyStagingProperties(from name: String, to fd: Int32) {
+            let source = openat(stagingFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+            guard source >= 0 else { return }
+            defer { close(source) }
+            DeadProperties.copy(from: source, to: fd)
+        }
+
+        /// Opens a staging file for reading its properties; `nil` when it is gone.
+        func openStagingForProperties(named name: String) -> Int32? {
+            let fd = openat(stagingFD, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+            return fd >= 0 ? fd : nil
+        }
+
+        /// Whether a staging file exists (for resumable uploads after a restart).
+        func stagingFileSize(named name: String) -> Int64? {
+            (try? FileStatus(name: name, in: stagingFD))?.size
+        }
+
+        /// Removes what interrupted uploads and copies left behind, except
+        /// resumable uploads; empty files WebDAV clients created are put in place.
+        private func cleanStaging() {
+            recoverPlaceholders()
+            guard let names = try? SharedFolder.entries(fd: stagingFD, path: .root) else { return }
+            for name in names where !name.hasPrefix(ResumableUploads.prefix) {
+                try? SharedFolder.removeEntry(name, in: stagingFD, path: .root)
+            }
+        }
+
+        /// Bytes free for new files.
+        var availableBytes: Int64 { max(0, cfs_available_bytes(rootFD)) }
+    }
 #endif

@@ -14,9 +14,11 @@ extension APIFace {
         let folder = core.folder
         let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "upload-") }
         _ = try await UploadBody.write(
-            request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path, totalSize: declared)
+            request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path,
+            totalSize: declared)
         try refuseIfLocked([path])
-        let replaced = try await core.commit(file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true)
+        let replaced = try await core.commit(
+            file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true)
         return .json(status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(path.description))}")
     }
 
@@ -49,7 +51,8 @@ extension APIFace {
         }
         let upload = try await open(token)
         guard offset == upload.offset else {
-            var response = Response.json(status: .conflict, error: "the upload is at byte \(upload.offset), not \(offset)")
+            var response = Response.json(
+                status: .conflict, error: "the upload is at byte \(upload.offset), not \(offset)")
             response.headers[.init("Upload-Offset")!] = String(upload.offset)
             return response
         }
@@ -74,7 +77,8 @@ extension APIFace {
             core.uploads.discard(token)
             throw error
         }
-        var response = Response.json(status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(upload.path.description))}")
+        var response = Response.json(
+            status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(upload.path.description))}")
         response.headers[.init("Upload-Offset")!] = String(now)
         return response
     }
@@ -82,10 +86,12 @@ extension APIFace {
     /// `HEAD /api/uploads/T`: where to continue.
     func uploadStatus(context: ShareContext) async throws -> Response {
         let upload = try await open(try APIFace.token(context))
-        return Response(status: .noContent, headers: [
-            .init("Upload-Offset")!: String(upload.offset), .init("Upload-Length")!: String(upload.length),
-            .cacheControl: "no-store",
-        ])
+        return Response(
+            status: .noContent,
+            headers: [
+                .init("Upload-Offset")!: String(upload.offset), .init("Upload-Length")!: String(upload.length),
+                .cacheControl: "no-store",
+            ])
     }
 
     /// `DELETE /api/uploads/T`: cancels; nothing is left behind.
@@ -103,7 +109,9 @@ extension APIFace {
 
     private func open(_ token: String) async throws -> ResumableUploads.Open {
         let uploads = core.uploads
-        guard let upload = try await core.blocking({ try uploads.open(token) }) else { throw ShareError(.notFound, "no such upload") }
+        guard let upload = try await core.blocking({ try uploads.open(token) }) else {
+            throw ShareError(.notFound, "no such upload")
+        }
         return upload
     }
 

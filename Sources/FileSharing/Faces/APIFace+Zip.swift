@@ -4,8 +4,9 @@ import Hummingbird
 import NIOCore
 import NIOPosix
 import ZipStream
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension APIFace {
@@ -17,7 +18,8 @@ extension APIFace {
         let core = self.core
         let folder = core.folder
         let fd = try await core.blocking { try folder.open(path, flags: O_RDONLY | O_DIRECTORY) }
-        let archiveName = (path.isRoot ? (folder.rootPath.split(separator: "/").last.map(String.init) ?? "share") : path.name)
+        let archiveName =
+            (path.isRoot ? (folder.rootPath.split(separator: "/").last.map(String.init) ?? "share") : path.name)
         let prefix = path.isRoot ? "" : path.name + "/"
         let body = ResponseBody { writer in
             defer { close(fd) }
@@ -32,7 +34,9 @@ extension APIFace {
             }
             if !prefix.isEmpty {
                 let modified = (try? FileStatus(descriptor: fd))?.modified ?? 0
-                try await writer.write(ByteBuffer(bytes: try zip.beginEntry(name: prefix, kind: .directory, modified: modified / 1_000_000_000)))
+                try await writer.write(
+                    ByteBuffer(
+                        bytes: try zip.beginEntry(name: prefix, kind: .directory, modified: modified / 1_000_000_000)))
                 try await writer.write(ByteBuffer(bytes: try zip.endEntry()))
             }
             try await push(dup(fd), prefix)
@@ -49,15 +53,21 @@ extension APIFace {
                 case .directory:
                     let child = openat(directory.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                     guard child >= 0 else { continue }
-                    try await writer.write(ByteBuffer(bytes: try zip.beginEntry(name: entryName + "/", kind: .directory, modified: status.modified / 1_000_000_000)))
+                    try await writer.write(
+                        ByteBuffer(
+                            bytes: try zip.beginEntry(
+                                name: entryName + "/", kind: .directory, modified: status.modified / 1_000_000_000)))
                     try await writer.write(ByteBuffer(bytes: try zip.endEntry()))
                     try await push(child, entryName + "/")
                 case .file:
                     let file = openat(directory.fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
                     guard file >= 0 else { continue }
                     defer { close(file) }
-                    try await writer.write(ByteBuffer(bytes: try zip.beginEntry(
-                        name: entryName, kind: .file, modified: status.modified / 1_000_000_000, expectedSize: UInt64(status.size))))
+                    try await writer.write(
+                        ByteBuffer(
+                            bytes: try zip.beginEntry(
+                                name: entryName, kind: .file, modified: status.modified / 1_000_000_000,
+                                expectedSize: UInt64(status.size))))
                     var offset: Int64 = 0
                     while true {
                         let position = offset
@@ -83,8 +93,10 @@ extension APIFace {
         }
         return Response(
             status: .ok,
-            headers: [.contentType: "application/zip", .contentDisposition: FileResponses.attachment(archiveName + ".zip"),
-                      .cacheControl: "no-store"],
+            headers: [
+                .contentType: "application/zip", .contentDisposition: FileResponses.attachment(archiveName + ".zip"),
+                .cacheControl: "no-store",
+            ],
             body: body)
     }
 }

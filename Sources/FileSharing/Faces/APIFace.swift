@@ -2,8 +2,9 @@ import ChangeLog
 import FileWatching
 import Hummingbird
 import NIOCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The JSON API at `/api/` (`http-api.md`): listing, downloads, uploads
@@ -54,7 +55,9 @@ struct APIFace: Sendable {
     /// one): the page and the JSON API respect WebDAV locks too.
     func refuseIfLocked(_ paths: [SharePath]) throws(ShareError) {
         if let lock = core.lock(on: paths) {
-            throw ShareError(.locked, "'\(lock.root)' is locked by a WebDAV client for \(lock.timeout) seconds at most; try again later")
+            throw ShareError(
+                .locked,
+                "'\(lock.root)' is locked by a WebDAV client for \(lock.timeout) seconds at most; try again later")
         }
     }
 
@@ -63,7 +66,8 @@ struct APIFace: Sendable {
     /// `GET /api/info`: what the page needs to know about the share.
     func info() -> Response {
         let name = core.folder.rootPath.split(separator: "/").last.map(String.init) ?? "/"
-        var body = "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(readOnly),"
+        var body =
+            "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(readOnly),"
             + "\"maxUploadBytes\":\(core.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
         // Only when uploads are limited: no "acceptedTypes" means every type.
         if let uploadTypes = core.uploadTypes {
@@ -117,8 +121,10 @@ struct APIFace: Sendable {
         json.raw("]}")
         return Response(
             status: .ok,
-            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(json.bytes.count),
-                      .cacheControl: "no-store"],
+            headers: [
+                .contentType: "application/json; charset=utf-8", .contentLength: String(json.bytes.count),
+                .cacheControl: "no-store",
+            ],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.bytes)))
     }
 
@@ -157,7 +163,9 @@ struct APIFace: Sendable {
         try await change([from, to], method: "POST", context: context) {
             try folder.move(from: from, to: to, overwrite: body.overwrite ?? false)
         }
-        return .json(status: .ok, body: "{\"from\":\(JSONText.quoted(from.description)),\"to\":\(JSONText.quoted(to.description))}")
+        return .json(
+            status: .ok,
+            body: "{\"from\":\(JSONText.quoted(from.description)),\"to\":\(JSONText.quoted(to.description))}")
     }
 }
 

@@ -7,7 +7,8 @@ struct AuthMiddleware: RouterMiddleware {
     let user: String
     let password: String
 
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
+    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
+        async throws
         -> Response
     {
         var context = context
@@ -26,7 +27,8 @@ struct AuthMiddleware: RouterMiddleware {
     }
 
     static func challenge() -> Response {
-        var response = Response.json(status: .unauthorized, error: "sign in with the user name and password of this share")
+        var response = Response.json(
+            status: .unauthorized, error: "sign in with the user name and password of this share")
         response.headers[.wwwAuthenticate] = "Basic realm=\"fileshare\", charset=\"UTF-8\""
         return response
     }

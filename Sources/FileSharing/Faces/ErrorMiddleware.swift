@@ -7,7 +7,8 @@ import NIOCore
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = ShareContext
 
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
+    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
+        async throws
         -> Response
     {
         do {
@@ -41,8 +42,10 @@ extension Response {
         buffer.writeString(body)
         return Response(
             status: status,
-            headers: [.contentType: "application/json; charset=utf-8", .contentLength: String(buffer.readableBytes),
-                      .cacheControl: "no-store"],
+            headers: [
+                .contentType: "application/json; charset=utf-8", .contentLength: String(buffer.readableBytes),
+                .cacheControl: "no-store",
+            ],
             body: ResponseBody(byteBuffer: buffer))
     }
 }

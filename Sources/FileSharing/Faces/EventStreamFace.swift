@@ -17,7 +17,8 @@ struct EventStreamFace: Sendable {
             return core.changeStream.events(after: cursor)
         }
         routes.get("changes") { request, _ in
-            try await core.changeStream.changes(since: try APIRequest.query(request, "since"), limit: try APIRequest.query(request, "limit"))
+            try await core.changeStream.changes(
+                since: try APIRequest.query(request, "since"), limit: try APIRequest.query(request, "limit"))
         }
         return routes
     }

@@ -3,19 +3,22 @@ import FileWatching
 import Hummingbird
 import NIOCore
 import NIOPosix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension APIFace {
     /// `GET /api/files/P`: the file, with ranges, validators and conditional requests.
     func download(_ request: Request, head: Bool) async throws -> Response {
-        try await FileResponses.download(APIRequest.path(of: request, after: "/api/files/"), request: request, head: head, core: core)
+        try await FileResponses.download(
+            APIRequest.path(of: request, after: "/api/files/"), request: request, head: head, core: core)
     }
 
     /// `GET /api/thumbnail/P`: see `FileResponses.thumbnail`.
     func thumbnail(_ request: Request) async throws -> Response {
-        try await FileResponses.thumbnail(APIRequest.path(of: request, after: "/api/thumbnail/"), request: request, core: core)
+        try await FileResponses.thumbnail(
+            APIRequest.path(of: request, after: "/api/thumbnail/"), request: request, core: core)
     }
 }
 
@@ -47,14 +50,19 @@ enum FileResponses {
             .cacheControl: "no-cache",
             .init("X-Content-Type-Options")!: "nosniff",
             // A user's HTML or SVG must not run as the share's own page.
-            .contentSecurityPolicy: "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'",
+            .contentSecurityPolicy:
+                "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'",
         ]
         if (try? APIRequest.query(request, "download")) ?? nil != nil {
             headers[.contentDisposition] = FileResponses.attachment(path.name)
         }
         // Conditional requests (RFC 9110 section 13).
         if let match = request.headers[.ifNoneMatch] {
-            if match == "*" || match.split(separator: ",").contains(where: { $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "W/" + etag }) {
+            if match == "*"
+                || match.split(separator: ",").contains(where: {
+                    $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "W/" + etag
+                })
+            {
                 return Response(status: .notModified, headers: headers)
             }
         } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse),
@@ -69,7 +77,8 @@ enum FileResponses {
                 switch FileResponses.parseRange(header, size: metadata.size) {
                 case .none: break
                 case .some(.none):
-                    var response = Response.json(status: .rangeNotSatisfiable, error: "the range is outside the file (\(metadata.size) bytes)")
+                    var response = Response.json(
+                        status: .rangeNotSatisfiable, error: "the range is outside the file (\(metadata.size) bytes)")
                     response.headers[.contentRange] = "bytes */\(metadata.size)"
                     return response
                 case .some(.some(let value)): range = value
@@ -148,8 +157,10 @@ enum FileResponses {
             buffer.writeBytes(embedded)
             return Response(
                 status: .ok,
-                headers: [.contentType: "image/jpeg", .contentLength: String(embedded.count),
-                          .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff"],
+                headers: [
+                    .contentType: "image/jpeg", .contentLength: String(embedded.count),
+                    .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff",
+                ],
                 body: ResponseBody(byteBuffer: buffer))
         }
         guard metadata.size <= 4 * 1024 * 1024 else {
@@ -180,9 +191,12 @@ enum FileResponses {
     }
 
     static func attachment(_ name: String) -> String {
-        let ascii = String(name.unicodeScalars.map { $0.isASCII && $0 != "\"" && $0 != "\\" && $0.value >= 0x20 ? Character($0) : "_" })
+        let ascii = String(
+            name.unicodeScalars.map { $0.isASCII && $0 != "\"" && $0 != "\\" && $0.value >= 0x20 ? Character($0) : "_" }
+        )
         let encoded = name.utf8.map { byte -> String in
-            let allowed = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            let allowed =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
             return allowed ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(2)
         }.joined()

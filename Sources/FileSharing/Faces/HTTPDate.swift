@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// HTTP dates (RFC 9110, IMF-fixdate), formatted and parsed.

@@ -19,8 +19,10 @@ struct PageFace: Sendable {
         buffer.writeString(text)
         return Response(
             status: .ok,
-            headers: [.contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: "no-cache",
-                      .init("X-Content-Type-Options")!: "nosniff"],
+            headers: [
+                .contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: "no-cache",
+                .init("X-Content-Type-Options")!: "nosniff",
+            ],
             body: ResponseBody(byteBuffer: buffer))
     }
 }

@@ -4,7 +4,8 @@ import Hummingbird
 struct ReadOnlyMiddleware: RouterMiddleware {
     typealias Context = ShareContext
 
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
+    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
+        async throws
         -> Response
     {
         switch request.method {

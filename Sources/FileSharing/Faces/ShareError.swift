@@ -65,7 +65,8 @@ extension ShareError {
 struct CoreErrorMiddleware: RouterMiddleware {
     typealias Context = ShareContext
 
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
+    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
+        async throws
         -> Response
     {
         do {

@@ -14,7 +14,8 @@ enum UploadBody {
         }
         let available = core.folder.availableBytes
         if size > available {
-            throw ShareError(.insufficientStorage, "the disk is full: \(size) bytes do not fit in the \(available) free")
+            throw ShareError(
+                .insufficientStorage, "the disk is full: \(size) bytes do not fit in the \(available) free")
         }
     }
 
@@ -51,7 +52,8 @@ enum UploadBody {
             if !prefixChecked, moreToCome, let policy, let path, available >= Int64(policy.prefixLength) {
                 prefixChecked = true
                 try await core.blocking {
-                    try policy.checkPrefix(ofStagedFile: file.descriptor, available: available, for: path, totalSize: totalSize)
+                    try policy.checkPrefix(
+                        ofStagedFile: file.descriptor, available: available, for: path, totalSize: totalSize)
                 }
             }
         }

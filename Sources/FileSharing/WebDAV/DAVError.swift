@@ -25,7 +25,8 @@ extension DAVError {
             self.init(status: 403, message: error.message)
         case .noSpace: self.init(status: 507, message: error.message)
         // Only a copy or move with `Overwrite: F` finds its destination taken while it puts the item in place.
-        case .exists where error.operation == .commit: self.init(status: 412, message: "'\(error.path)' exists and Overwrite is F")
+        case .exists where error.operation == .commit:
+            self.init(status: 412, message: "'\(error.path)' exists and Overwrite is F")
         case .exists: self.init(status: 409, message: error.message)
         case .intoItself: self.init(status: error.operation == .copy ? 403 : 409, message: error.message)
         case .nameTooLong: self.init(status: 400, message: error.message)

@@ -70,8 +70,11 @@ struct DAVLockTable: Sendable {
     /// Adds a lock unless one that applies to the same resources conflicts:
     /// an exclusive lock conflicts with any other, a shared one with exclusive ones.
     mutating func add(_ lock: DAVLock, now: Int64) -> LockResult {
-        let overlapping = lock.isDeep ? locks(coveringOrUnder: lock.root, now: now) : locks(covering: lock.root, now: now)
-        if let conflict = overlapping.first(where: { lock.isExclusive || $0.isExclusive }) { return .conflict(conflict) }
+        let overlapping =
+            lock.isDeep ? locks(coveringOrUnder: lock.root, now: now) : locks(covering: lock.root, now: now)
+        if let conflict = overlapping.first(where: { lock.isExclusive || $0.isExclusive }) {
+            return .conflict(conflict)
+        }
         guard locks.count < capacity else { return .full }
         locks[lock.token] = lock
         return .locked(lock)
@@ -175,7 +178,9 @@ struct DAVIfHeader: Sendable, Equatable {
                 tag = try read(until: UInt8(ascii: ">"))
                 sawTagged = true
                 skipSpace()
-                guard position < bytes.count, bytes[position] == UInt8(ascii: "(") else { throw bad("a resource tag without a list") }
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "(") else {
+                    throw bad("a resource tag without a list")
+                }
             case UInt8(ascii: "("):
                 position += 1
                 if tag == nil { sawUntagged = true }
@@ -188,7 +193,9 @@ struct DAVIfHeader: Sendable, Equatable {
                         break
                     }
                     var negated = false
-                    if bytes.count - position >= 3, String(decoding: bytes[position..<position + 3], as: UTF8.self).lowercased() == "not" {
+                    if bytes.count - position >= 3,
+                        String(decoding: bytes[position..<position + 3], as: UTF8.self).lowercased() == "not"
+                    {
                         negated = true
                         position += 3
                         skipSpace()
@@ -199,7 +206,8 @@ struct DAVIfHeader: Sendable, Equatable {
                         conditions.append(Condition(negated: negated, kind: .token(try read(until: UInt8(ascii: ">")))))
                     } else if bytes[position] == UInt8(ascii: "[") {
                         position += 1
-                        conditions.append(Condition(negated: negated, kind: .entityTag(try read(until: UInt8(ascii: "]")))))
+                        conditions.append(
+                            Condition(negated: negated, kind: .entityTag(try read(until: UInt8(ascii: "]")))))
                     } else {
                         throw bad("a condition must be a <state token> or an [entity tag]")
                     }

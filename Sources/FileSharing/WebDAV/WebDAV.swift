@@ -14,7 +14,8 @@ enum WebDAV {
     static func path(ofURLPath raw: Substring) throws(ShareError) -> SharePath? {
         var raw = raw
         if raw.contains("#") {
-            throw ShareError(.badRequest, "a URL with a fragment ('#'): clients never send one; a '#' in a name is written %23")
+            throw ShareError(
+                .badRequest, "a URL with a fragment ('#'): clients never send one; a '#' in a name is written %23")
         }
         if let query = raw.firstIndex(of: "?") { raw = raw[..<query] }
         if raw == Substring(prefixWithoutSlash) { return .root }
@@ -53,9 +54,11 @@ enum WebDAV {
     }
 
     static func optionsResponse() -> Response {
-        Response(status: .ok, headers: [
-            .init("DAV")!: "1, 2", .allow: methods, .init("MS-Author-Via")!: "DAV", .contentLength: "0",
-        ])
+        Response(
+            status: .ok,
+            headers: [
+                .init("DAV")!: "1, 2", .allow: methods, .init("MS-Author-Via")!: "DAV", .contentLength: "0",
+            ])
     }
 
     static func errorResponse(_ error: DAVError) -> Response {

@@ -3,8 +3,9 @@ import FileWatching
 import Foundation
 import Hummingbird
 import NIOCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension WebDAVFace {
@@ -32,22 +33,28 @@ extension WebDAVFace {
                 let asked = try PropfindRequest(try await WebDAV.xmlBody(request))
                 var writer = XMLWriter()
                 writer.raw("<D:multistatus xmlns:D=\"DAV:\">")
-                writeResponse(DAVEntry(path: path, metadata: metadata, properties: []), asked: asked,
-                              quota: (folder.availableBytes, folder.usedBytes), into: &writer)
+                writeResponse(
+                    DAVEntry(path: path, metadata: metadata, properties: []), asked: asked,
+                    quota: (folder.availableBytes, folder.usedBytes), into: &writer)
                 writer.raw("</D:multistatus>\n")
-                return WebDAV.xmlResponse(status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"), writer.bytes)
+                return WebDAV.xmlResponse(
+                    status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"), writer.bytes)
             }
             return Response(
                 status: .ok,
-                headers: [.contentType: "application/octet-stream", .contentLength: String(metadata.size), .eTag: metadata.entityTag,
-                          .lastModified: HTTPDate.format(nanoseconds: metadata.modified)],
+                headers: [
+                    .contentType: "application/octet-stream", .contentLength: String(metadata.size),
+                    .eTag: metadata.entityTag,
+                    .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
+                ],
                 body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         case "PUT":
             let tokens = try await davConditions(request, path: path)
             try davRequireTokens(tokens, changing: [path])
             try await davRequireParent(path)
             let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "dav-metadata-") }
-            _ = try await UploadBody.write(request.body, to: file, at: 0, limit: SharedFolder.clientMetadataLimit, core: core)
+            _ = try await UploadBody.write(
+                request.body, to: file, at: 0, limit: SharedFolder.clientMetadataLimit, core: core)
             let replaced = try await core.blocking { try file.commitAsClientMetadata(for: path) }
             return Response(status: replaced ? .noContent : .created, headers: [.contentLength: "0"])
         case "DELETE":
@@ -60,20 +67,27 @@ extension WebDAVFace {
             return Response(status: .noContent)
         case "MOVE", "COPY":
             guard let header = request.headers[.init("Destination")!], let (_, urlPath) = WebDAV.split(url: header),
-                urlPath.hasPrefix(WebDAV.prefix), let destination = SharePath.clientMetadata(percentEncoded: urlPath.dropFirst(WebDAV.prefix.count))
+                urlPath.hasPrefix(WebDAV.prefix),
+                let destination = SharePath.clientMetadata(percentEncoded: urlPath.dropFirst(WebDAV.prefix.count))
             else {
-                throw ShareError(.forbidden, "Finder's metadata files are moved or copied only to names of the same kind")
+                throw ShareError(
+                    .forbidden, "Finder's metadata files are moved or copied only to names of the same kind")
             }
             let tokens = try await davConditions(request, path: path)
-            try davRequireTokens(tokens, changing: request.method.rawValue == "MOVE" ? [path, destination] : [destination])
+            try davRequireTokens(
+                tokens, changing: request.method.rawValue == "MOVE" ? [path, destination] : [destination])
             let overwrite = try WebDAV.overwrite(request)
             let move = request.method.rawValue == "MOVE"
             let existed = try await core.blocking { () throws -> Bool in
-                guard let source = try folder.openClientMetadata(path) else { throw ShareError(.notFound, "'\(path)': no such file") }
+                guard let source = try folder.openClientMetadata(path) else {
+                    throw ShareError(.notFound, "'\(path)': no such file")
+                }
                 defer { close(source) }
                 if let existing = try folder.openClientMetadata(destination) {
                     close(existing)
-                    guard overwrite else { throw ShareError(.preconditionFailed, "'\(destination)' exists and Overwrite is F") }
+                    guard overwrite else {
+                        throw ShareError(.preconditionFailed, "'\(destination)' exists and Overwrite is F")
+                    }
                 }
                 let copy = try StagedFile.create(in: folder, prefix: "dav-metadata-")
                 let copied = cfs_copy_file(source, copy.descriptor)

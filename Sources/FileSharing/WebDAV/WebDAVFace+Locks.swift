@@ -9,12 +9,17 @@ extension WebDAVFace {
     /// nothing is yet creates an empty file there, held back until its content
     /// comes or the lock ends (unless the accepted types refuse an empty file
     /// of that name: then it holds the name only).
-    func davLock(_ path: SharePath, request: Request, context: ShareContext, clientMetadata: Bool = false) async throws -> Response {
+    func davLock(_ path: SharePath, request: Request, context: ShareContext, clientMetadata: Bool = false) async throws
+        -> Response
+    {
         let body = try await WebDAV.xmlBody(request)
         let timeout = WebDAV.timeout(request)
         guard let body else { return try await davRefresh(path, request: request, timeout: timeout) }
-        guard body.isDAV("lockinfo") else { throw ShareError(.badRequest, "a LOCK body must be a DAV:lockinfo element") }
-        guard let scope = body.child("lockscope")?.elements.first, scope.isDAV("exclusive") || scope.isDAV("shared") else {
+        guard body.isDAV("lockinfo") else {
+            throw ShareError(.badRequest, "a LOCK body must be a DAV:lockinfo element")
+        }
+        guard let scope = body.child("lockscope")?.elements.first, scope.isDAV("exclusive") || scope.isDAV("shared")
+        else {
             throw ShareError(.badRequest, "DAV:lockinfo needs a DAV:lockscope of DAV:exclusive or DAV:shared")
         }
         guard body.child("locktype")?.elements.first?.isDAV("write") == true else {
@@ -40,13 +45,16 @@ extension WebDAVFace {
         }
         let now = state.now()
         let lock = DAVLock(
-            token: "opaquelocktoken:" + UUID().uuidString.lowercased(), root: path, isDeep: depth != 0, isExclusive: scope.isDAV("exclusive"),
-            owner: body.child("owner")?.serialized, user: context.user, timeout: timeout, expires: now + timeout * 1_000_000_000)
+            token: "opaquelocktoken:" + UUID().uuidString.lowercased(), root: path, isDeep: depth != 0,
+            isExclusive: scope.isDAV("exclusive"),
+            owner: body.child("owner")?.serialized, user: context.user, timeout: timeout,
+            expires: now + timeout * 1_000_000_000)
         switch state.changingLocks({ table, now in table.add(lock, now: now) }) {
         case .conflict(let other):
             throw DAVError.locked(other, condition: "no-conflicting-lock")
         case .full:
-            throw ShareError(.serviceUnavailable, "too many locks are held (\(DAVLockTable.defaultCapacity)); try again later")
+            throw ShareError(
+                .serviceUnavailable, "too many locks are held (\(DAVLockTable.defaultCapacity)); try again later")
         case .locked:
             break
         }
@@ -82,11 +90,15 @@ extension WebDAVFace {
         }
         let tokens = try await davConditions(request, path: path)
         for token in tokens.sorted() {
-            if let lock = state.changingLocks({ table, now in table.refresh(token: token, path: path, timeout: timeout, now: now) }) {
+            if let lock = state.changingLocks({ table, now in
+                table.refresh(token: token, path: path, timeout: timeout, now: now)
+            }) {
                 return lockResponse(lock, status: .ok)
             }
         }
-        throw DAVError(status: 412, message: "no lock of those in the If header applies to '\(path)'", condition: "lock-token-matches-request-uri")
+        throw DAVError(
+            status: 412, message: "no lock of those in the If header applies to '\(path)'",
+            condition: "lock-token-matches-request-uri")
     }
 
     private func lockResponse(_ lock: DAVLock, status: HTTPResponse.Status) -> Response {
@@ -99,17 +111,21 @@ extension WebDAVFace {
 
     /// `UNLOCK` with `Lock-Token: <token>`.
     func davUnlock(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
-        guard let header = request.headers[.init("Lock-Token")!]?.trimmingCharacters(), header.hasPrefix("<"), header.hasSuffix(">") else {
+        guard let header = request.headers[.init("Lock-Token")!]?.trimmingCharacters(), header.hasPrefix("<"),
+            header.hasSuffix(">")
+        else {
             throw ShareError(.badRequest, "UNLOCK needs a Lock-Token header: <opaquelocktoken:...>")
         }
         let token = String(header.dropFirst().dropLast())
         guard let lock = state.changingLocks({ table, now in table.unlock(token: token, path: path, now: now) }) else {
             throw DAVError(
-                status: 409, message: "no lock with that token applies to '\(path)'", condition: "lock-token-matches-request-uri",
+                status: 409, message: "no lock with that token applies to '\(path)'",
+                condition: "lock-token-matches-request-uri",
                 hrefs: [WebDAV.href(path, collection: false)])
         }
         // An empty file the lock held back becomes a file now that no lock holds it.
-        for (placeholderPath, placeholder) in state.placeholders(under: lock.root) where state.locks(covering: placeholderPath).isEmpty {
+        for (placeholderPath, placeholder) in state.placeholders(under: lock.root)
+        where state.locks(covering: placeholderPath).isEmpty {
             try await materialize(placeholderPath, placeholder)
         }
         return Response(status: .noContent)

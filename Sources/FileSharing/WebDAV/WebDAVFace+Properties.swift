@@ -2,8 +2,9 @@ import CFileshareShim
 import FileWatching
 import Hummingbird
 import NIOCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a PROPFIND asks for.
@@ -20,11 +21,15 @@ enum PropfindRequest: Sendable {
             self = .all(include: [])
             return
         }
-        guard body.isDAV("propfind") else { throw ShareError(.badRequest, "a PROPFIND body must be a DAV:propfind element") }
+        guard body.isDAV("propfind") else {
+            throw ShareError(.badRequest, "a PROPFIND body must be a DAV:propfind element")
+        }
         if let prop = body.child("prop") {
             self = .some(prop.elements.map { PropertyName(namespace: $0.namespace, name: $0.name) })
         } else if body.child("allprop") != nil {
-            self = .all(include: body.child("include")?.elements.map { PropertyName(namespace: $0.namespace, name: $0.name) } ?? [])
+            self = .all(
+                include: body.child("include")?.elements.map { PropertyName(namespace: $0.namespace, name: $0.name) }
+                    ?? [])
         } else if body.child("propname") != nil {
             self = .names
         } else {
@@ -65,10 +70,11 @@ extension WebDAVFace {
                 condition: "propfind-finite-depth")
         }
         let asked = try PropfindRequest(try await WebDAV.xmlBody(request))
-        let needsDead: Bool = switch asked {
-        case .all, .names: true
-        case .some(let names): names.contains { $0.namespace != "DAV:" || LiveProperty(rawValue: $0.name) == nil }
-        }
+        let needsDead: Bool =
+            switch asked {
+            case .all, .names: true
+            case .some(let names): names.contains { $0.namespace != "DAV:" || LiveProperty(rawValue: $0.name) == nil }
+            }
         let resource = try await davResource(path)
         var entries: [DAVEntry] = []
         switch resource {
@@ -80,7 +86,9 @@ extension WebDAVFace {
         case .item(let metadata):
             let children = try await core.blocking {
                 let own = needsDead ? folder.properties(of: path) : []
-                let children = depth == 1 && metadata.kind == .directory ? try folder.davChildren(of: path, properties: needsDead) : []
+                let children =
+                    depth == 1 && metadata.kind == .directory
+                    ? try folder.davChildren(of: path, properties: needsDead) : []
                 return (own, children)
             }
             entries.append(DAVEntry(path: path, metadata: metadata, properties: children.0))
@@ -89,7 +97,8 @@ extension WebDAVFace {
                 entries.append(DAVEntry(path: childPath, metadata: child.metadata, properties: child.properties))
             }
             if depth == 1 && metadata.kind == .directory {
-                for (childPath, placeholder) in state.placeholders(in: path) where !children.1.contains(where: { $0.name == childPath.name }) {
+                for (childPath, placeholder) in state.placeholders(in: path)
+                where !children.1.contains(where: { $0.name == childPath.name }) {
                     guard let metadata = try? folder.stagingMetadata(named: placeholder.staging) else { continue }
                     let properties = needsDead ? folder.stagingProperties(named: placeholder.staging) : []
                     entries.append(DAVEntry(path: childPath, metadata: metadata, properties: properties))
@@ -113,7 +122,8 @@ extension WebDAVFace {
             let entries = all
             var start = 0
             while start < entries.count {
-                var xml = start == 0 ? XMLWriter(capacity: batch * 900 + 256) : XMLWriter(capacity: 256, declaration: false)
+                var xml =
+                    start == 0 ? XMLWriter(capacity: batch * 900 + 256) : XMLWriter(capacity: 256, declaration: false)
                 if start == 0 { xml.raw("<D:multistatus xmlns:D=\"DAV:\">") }
                 let end = min(start + batch, entries.count)
                 for entry in entries[start..<end] { self.writeResponse(entry, asked: asked, quota: quota, into: &xml) }
@@ -143,17 +153,21 @@ extension WebDAVFace {
             for live in LiveProperty.allCases where applies(live, collection: collection) {
                 writer.emptyElement(namespace: "DAV:", name: live.rawValue)
             }
-            for property in entry.properties where !(property.name.namespace == "DAV:" && LiveProperty(rawValue: property.name.name) != nil) {
+            for property in entry.properties
+            where !(property.name.namespace == "DAV:" && LiveProperty(rawValue: property.name.name) != nil) {
                 writer.emptyElement(namespace: property.name.namespace, name: property.name.name)
             }
         case .all(let include):
             let deadDisplayName = entry.properties.contains { $0.name == .dav("displayname") }
-            for live in LiveProperty.inAllprop where applies(live, collection: collection) && !(live == .displayname && deadDisplayName) {
+            for live in LiveProperty.inAllprop
+            where applies(live, collection: collection) && !(live == .displayname && deadDisplayName) {
                 writeLive(live, entry, quota: quota, into: &writer)
             }
             for property in entry.properties { writer.raw(property.xml) }
             for name in include where name.namespace == "DAV:" {
-                if let live = LiveProperty(rawValue: name.name), !LiveProperty.inAllprop.contains(live), applies(live, collection: collection) {
+                if let live = LiveProperty(rawValue: name.name), !LiveProperty.inAllprop.contains(live),
+                    applies(live, collection: collection)
+                {
                     writeLive(live, entry, quota: quota, into: &writer)
                 }
             }
@@ -161,7 +175,9 @@ extension WebDAVFace {
             for name in names {
                 if let stored = entry.properties.first(where: { $0.name == name }) {
                     writer.raw(stored.xml)
-                } else if name.namespace == "DAV:", let live = LiveProperty(rawValue: name.name), applies(live, collection: collection) {
+                } else if name.namespace == "DAV:", let live = LiveProperty(rawValue: name.name),
+                    applies(live, collection: collection)
+                {
                     writeLive(live, entry, quota: quota, into: &writer)
                 } else {
                     missing.append(name)
@@ -184,7 +200,9 @@ extension WebDAVFace {
         }
     }
 
-    private func writeLive(_ live: LiveProperty, _ entry: DAVEntry, quota: (available: Int64, used: Int64), into writer: inout XMLWriter) {
+    private func writeLive(
+        _ live: LiveProperty, _ entry: DAVEntry, quota: (available: Int64, used: Int64), into writer: inout XMLWriter
+    ) {
         let metadata = entry.metadata
         switch live {
         case .creationdate:
@@ -215,11 +233,13 @@ extension WebDAVFace {
             writer.httpDate(nanoseconds: metadata.modified)
             writer.raw("</D:getlastmodified>")
         case .resourcetype:
-            writer.raw(metadata.kind == .directory ? "<D:resourcetype><D:collection/></D:resourcetype>" : "<D:resourcetype/>")
+            writer.raw(
+                metadata.kind == .directory ? "<D:resourcetype><D:collection/></D:resourcetype>" : "<D:resourcetype/>")
         case .supportedlock:
             writer.raw(
                 "<D:supportedlock><D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
-                    + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry></D:supportedlock>")
+                    + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry></D:supportedlock>"
+            )
         case .lockdiscovery:
             writeLockDiscovery(state.hasLocks ? state.locks(covering: entry.path) : [], into: &writer)
         case .quotaAvailable:
@@ -270,17 +290,23 @@ extension WebDAVFace {
         for instruction in body.elements {
             let isSet = instruction.isDAV("set")
             guard isSet || instruction.isDAV("remove") else { continue }
-            guard let prop = instruction.child("prop") else { throw ShareError(.badRequest, "DAV:\(instruction.name) without DAV:prop") }
+            guard let prop = instruction.child("prop") else {
+                throw ShareError(.badRequest, "DAV:\(instruction.name) without DAV:prop")
+            }
             for element in prop.elements {
-                instructions.append((PropertyName(namespace: element.namespace, name: element.name), isSet ? element : nil))
+                instructions.append(
+                    (PropertyName(namespace: element.namespace, name: element.name), isSet ? element : nil))
             }
         }
-        let protected = instructions.filter { $0.name.namespace == "DAV:" && LiveProperty(rawValue: $0.name.name) != nil && $0.name.name != "displayname" }
+        let protected = instructions.filter {
+            $0.name.namespace == "DAV:" && LiveProperty(rawValue: $0.name.name) != nil && $0.name.name != "displayname"
+        }
         var failure: (status: String, names: [PropertyName])? = nil
         if !protected.isEmpty {
             failure = ("403 Forbidden", protected.map(\.name))
         } else {
-            let placeholder: String? = if case .placeholder(let placeholder, _) = resource { placeholder.staging } else { nil }
+            let placeholder: String? =
+                if case .placeholder(let placeholder, _) = resource { placeholder.staging } else { nil }
             let changes = instructions
             do {
                 try await core.blocking {
@@ -305,7 +331,10 @@ extension WebDAVFace {
                 let status = DAVError(error).status
                 failure = ("\(status) \(HTTPResponse.Status(code: status).reasonPhrase)", instructions.map(\.name))
             } catch let error as ShareError {
-                failure = ("\(error.kind.rawValue) \(HTTPResponse.Status(code: error.kind.rawValue).reasonPhrase)", instructions.map(\.name))
+                failure = (
+                    "\(error.kind.rawValue) \(HTTPResponse.Status(code: error.kind.rawValue).reasonPhrase)",
+                    instructions.map(\.name)
+                )
             }
         }
         var writer = XMLWriter()

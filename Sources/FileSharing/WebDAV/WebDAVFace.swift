@@ -1,12 +1,13 @@
-import ChangeLog
 import CFileshareShim
+import ChangeLog
 import FileWatching
 import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The WebDAV face at `/dav/` (RFC 4918 class 1 and 2), on the same rules
@@ -25,13 +26,16 @@ struct WebDAVFace: RouterMiddleware {
 
     var folder: SharedFolder { core.folder }
 
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response) async throws
+    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
+        async throws
         -> Response
     {
         let path = request.uri.path
         // Office and Windows ask the server's root whether it speaks WebDAV.
         if path == "/" && request.method == .options { return WebDAV.optionsResponse() }
-        guard path == WebDAV.prefixWithoutSlash || path.hasPrefix(WebDAV.prefix) else { return try await next(request, context) }
+        guard path == WebDAV.prefixWithoutSlash || path.hasPrefix(WebDAV.prefix) else {
+            return try await next(request, context)
+        }
         do {
             return try await webDAV(request, context: context)
         } catch let error as DAVError {
@@ -43,7 +47,8 @@ struct WebDAVFace: RouterMiddleware {
         } catch let error as ShareError {
             return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
         } catch let error as HTTPError {
-            return WebDAV.errorResponse(DAVError(status: Int(error.status.code), message: error.body ?? error.status.reasonPhrase))
+            return WebDAV.errorResponse(
+                DAVError(status: Int(error.status.code), message: error.body ?? error.status.reasonPhrase))
         }
     }
 
@@ -71,13 +76,16 @@ extension WebDAVFace {
         case "PUT": return try await davPut(path, request: request, context: context)
         case "DELETE": return try await davDelete(path, request: request, context: context)
         case "MKCOL": return try await davMakeCollection(path, request: request, context: context)
-        case "COPY", "MOVE": return try await davCopyOrMove(path, request: request, context: context, move: request.method.rawValue == "MOVE")
+        case "COPY", "MOVE":
+            return try await davCopyOrMove(
+                path, request: request, context: context, move: request.method.rawValue == "MOVE")
         case "PROPFIND": return try await davPropfind(path, request: request)
         case "PROPPATCH": return try await davProppatch(path, request: request)
         case "LOCK": return try await davLock(path, request: request, context: context)
         case "UNLOCK": return try await davUnlock(path, request: request, context: context)
         default:
-            var response = WebDAV.errorResponse(DAVError(status: 405, message: "\(request.method.rawValue) is not supported here"))
+            var response = WebDAV.errorResponse(
+                DAVError(status: 405, message: "\(request.method.rawValue) is not supported here"))
             response.headers[.allow] = WebDAV.methods
             return response
         }
@@ -107,7 +115,9 @@ extension WebDAVFace {
             if let metadata { return .placeholder(placeholder, metadata) }
         }
         return try await core.blocking { () throws -> DAVResource in
-            guard let metadata = try folder.metadataIfPresent(path), metadata.kind == .file || metadata.kind == .directory else {
+            guard let metadata = try folder.metadataIfPresent(path),
+                metadata.kind == .file || metadata.kind == .directory
+            else {
                 return .missing
             }
             return .item(metadata)
@@ -119,10 +129,12 @@ extension WebDAVFace {
         case .missing:
             throw ShareError(.notFound, "'\(path)': no such file or folder")
         case .placeholder(_, let metadata):
-            return Response(status: .ok, headers: [
-                .eTag: metadata.entityTag, .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
-                .contentType: FileResponses.mediaType(for: path.name), .contentLength: "0",
-            ])
+            return Response(
+                status: .ok,
+                headers: [
+                    .eTag: metadata.entityTag, .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
+                    .contentType: FileResponses.mediaType(for: path.name), .contentLength: "0",
+                ])
         case .item(let metadata) where metadata.kind == .directory:
             return try await davIndex(path, head: head)
         case .item:
@@ -148,8 +160,10 @@ extension WebDAVFace {
         writer.raw("</ul>\n")
         return Response(
             status: .ok,
-            headers: [.contentType: "text/html; charset=utf-8", .contentLength: String(writer.bytes.count),
-                      .contentSecurityPolicy: "default-src 'none'"],
+            headers: [
+                .contentType: "text/html; charset=utf-8", .contentLength: String(writer.bytes.count),
+                .contentSecurityPolicy: "default-src 'none'",
+            ],
             body: head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: writer.bytes)))
     }
 
@@ -163,7 +177,8 @@ extension WebDAVFace {
         for list in parsed.lists {
             var resource = path
             if let tag = list.resource {
-                guard let (_, urlPath) = WebDAV.split(url: tag), let tagged = try? WebDAV.path(ofURLPath: urlPath) else { continue }
+                guard let (_, urlPath) = WebDAV.split(url: tag), let tagged = try? WebDAV.path(ofURLPath: urlPath)
+                else { continue }
                 resource = tagged
             }
             var matches = true
@@ -173,7 +188,9 @@ extension WebDAVFace {
                 case .token(let token):
                     holds = state.lock(token: token)?.covers(resource) ?? false
                 case .entityTag(let tag):
-                    if entityTags[resource] == nil { entityTags[resource] = .some(try await davResource(resource).metadata?.entityTag) }
+                    if entityTags[resource] == nil {
+                        entityTags[resource] = .some(try await davResource(resource).metadata?.entityTag)
+                    }
                     let current = entityTags[resource] ?? nil
                     holds = current != nil && (tag == current || tag == "W/" + current!)
                 }
@@ -213,7 +230,8 @@ extension WebDAVFace {
         let written: Int64
         do {
             written = try await UploadBody.write(
-                request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path, totalSize: declared)
+                request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path,
+                totalSize: declared)
         } catch let error as UploadRefusal where error.kind == .refused {
             discardPlaceholder(of: resource, at: path)
             throw error
@@ -259,7 +277,9 @@ extension WebDAVFace {
     /// empty PUT, Windows' LOCK): the content replaced it, or was refused,
     /// and then nothing of the refused upload appears either.
     private func discardPlaceholder(of resource: DAVResource, at path: SharePath) {
-        if case .placeholder(let placeholder, _) = resource, state.removePlaceholder(at: path, staging: placeholder.staging) {
+        if case .placeholder(let placeholder, _) = resource,
+            state.removePlaceholder(at: path, staging: placeholder.staging)
+        {
             folder.discardStaged(named: placeholder.staging)
         }
     }
@@ -285,9 +305,13 @@ extension WebDAVFace {
         guard resource.exists else { throw ShareError(.notFound, "'\(path)': no such file or folder") }
         try davRequireTokens(tokens, changing: [path], deep: [path], members: [path.parent])
         if case .placeholder(let placeholder, _) = resource {
-            if state.removePlaceholder(at: path, staging: placeholder.staging) { folder.discardStaged(named: placeholder.staging) }
+            if state.removePlaceholder(at: path, staging: placeholder.staging) {
+                folder.discardStaged(named: placeholder.staging)
+            }
         } else {
-            try await core.perform([path], origin: WebDAVFace.origin(context, method: "DELETE")) { try folder.remove(path) }
+            try await core.perform([path], origin: WebDAVFace.origin(context, method: "DELETE")) {
+                try folder.remove(path)
+            }
         }
         discardPlaceholders(under: path)
         state.removeLocks(under: path)
@@ -300,7 +324,9 @@ extension WebDAVFace {
     }
 
     private func discardPlaceholders(under path: SharePath) {
-        for (_, placeholder) in state.removePlaceholders(under: path) { folder.discardStaged(named: placeholder.staging) }
+        for (_, placeholder) in state.removePlaceholders(under: path) {
+            folder.discardStaged(named: placeholder.staging)
+        }
     }
 
     func davMakeCollection(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
@@ -321,7 +347,9 @@ extension WebDAVFace {
         return Response(status: .created, headers: [.contentLength: "0"])
     }
 
-    func davCopyOrMove(_ source: SharePath, request: Request, context: ShareContext, move: Bool) async throws -> Response {
+    func davCopyOrMove(_ source: SharePath, request: Request, context: ShareContext, move: Bool) async throws
+        -> Response
+    {
         let method = move ? "MOVE" : "COPY"
         guard let header = request.headers[.init("Destination")!] else {
             throw ShareError(.badRequest, "\(method) needs a Destination header")
@@ -330,22 +358,32 @@ extension WebDAVFace {
             throw ShareError(.badRequest, "the Destination '\(header)' is not a URL")
         }
         if let authority, let host = request.head.authority, authority.lowercased() != host.lowercased() {
-            throw DAVError(status: 502, message: "the Destination is on another server (\(authority)); this server copies and moves within itself only")
+            throw DAVError(
+                status: 502,
+                message:
+                    "the Destination is on another server (\(authority)); this server copies and moves within itself only"
+            )
         }
         guard let destination = try WebDAV.path(ofURLPath: urlPath) else {
             throw ShareError(.forbidden, "the Destination must be under \(WebDAV.prefix)")
         }
         let overwrite = try WebDAV.overwrite(request)
         let depth = try WebDAV.depth(request) ?? Int.max
-        guard depth == 0 || depth == Int.max else { throw ShareError(.badRequest, "\(method) takes Depth 0 or infinity") }
-        guard !source.isRoot else { throw ShareError(.forbidden, "the shared folder itself cannot be \(move ? "moved" : "copied")") }
+        guard depth == 0 || depth == Int.max else {
+            throw ShareError(.badRequest, "\(method) takes Depth 0 or infinity")
+        }
+        guard !source.isRoot else {
+            throw ShareError(.forbidden, "the shared folder itself cannot be \(move ? "moved" : "copied")")
+        }
         guard source != destination else { throw ShareError(.forbidden, "the source and the destination are the same") }
         if destination.isSame(asOrUnder: source) {
             throw ShareError(.forbidden, "a folder cannot be \(move ? "moved" : "copied") into itself")
         }
         var sourceResource = try await davResource(source)
         guard sourceResource.exists else { throw ShareError(.notFound, "'\(source)': no such file or folder") }
-        if move && depth == 0 && sourceResource.isCollection { throw ShareError(.badRequest, "a folder is moved with Depth: infinity") }
+        if move && depth == 0 && sourceResource.isCollection {
+            throw ShareError(.badRequest, "a folder is moved with Depth: infinity")
+        }
         let tokens = try await davConditions(request, path: source)
         let destinationResource = try await davResource(destination)
         try await davRequireParent(destination)
@@ -354,7 +392,8 @@ extension WebDAVFace {
         }
         if move {
             try davRequireTokens(
-                tokens, changing: [source, destination], deep: [source, destination], members: [source.parent, destination.parent])
+                tokens, changing: [source, destination], deep: [source, destination],
+                members: [source.parent, destination.parent])
         } else {
             try davRequireTokens(tokens, changing: [destination], deep: [destination], members: [destination.parent])
         }
@@ -372,7 +411,8 @@ extension WebDAVFace {
             if move {
                 try folder.move(from: source, to: destination, overwrite: overwrite)
             } else {
-                _ = try folder.copy(from: source, to: destination, shallow: depth == 0, overwrite: overwrite && destinationOnDisk)
+                _ = try folder.copy(
+                    from: source, to: destination, shallow: depth == 0, overwrite: overwrite && destinationOnDisk)
             }
         }
         if move {
@@ -410,16 +450,19 @@ extension WebDAVFace {
             do {
                 try await materialize(path, placeholder)
             } catch {
-                logger.warning("an empty file created over WebDAV could not be put in place", metadata: [
-                    "path": "\(path)", "error": "\(error)",
-                ])
+                logger.warning(
+                    "an empty file created over WebDAV could not be put in place",
+                    metadata: [
+                        "path": "\(path)", "error": "\(error)",
+                    ])
             }
         }
     }
 
     /// At shutdown: the empty files held back are put in place.
     func materializeAllPlaceholders() {
-        for (path, placeholder) in state.allPlaceholders where state.removePlaceholder(at: path, staging: placeholder.staging) {
+        for (path, placeholder) in state.allPlaceholders
+        where state.removePlaceholder(at: path, staging: placeholder.staging) {
             try? folder.materializePlaceholder(named: placeholder.staging, at: path)
         }
     }

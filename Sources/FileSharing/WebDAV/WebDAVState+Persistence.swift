@@ -1,7 +1,8 @@
 import FileWatching
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The locks kept in the share's private folder, so a restart of the server
@@ -19,22 +20,27 @@ extension WebDAVState {
             if let user = lock.user { entry["user"] = user }
             return entry
         }
-        return (try? JSONSerialization.data(withJSONObject: ["version": 1, "locks": entries], options: [.sortedKeys])) ?? Data()
+        return (try? JSONSerialization.data(withJSONObject: ["version": 1, "locks": entries], options: [.sortedKeys]))
+            ?? Data()
     }
 
     static func decode(_ data: Data, monotonicNow: Int64, wallNow: Int64) -> [DAVLock] {
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["version"] as? Int == 1,
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            object["version"] as? Int == 1,
             let entries = object["locks"] as? [[String: Any]]
         else { return [] }
         return entries.compactMap { entry in
             guard let token = entry["token"] as? String, let rootText = entry["root"] as? String,
-                let root = try? SharePath(plain: rootText), let deep = entry["deep"] as? Bool, let exclusive = entry["exclusive"] as? Bool,
-                let timeout = (entry["timeout"] as? NSNumber)?.int64Value, let ends = (entry["ends"] as? NSNumber)?.int64Value,
+                let root = try? SharePath(plain: rootText), let deep = entry["deep"] as? Bool,
+                let exclusive = entry["exclusive"] as? Bool,
+                let timeout = (entry["timeout"] as? NSNumber)?.int64Value,
+                let ends = (entry["ends"] as? NSNumber)?.int64Value,
                 ends > wallNow
             else { return nil }
             return DAVLock(
                 token: token, root: root, isDeep: deep, isExclusive: exclusive, owner: entry["owner"] as? String,
-                user: entry["user"] as? String, timeout: timeout, expires: monotonicNow + (ends - wallNow) * 1_000_000_000)
+                user: entry["user"] as? String, timeout: timeout,
+                expires: monotonicNow + (ends - wallNow) * 1_000_000_000)
         }
     }
 

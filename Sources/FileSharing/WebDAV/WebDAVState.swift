@@ -58,7 +58,9 @@ final class WebDAVState: Sendable {
             guard let persistencePath else { return body(&table, now) }
             let before = table.locks
             let result = body(&table, now)
-            if table.locks != before { WebDAVState.save(Array(table.locks.values), to: persistencePath, monotonicNow: now) }
+            if table.locks != before {
+                WebDAVState.save(Array(table.locks.values), to: persistencePath, monotonicNow: now)
+            }
             return result
         }
     }
@@ -68,7 +70,9 @@ final class WebDAVState: Sendable {
     /// Whether any lock is held (a quick test before looking for those on a path).
     var hasLocks: Bool { table.withLock { !$0.locks.isEmpty } }
 
-    func locks(coveringOrUnder path: SharePath) -> [DAVLock] { readingLocks { $0.locks(coveringOrUnder: path, now: $1) } }
+    func locks(coveringOrUnder path: SharePath) -> [DAVLock] {
+        readingLocks { $0.locks(coveringOrUnder: path, now: $1) }
+    }
 
     func lock(token: String) -> DAVLock? { readingLocks { $0.lock(token: token, now: $1) } }
 

@@ -128,7 +128,8 @@ enum XMLDocumentParser {
 
         static func isNameByte(_ byte: UInt8) -> Bool {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ":"), 0x80...0xFF:
                 true
             default: false
@@ -190,7 +191,9 @@ enum XMLDocumentParser {
                 position += 1
                 skipSpace()
                 let value = try quoted()
-                if rawAttributes.contains(where: { $0.0 == attributeName }) { throw fail("attribute \(attributeName) given twice") }
+                if rawAttributes.contains(where: { $0.0 == attributeName }) {
+                    throw fail("attribute \(attributeName) given twice")
+                }
                 rawAttributes.append((attributeName, value))
             }
             // Namespace declarations first, then names resolved in the new scope.
@@ -201,15 +204,22 @@ enum XMLDocumentParser {
                     scope[""] = value
                 } else if attributeName.hasPrefix("xmlns:") {
                     let prefix = String(attributeName.dropFirst(6))
-                    guard !prefix.isEmpty, !prefix.contains(":") else { throw fail("a bad namespace prefix \(attributeName)") }
-                    guard !value.isEmpty else { throw fail("the namespace prefix '\(prefix)' is bound to an empty name") }
+                    guard !prefix.isEmpty, !prefix.contains(":") else {
+                        throw fail("a bad namespace prefix \(attributeName)")
+                    }
+                    guard !value.isEmpty else {
+                        throw fail("the namespace prefix '\(prefix)' is bound to an empty name")
+                    }
                     scope[prefix] = value
                 }
             }
             scopes.append(scope)
             defer { scopes.removeLast() }
-            for (attributeName, value) in rawAttributes where attributeName != "xmlns" && !attributeName.hasPrefix("xmlns:") {
-                guard let (prefix, local) = Parser.split(attributeName) else { throw fail("a bad attribute name \(attributeName)") }
+            for (attributeName, value) in rawAttributes
+            where attributeName != "xmlns" && !attributeName.hasPrefix("xmlns:") {
+                guard let (prefix, local) = Parser.split(attributeName) else {
+                    throw fail("a bad attribute name \(attributeName)")
+                }
                 var namespace = ""
                 if !prefix.isEmpty {
                     guard let uri = resolve(prefix) else { throw fail("the prefix '\(prefix)' is not declared") }
@@ -287,7 +297,9 @@ enum XMLDocumentParser {
                     position += 1
                 }
             }
-            guard let text = String(validating: value, as: UTF8.self) else { throw fail("an attribute value that is not UTF-8") }
+            guard let text = String(validating: value, as: UTF8.self) else {
+                throw fail("an attribute value that is not UTF-8")
+            }
             return text
         }
 
@@ -373,7 +385,8 @@ struct XMLWriter {
             bytes.append(UInt8(ascii: "/"))
             for byte in name.utf8 {
                 switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"),
                     UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                     bytes.append(byte)
                 default:
@@ -447,7 +460,8 @@ extension XMLElement {
             // Unprefixed names are in no namespace, whatever surrounds the fragment.
             if element.namespace.isEmpty { writer.raw(" xmlns=\"\"") }
             for attribute in element.attributes {
-                let name = attribute.namespace.isEmpty ? attribute.name : prefixes[attribute.namespace]! + ":" + attribute.name
+                let name =
+                    attribute.namespace.isEmpty ? attribute.name : prefixes[attribute.namespace]! + ":" + attribute.name
                 writer.raw(" " + name + "=\"")
                 writer.text(attribute.value)
                 writer.raw("\"")

@@ -1,11 +1,13 @@
-import FileshareTestSupport
 import CFileshareShim
-@testable import FileWatching
+import FileshareTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import FileWatching
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The real observer on real temporary folders, driven by real programs.
@@ -18,7 +20,10 @@ struct ObserverIntegrationTests {
             let probe = try ObserverProbe(dir.path)
             #expect(await probe.scanned())
             Disk.write(dir("report.pdf"), String(repeating: "p", count: 5000))
-            #expect(await probe.wait { $0.contains { if case .finished(let path, _, 5000) = $0 { path == "report.pdf" } else { false } } })
+            #expect(
+                await probe.wait {
+                    $0.contains { if case .finished(let path, _, 5000) = $0 { path == "report.pdf" } else { false } }
+                })
             let summaries = probe.liveChanges.map(\.summary)
             #expect(summaries.first == "added report.pdf writing")
         }
@@ -28,9 +33,14 @@ struct ObserverIntegrationTests {
     func slowWriter() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(200), latency: .milliseconds(10)))
+            let probe = try ObserverProbe(
+                dir.path, options: ObserverOptions(settleTime: .milliseconds(200), latency: .milliseconds(10)))
             #expect(await probe.scanned())
-            let handle = try #require(FileHandle(forWritingAtPath: { Disk.write(dir("movie.mkv"), ""); return dir("movie.mkv") }()))
+            let handle = try #require(
+                FileHandle(
+                    forWritingAtPath: {
+                        Disk.write(dir("movie.mkv"), ""); return dir("movie.mkv")
+                    }()))
             try handle.write(contentsOf: Data(repeating: 1, count: 4096))
             // A pause of five settle times with the file still open.
             try await Task.sleep(for: .seconds(1))
@@ -127,13 +137,18 @@ struct ObserverIntegrationTests {
             try run("/bin/rm", ["-rf", dir("inbox")])
             await probe.observer.sync()
             let live = probe.liveChanges
-            #expect(Array(live.map(\.summary).prefix(7)) == [
-                "renamed inbox/issue1.cbz inbox/Issue 1.cbz", "moved inbox/Issue 1.cbz library/Issue 1.cbz",
-                "removed library/old", "added arrivals/", "added arrivals/sub/", "added arrivals/sub/x", "removed inbox",
-            ])
+            #expect(
+                Array(live.map(\.summary).prefix(7)) == [
+                    "renamed inbox/issue1.cbz inbox/Issue 1.cbz", "moved inbox/Issue 1.cbz library/Issue 1.cbz",
+                    "removed library/old", "added arrivals/", "added arrivals/sub/", "added arrivals/sub/x",
+                    "removed inbox",
+                ])
             #expect(live[0].id == id && live[1].id == id)
-            #expect(probe.replay(initial: ["inbox": "directory", "inbox/issue1.cbz": "file", "library": "directory",
-                                           "library/old": "directory", "library/old/a": "file"]).contractItems == Disk.snapshot(dir.path))
+            #expect(
+                probe.replay(initial: [
+                    "inbox": "directory", "inbox/issue1.cbz": "file", "library": "directory",
+                    "library/old": "directory", "library/old/a": "file",
+                ]).contractItems == Disk.snapshot(dir.path))
         }
     }
 
@@ -150,9 +165,14 @@ struct ObserverIntegrationTests {
             #expect(mkfifo(dir("pipe"), 0o600) == 0)
             #expect(makeUnixSocket(dir("sock")))
             await probe.observer.sync()
-            let added = probe.liveChanges.compactMap { change -> ChangedItem? in if case .added(let item) = change { item } else { nil } }
+            let added = probe.liveChanges.compactMap { change -> ChangedItem? in
+                if case .added(let item) = change { item } else { nil }
+            }
             let kinds = Dictionary(uniqueKeysWithValues: added.map { ($0.path.description, $0.kind) })
-            #expect(kinds == ["one": .file, "two": .file, "loop": .symlink, "out": .symlink, "pipe": .other, "sock": .other])
+            #expect(
+                kinds == [
+                    "one": .file, "two": .file, "loop": .symlink, "out": .symlink, "pipe": .other, "sock": .other,
+                ])
             #expect(Set(added.map(\.id)).count == 6)
             #expect(probe.observer.children(of: "loop") == nil, "a symlink is not followed")
         }
@@ -215,14 +235,20 @@ struct ObserverIntegrationTests {
     func identityAttribute() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(latency: .zero, storesIdentityAttribute: true))
+            let probe = try ObserverProbe(
+                dir.path, options: ObserverOptions(latency: .zero, storesIdentityAttribute: true))
             #expect(await probe.scanned())
             Disk.write(dir("book.epub"), "epub")
             await probe.observer.sync()
             let id = try #require(probe.observer.item(at: "book.epub")?.id)
             #expect(storedIdentity(dir("book.epub")) == id.description)
             try run("/bin/cp", ["-a", dir("book.epub"), dir("copy.epub")])
-            #expect(await probe.wait { $0.contains { if case .duplicated(let item, "book.epub") = $0 { item.path == "copy.epub" } else { false } } })
+            #expect(
+                await probe.wait {
+                    $0.contains {
+                        if case .duplicated(let item, "book.epub") = $0 { item.path == "copy.epub" } else { false }
+                    }
+                })
             let copy = try #require(probe.observer.item(at: "copy.epub")?.id)
             #expect(copy != id)
             #expect(storedIdentity(dir("copy.epub")) == copy.description)
@@ -234,11 +260,16 @@ struct ObserverIntegrationTests {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             Disk.write(dir("scan.pdf"), String(repeating: "%PDF page ", count: 20_000))
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, detectsDuplicateContent: true))
+            let probe = try ObserverProbe(
+                dir.path,
+                options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, detectsDuplicateContent: true))
             #expect(await probe.scanned())
             try run("/bin/cp", [dir("scan.pdf"), dir("scan copy.pdf")])
             Disk.write(dir("other.pdf"), String(repeating: "%PDF page ", count: 19_999) + "%PDF pagX ")
-            #expect(await probe.wait { $0.count { if case .added = $0 { true } else if case .duplicated = $0 { true } else { false } } == 2 })
+            #expect(
+                await probe.wait {
+                    $0.count { if case .added = $0 { true } else if case .duplicated = $0 { true } else { false } } == 2
+                })
             let summaries = Set(probe.liveChanges.map(\.summary))
             #expect(summaries == ["duplicated scan copy.pdf scan.pdf", "added other.pdf"])
         }
@@ -257,7 +288,10 @@ struct ObserverIntegrationTests {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             Disk.write(dir("old"))
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, pollingInterval: .milliseconds(100)))
+            let probe = try ObserverProbe(
+                dir.path,
+                options: ObserverOptions(
+                    settleTime: .milliseconds(100), latency: .zero, pollingInterval: .milliseconds(100)))
             #expect(await probe.scanned())
             Disk.rename(dir("old"), dir("new"))
             Disk.mkdir(dir("d"))
@@ -272,14 +306,16 @@ struct ObserverIntegrationTests {
         }
     }
 
-    @Test("a queue overflow is repaired by a rescan and reported", .enabled(if: MachineSettings.canChangeInotifySettings))
+    @Test(
+        "a queue overflow is repaired by a rescan and reported", .enabled(if: MachineSettings.canChangeInotifySettings))
     func overflow() async throws {
         let dir = try TemporaryFolder()
         Disk.write(dir("keep"))
         Disk.write(dir("before"))
         // The queue size is read when the inotify instance is made: 64 events.
         let probe = try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: 64) {
-            try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .milliseconds(500)))
+            try ObserverProbe(
+                dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .milliseconds(500)))
         }
         await MachineSettings.shared {
             #expect(await probe.scanned())
@@ -298,32 +334,55 @@ struct ObserverIntegrationTests {
         }
     }
 
-    @Test("the watch limit degrades a subtree to polling, with the sysctl as hint", .enabled(if: MachineSettings.canChangeInotifySettings))
+    @Test(
+        "the watch limit degrades a subtree to polling, with the sysctl as hint",
+        .enabled(if: MachineSettings.canChangeInotifySettings))
     func watchLimit() async throws {
         let dir = try TemporaryFolder()
         for i in 0..<5 { Disk.mkdir(dir("d\(i)")) }
         try await MachineSettings.with("/proc/sys/fs/inotify/max_user_watches", setTo: try inotifyWatchesInUse() + 3) {
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
+            let probe = try ObserverProbe(
+                dir.path,
+                options: ObserverOptions(
+                    settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
             #expect(await probe.scanned())
-            let degraded = probe.changes.filter { if case .degraded(_, "watch-limit", let hint) = $0 { hint.contains("max_user_watches") } else { false } }
+            let degraded = probe.changes.filter {
+                if case .degraded(_, "watch-limit", let hint) = $0 { hint.contains("max_user_watches") } else { false }
+            }
             #expect(degraded.count >= 1, "changes: \(probe.changes.map(\.summary))")
             Disk.write(dir("d4/late"))
-            #expect(await probe.wait { $0.map(\.summary).contains { $0 == "added d4/late writing" || $0 == "added d4/late" } })
+            #expect(
+                await probe.wait {
+                    $0.map(\.summary).contains { $0 == "added d4/late writing" || $0 == "added d4/late" }
+                })
         }
     }
 }
 
 extension ObserverIntegrationTests {
-    @Test("no inotify instance left: the whole tree is polled, and the first events say so",
-          .enabled(if: MachineSettings.canChangeInotifySettings))
+    @Test(
+        "no inotify instance left: the whole tree is polled, and the first events say so",
+        .enabled(if: MachineSettings.canChangeInotifySettings))
     func instanceLimit() async throws {
         let dir = try TemporaryFolder()
         try await MachineSettings.with("/proc/sys/fs/inotify/max_user_instances", setTo: try inotifyInstancesInUse()) {
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
+            let probe = try ObserverProbe(
+                dir.path,
+                options: ObserverOptions(
+                    settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
             #expect(await probe.scanned())
-            #expect(probe.changes.contains { if case .degraded(.root, "watch-limit", let hint) = $0 { hint.contains("max_user_instances") } else { false } })
+            #expect(
+                probe.changes.contains {
+                    if case .degraded(.root, "watch-limit", let hint) = $0 {
+                        hint.contains("max_user_instances")
+                    } else {
+                        false
+                    }
+                })
             Disk.write(dir("polled"))
-            #expect(await probe.wait { $0.map(\.summary).contains { $0 == "added polled writing" || $0 == "added polled" } })
+            #expect(
+                await probe.wait { $0.map(\.summary).contains { $0 == "added polled writing" || $0 == "added polled" } }
+            )
         }
     }
 }
@@ -333,7 +392,10 @@ func inotifyInstancesInUse() throws -> Int {
     var count = 0
     for pid in try FileManager.default.contentsOfDirectory(atPath: "/proc") where pid.allSatisfy(\.isNumber) {
         guard let fds = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else { continue }
-        for fd in fds where (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == "anon_inode:inotify" {
+        for fd in fds
+        where (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"))
+            == "anon_inode:inotify"
+        {
             count += 1
         }
     }

@@ -1,9 +1,11 @@
-@testable import FileWatching
 import FileshareTestSupport
 import Foundation
 import Testing
+
+@testable import FileWatching
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Random sequences of create, write, append, rename, move, mkdir, rmdir,
@@ -111,7 +113,8 @@ struct ObserverRandomTests {
                     log.append("mv in \(inFolder(arriving))")
                 case 9:
                     if let file = files.randomElement(using: &random) {
-                        let temporary = (file.contains("/") ? String(file[...file.lastIndex(of: "/")!]) : "")
+                        let temporary =
+                            (file.contains("/") ? String(file[...file.lastIndex(of: "/")!]) : "")
                             + (Bool.random(using: &random) ? "." : "~") + fresh()
                         Disk.write(dir(temporary), "saved atomically")
                         Disk.rename(dir(temporary), dir(file))
@@ -154,7 +157,9 @@ struct ObserverRandomTests {
             await probe.observer.sync()
             let disk = Disk.snapshot(dir.path)
             func replayed() -> Replay {
-                var replay = Replay(initial: ["start": .directory, "start/inner": .directory, "start/inner/file": .file])
+                var replay = Replay(initial: [
+                    "start": .directory, "start/inner": .directory, "start/inner/file": .file,
+                ])
                 replay.apply(earlierRuns + (restarts == 0 ? probe.liveChanges : probe.changes))
                 return replay
             }
@@ -163,7 +168,8 @@ struct ObserverRandomTests {
                 _ = await probe.wait(timeout: .seconds(10)) { _ in replayed().contractItems == disk }
             }
             let replay = replayed()
-            let context = "seed \(seed), latency \(latency), \(restarts) restarts, duplicates \(duplicates); last operations: \(log.suffix(12))"
+            let context =
+                "seed \(seed), latency \(latency), \(restarts) restarts, duplicates \(duplicates); last operations: \(log.suffix(12))"
             #expect(replay.violations.isEmpty, "\(context): \(replay.violations.prefix(3))")
             #expect(replay.contractItems == disk, "\(context): replay \(differences(disk, replay.contractItems))")
             let tree = treeSnapshot(probe.observer)

@@ -1,10 +1,12 @@
 import FileshareTestSupport
-@testable import FileWatching
 import Foundation
 import Synchronization
 import Testing
+
+@testable import FileWatching
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The queries (`children(of:)`, `item(at:)`) while the observer reads a tree
@@ -21,13 +23,15 @@ struct QueriesDuringScanTests {
     static let folders = 100
     static let filesPerFolder = 1_000
 
-    @Test("children(of:) and item(at:) answer within 50 ms during the scan and a rescan of 100,000 items, all but 1% of them",
-          .serialized, arguments: [RescanTrigger.poll, .overflow])
+    @Test(
+        "children(of:) and item(at:) answer within 50 ms during the scan and a rescan of 100,000 items, all but 1% of them",
+        .serialized, arguments: [RescanTrigger.poll, .overflow])
     func queriesDuringRescan(trigger: RescanTrigger) async throws {
         if trigger == .overflow && !MachineSettings.canChangeInotifySettings { return }
         let dir = try TemporaryFolder()
         try QueriesDuringScanTests.makeTree(dir.path)
-        let options = trigger == .poll
+        let options =
+            trigger == .poll
             ? ObserverOptions(latency: .zero, pollingInterval: .seconds(3600))
             : ObserverOptions(latency: .zero)
         let probe: ObserverProbe
@@ -45,9 +49,10 @@ struct QueriesDuringScanTests {
             let scanQueries = QueryLoop(observer)
             #expect(await probe.scanned())
             let scan = await scanQueries.stop()
-            let scanElapsed = probe.changes.lazy.compactMap { change -> Int? in
-                if case .scanCompleted(_, _, let elapsed) = change { elapsed } else { nil }
-            }.first ?? 0
+            let scanElapsed =
+                probe.changes.lazy.compactMap { change -> Int? in
+                    if case .scanCompleted(_, _, let elapsed) = change { elapsed } else { nil }
+                }.first ?? 0
             #expect(observer.itemCount == QueriesDuringScanTests.folders * (QueriesDuringScanTests.filesPerFolder + 1))
             scan.check(during: "the initial scan", lasting: .milliseconds(scanElapsed), enforcesLength: false)
 
@@ -64,7 +69,8 @@ struct QueriesDuringScanTests {
                     for i in 0..<200 { Disk.write(dir("d000/new\(i)")) }
                 }
                 await observer.sync()
-                #expect(probe.liveChanges.contains { if case .rescanned(.root, "overflow") = $0 { true } else { false } })
+                #expect(
+                    probe.liveChanges.contains { if case .rescanned(.root, "overflow") = $0 { true } else { false } })
             }
             let rescanElapsed = ContinuousClock.now - started
             let rescan = await queries.stop()
@@ -78,7 +84,8 @@ struct QueriesDuringScanTests {
     func blockingCallback() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let probe = try ObserverProbe(dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero))
+            let probe = try ObserverProbe(
+                dir.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero))
             #expect(await probe.scanned())
             final class Shared: Sendable {
                 let open = Atomic<Bool>(false)
@@ -95,7 +102,9 @@ struct QueriesDuringScanTests {
             for i in 0..<5 { Disk.write(dir("f\(i)")) }
             // The stream gets them, and the tree has them, while the callback is stuck.
             let end = ContinuousClock.now + .seconds(20)
-            func finishedCount() -> Int { shared.streamed.withLock { $0.count { if case .finished = $0 { true } else { false } } } }
+            func finishedCount() -> Int {
+                shared.streamed.withLock { $0.count { if case .finished = $0 { true } else { false } } }
+            }
             while finishedCount() < 5 && ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(5)) }
             #expect(finishedCount() == 5)
             #expect(probe.observer.children(of: .root)?.count == 5)
@@ -158,7 +167,8 @@ final class QueryLoop: Sendable {
         /// `enforcesLength`) that the operation lasted long enough, and that
         /// enough queries ran during it, for the bound to prove something.
         func check(during operation: String, lasting elapsed: Duration, enforcesLength: Bool) {
-            let summary = "\(operation) took \(elapsed); \(calls) queries, \(slowCalls) over "
+            let summary =
+                "\(operation) took \(elapsed); \(calls) queries, \(slowCalls) over "
                 + "\(QueriesDuringScanTests.bound), the longest \(longest) (\(longestQuery)), "
                 + "\(calls > 0 ? total / calls : .zero) on average"
             print("queries during \(summary)")
@@ -182,7 +192,8 @@ final class QueryLoop: Sendable {
             while !stopRequested.load(ordering: .relaxed) {
                 let folderNumber = round % QueriesDuringScanTests.folders
                 let folder = ItemPath("d" + String(folderNumber).leftPadded(to: 3))
-                let file = folder.appending(Array(("f" + String(round * 7 % QueriesDuringScanTests.filesPerFolder).leftPadded(to: 4)).utf8))
+                let file = folder.appending(
+                    Array(("f" + String(round * 7 % QueriesDuringScanTests.filesPerFolder).leftPadded(to: 4)).utf8))
                 var queries: [(String, Duration)] = []
                 queries.append(("children(of: \(folder))", clock.measure { _ = observer.children(of: folder) }))
                 queries.append(("item(at: \(file))", clock.measure { _ = observer.item(at: file) }))

@@ -10,16 +10,18 @@ struct CoreHarness {
     var delivered: [Change] = []
     private var seen = 0
 
-    init(options: ObserverOptions = ObserverOptions(settleTime: .seconds(1), latency: .zero),
-         setUp: (FakeFileSystem) -> Void = { _ in })
-    {
+    init(
+        options: ObserverOptions = ObserverOptions(settleTime: .seconds(1), latency: .zero),
+        setUp: (FakeFileSystem) -> Void = { _ in }
+    ) {
         let fs = FakeFileSystem()
         setUp(fs)
         // What was set up is old: not taken for something still being written.
         fs.wall += 3_600_000_000_000
         self.fs = fs
-        core = ObserverCore(fileSystem: fs, root: fs.metadata(of: 1), rootDescription: "/fake", options: options,
-                            usesWatches: options.pollingInterval == nil)
+        core = ObserverCore(
+            fileSystem: fs, root: fs.metadata(of: 1), rootDescription: "/fake", options: options,
+            usesWatches: options.pollingInterval == nil)
     }
 
     var now: Timestamp { Timestamp(monotonic: clock, wall: fs.wall) }
@@ -41,8 +43,9 @@ struct CoreHarness {
         offline(fs)
         fs.wall += 5_000_000_000
         clock += 5_000_000_000
-        core = ObserverCore(fileSystem: fs, root: fs.metadata(of: 1), rootDescription: "/fake", options: core.options,
-                            usesWatches: core.usesWatches)
+        core = ObserverCore(
+            fileSystem: fs, root: fs.metadata(of: 1), rootDescription: "/fake", options: core.options,
+            usesWatches: core.usesWatches)
         core.restore(try! StateFile.decode(bytes, root: "/fake", rootIdentity: identity))
         _ = fs.takeEvents()
         core.scan(at: now)
@@ -103,7 +106,8 @@ extension Change {
     /// The change without ids, sizes and times, for readable expectations.
     var summary: String {
         switch self {
-        case .added(let item): "added \(item.path)\(item.kind == .directory ? "/" : "")\(item.isWriting ? " writing" : "")"
+        case .added(let item):
+            "added \(item.path)\(item.kind == .directory ? "/" : "")\(item.isWriting ? " writing" : "")"
         case .modified(let item): "modified \(item.path)\(item.isWriting ? " writing" : "")"
         case .finished(let path, _, let size): "finished \(path) \(size)"
         case .removed(let path, _, _): "removed \(path)"

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a program and waits for it; returns its standard output. Throws when it fails.
@@ -17,7 +18,8 @@ func run(_ executable: String, _ arguments: [String], in directory: String? = ni
     let data = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-        throw ProcessFailure(command: ([executable] + arguments).joined(separator: " "), status: process.terminationStatus)
+        throw ProcessFailure(
+            command: ([executable] + arguments).joined(separator: " "), status: process.terminationStatus)
     }
     return String(decoding: data, as: UTF8.self)
 }

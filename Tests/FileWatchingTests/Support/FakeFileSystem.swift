@@ -48,8 +48,9 @@ final class FakeFileSystem: FileSystemAccess {
 
     func metadata(of inode: UInt64) -> FileMetadata {
         let node = inodes[inode]!
-        return FileMetadata(kind: node.kind, identity: FileIdentity(device: Self.device, inode: inode, birth: node.birth),
-                            size: node.size, modified: node.modified, created: node.birth)
+        return FileMetadata(
+            kind: node.kind, identity: FileIdentity(device: Self.device, inode: inode, birth: node.birth),
+            size: node.size, modified: node.modified, created: node.birth)
     }
 
     /// Directories (by path) deleted by another process just before they are listed.
@@ -140,7 +141,9 @@ final class FakeFileSystem: FileSystemAccess {
         if preservingAttributes, let id = attributes[original] {
             attributes[inode] = id
             let (parent, name) = (resolve(destination.parent)!, destination.name)
-            if let wd = watchByInodeForTests(parent) { queue.append(SourceEvent(watch: wd, kind: .attributes, name: name)) }
+            if let wd = watchByInodeForTests(parent) {
+                queue.append(SourceEvent(watch: wd, kind: .attributes, name: name))
+            }
         }
         close(destination)
         return inode

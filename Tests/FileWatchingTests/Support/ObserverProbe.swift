@@ -12,7 +12,10 @@ final class ObserverProbe: Sendable {
     private let collected = Collected()
     private let token: ObservationToken
 
-    init(_ root: String, options: ObserverOptions = ObserverOptions(settleTime: .milliseconds(300), latency: .milliseconds(20)))
+    init(
+        _ root: String,
+        options: ObserverOptions = ObserverOptions(settleTime: .milliseconds(300), latency: .milliseconds(20))
+    )
         throws
     {
         var logger = Logger(label: "test")
@@ -33,7 +36,9 @@ final class ObserverProbe: Sendable {
     /// The changes after `scan-completed`.
     var liveChanges: [Change] {
         let all = changes
-        guard let index = all.firstIndex(where: { if case .scanCompleted = $0 { true } else { false } }) else { return [] }
+        guard let index = all.firstIndex(where: { if case .scanCompleted = $0 { true } else { false } }) else {
+            return []
+        }
         return Array(all[(index + 1)...])
     }
 
@@ -58,7 +63,8 @@ final class ObserverProbe: Sendable {
 
     /// The replay of everything delivered after `scan-completed`, from `initial`.
     func replay(initial: [String: String] = [:]) -> Replay {
-        var replay = Replay(initial: Dictionary(uniqueKeysWithValues: initial.map { (ItemPath($0.key), ItemKind(contract: $0.value)) }))
+        var replay = Replay(
+            initial: Dictionary(uniqueKeysWithValues: initial.map { (ItemPath($0.key), ItemKind(contract: $0.value)) }))
         replay.apply(liveChanges)
         return replay
     }

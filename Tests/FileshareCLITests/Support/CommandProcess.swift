@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The built `fileshare` binary (or another program), run with its output
@@ -100,8 +101,10 @@ final class CommandProcess: Sendable {
         return ".build/debug/fileshare"
     }
 
-    init(_ arguments: [String], in directory: String? = nil, executable: String = CommandProcess.binary,
-         environment: [String: String] = [:], input: Input = .inherited) throws {
+    init(
+        _ arguments: [String], in directory: String? = nil, executable: String = CommandProcess.binary,
+        environment: [String: String] = [:], input: Input = .inherited
+    ) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         if !environment.isEmpty {
@@ -132,7 +135,8 @@ final class CommandProcess: Sendable {
         process.standardOutput = stdout
         process.standardError = stderr
         var childInput: Int32? = nil
-        if case .inherited = input {} else {
+        if case .inherited = input {
+        } else {
             // A socket rather than a pipe: written with MSG_NOSIGNAL, a process
             // that exits before reading everything cannot kill the tests with SIGPIPE.
             var ends: [Int32] = [0, 0]
@@ -165,7 +169,9 @@ final class CommandProcess: Sendable {
             guard let descriptor else { return }
             var bytes = Array(text.utf8)[...]
             while !bytes.isEmpty {
-                let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let sent = bytes.withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 if sent < 0 && errno == EINTR { continue }
                 guard sent > 0 else { return }
                 bytes = bytes.dropFirst(sent)

@@ -45,8 +45,10 @@ func curlResponse(_ arguments: [String]) throws -> CurlResponse {
         if line.hasPrefix("HTTP/") {
             headers = []
         } else if let colon = line.firstIndex(of: ":") {
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
     }
-    return CurlResponse(status: Int(lines.last ?? "") ?? 0, headers: headers, body: lines.dropLast().joined(separator: "\n"))
+    return CurlResponse(
+        status: Int(lines.last ?? "") ?? 0, headers: headers, body: lines.dropLast().joined(separator: "\n"))
 }

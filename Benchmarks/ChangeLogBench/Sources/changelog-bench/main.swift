@@ -1,8 +1,9 @@
 import ChangeLog
 import FileWatching
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // changelog-bench FOLDER RECORDS BATCH
@@ -19,7 +20,8 @@ func monotonic() -> Double {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let records = Int(arguments[2]), let batch = Int(arguments[3]), records > 0, batch > 0 else {
+guard arguments.count == 4, let records = Int(arguments[2]), let batch = Int(arguments[3]), records > 0, batch > 0
+else {
     print("usage: changelog-bench FOLDER RECORDS BATCH")
     exit(2)
 }
@@ -29,7 +31,8 @@ let log = try FileChangeLog(folder: arguments[1], logger: logger)
 
 func entry(_ index: Int) -> ChangeLogEntry {
     let item = ChangedItem(
-        path: ItemPath("Photos/2026/November/IMG_\(index).jpg"), id: ItemID(rawValue: UInt64(index) &* 0x9E37_79B9_7F4A_7C15),
+        path: ItemPath("Photos/2026/November/IMG_\(index).jpg"),
+        id: ItemID(rawValue: UInt64(index) &* 0x9E37_79B9_7F4A_7C15),
         kind: .file, size: Int64(index) * 1000, isWriting: index % 2 == 0)
     return ChangeLogEntry(.added(item), time: FileChangeLog.wallClock())
 }
