@@ -134,10 +134,11 @@ struct JSONObjectWriter {
 }
 
 /// Standard base64 with padding (RFC 4648 section 4).
-enum Base64 {
+public enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    /// `bytes` in standard base64, padded.
+    public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0

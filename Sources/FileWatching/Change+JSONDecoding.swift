@@ -206,7 +206,7 @@ struct FlatJSONObject {
 
 extension Base64 {
     /// Decodes standard base64 (padding optional); `nil` for any other character.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []
         values.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {

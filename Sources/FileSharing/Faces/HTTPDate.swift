@@ -1,3 +1,5 @@
+import FileWatching
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -1,3 +1,5 @@
+import FileWatching
+
 /// A namespace-aware XML element: what WebDAV request bodies are made of,
 /// and how dead property values are kept.
 ///
