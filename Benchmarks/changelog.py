@@ -233,7 +233,16 @@ def main():
     finally:
         stop_all()
         subprocess.run(["rm", "-rf", tmp])
-    print("\n" + reproduce_line("Benchmarks/changelog-run", [a for a in sys.argv[1:] if not a.startswith("--bench") and not a.startswith("--baseline")]))
+    # The wrapper builds the bench and the baseline itself: leave them out (with their values).
+    argv, skip = [], False
+    for a in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif a in ("--bench", "--baseline"):
+            skip = True
+        elif not a.startswith(("--bench=", "--baseline=")):
+            argv.append(a)
+    print("\n" + reproduce_line("Benchmarks/changelog-run", argv))
     print(json.dumps(results))
     return 0
 
