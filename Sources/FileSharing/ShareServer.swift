@@ -145,5 +145,10 @@ public final class ShareServer: Service {
             }
             try await group.next()
         }
+        // The observer writes its final state on its delivery thread: let it
+        // finish before the process may end, so the next start reads the state
+        // that goes with the change log.
+        core.stop()
+        try? await core.observer.waitUntilStopped()
     }
 }

@@ -129,6 +129,8 @@ struct ChangeLogAPITests {
             }
             let idOfA = try #require(share.server.observer.item(at: "a.txt")?.id.description)
             share.stop()
+            // As a stopping server does: the observer's final state is on disk before another starts.
+            try? await share.server.observer.waitUntilStopped()
             try FileManager.default.moveItem(atPath: share.path("a.txt"), toPath: share.path("renamed.txt"))
             try share.write("new-while-stopped.txt", "two")
             try FileManager.default.removeItem(atPath: share.path("before.txt"))
