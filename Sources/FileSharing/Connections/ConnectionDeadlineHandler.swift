@@ -34,10 +34,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         self.deadlines = deadlines
         perform(action, context: context)
         let observer = RequestBytesObserver { [weak self] in
-            guard let self, var deadlines = self.deadlines else { return }
-            let action = deadlines.bytesArrived(now: .now())
-            self.deadlines = deadlines
-            self.perform(action, context: context)
+            self?.update(context) { $0.bytesArrived(now: .now()) }
         }
         self.observer = observer
         do {
