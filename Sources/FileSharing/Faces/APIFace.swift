@@ -20,7 +20,6 @@ struct APIFace: Sendable {
     /// The routes, to mount at `/api`.
     func routes() -> RouteCollection<ShareContext> {
         let routes = RouteCollection(context: ShareContext.self)
-        routes.add(middleware: CoreErrorMiddleware())
         routes.get("info") { _, _ in self.info() }
         routes.get("list") { request, _ in try await self.list(request) }
         routes.get("files/**") { request, _ in try await self.download(request, head: false) }

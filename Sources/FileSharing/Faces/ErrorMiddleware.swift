@@ -3,7 +3,9 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// Answers every failure as `{"error": "..."}` with its status.
+/// Answers every failure as `{"error": "..."}` with its status; the core's
+/// errors (``FolderError``, ``UploadRefusal``) with the `/api` mapping
+/// (`ShareError(_:)`). The WebDAV face answers its own with `DAVError(_:)`.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = ShareContext
 

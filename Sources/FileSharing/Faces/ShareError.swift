@@ -59,22 +59,3 @@ extension ShareError {
         self.init(refusal.kind == .refused ? .unsupportedMediaType : .internalError, refusal.reason)
     }
 }
-
-/// Turns the core's errors into the `/api` face's statuses (the JSON body
-/// is written by `ErrorMiddleware`, as for every other failure).
-struct CoreErrorMiddleware: RouterMiddleware {
-    typealias Context = ShareContext
-
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
-        async throws
-        -> Response
-    {
-        do {
-            return try await next(request, context)
-        } catch let error as FolderError {
-            throw ShareError(error)
-        } catch let error as UploadRefusal {
-            throw ShareError(error)
-        }
-    }
-}
