@@ -46,14 +46,17 @@ struct TusTests {
                 #expect(options.headers[.init("Tus-Max-Size")!] == "1000")
                 let old = try await client.request(
                     "/api/tus/", .post,
-                    headers: [.init("Tus-Resumable")!: "0.2.2", Self.length: "3", Self.metadata: Self.meta([("path", "a")])])
+                    headers: [
+                        .init("Tus-Resumable")!: "0.2.2", Self.length: "3", Self.metadata: Self.meta([("path", "a")]),
+                    ])
                 #expect(old.status == .preconditionFailed)
                 #expect(old.headers[.init("Tus-Version")!] == "1.0.0")
                 #expect(old.headers[.init("Tus-Resumable")!] == "1.0.0")
                 let none = try await client.request("/api/tus/", .post, headers: [Self.length: "3"])
                 #expect(none.status == .preconditionFailed)
                 let large = try await client.request(
-                    "/api/tus/", .post, headers: Self.headers([Self.length: "1001", Self.metadata: Self.meta([("path", "a")])]))
+                    "/api/tus/", .post,
+                    headers: Self.headers([Self.length: "1001", Self.metadata: Self.meta([("path", "a")])]))
                 #expect(large.status == .contentTooLarge)
                 let anonymous = try await client.request("/api/tus/", .options, authorized: false)
                 #expect(anonymous.status == .unauthorized)
@@ -119,16 +122,20 @@ struct TusTests {
                 let whole = try await client.request(
                     "/api/tus/", .post,
                     headers: Self.headers(
-                        Self.chunk.merging([Self.length: "5", Self.metadata: Self.meta([("filename", "hello.txt")])]) { $1 }),
+                        Self.chunk.merging([Self.length: "5", Self.metadata: Self.meta([("filename", "hello.txt")])]) {
+                            $1
+                        }),
                     body: "hello")
                 #expect(whole.status == .created && whole.headers[Self.offset] == "5")
                 #expect(share.read("hello.txt") == "hello")
                 let empty = try await client.request(
-                    "/api/tus/", .post, headers: Self.headers([Self.length: "0", Self.metadata: Self.meta([("path", "e.txt")])]))
+                    "/api/tus/", .post,
+                    headers: Self.headers([Self.length: "0", Self.metadata: Self.meta([("path", "e.txt")])]))
                 #expect(empty.status == .created && empty.headers[Self.offset] == "0")
                 #expect(share.read("e.txt") == "")
                 let kept = try await client.request(
-                    "/api/tus/", .post, headers: Self.headers([Self.length: "4", Self.metadata: Self.meta([("path", "k.bin")])]))
+                    "/api/tus/", .post,
+                    headers: Self.headers([Self.length: "4", Self.metadata: Self.meta([("path", "k.bin")])]))
                 let location = try #require(kept.headers[.location])
                 _ = try await client.request(
                     location, .patch, headers: Self.headers(Self.chunk.merging([Self.offset: "0"]) { $1 }), body: "ab")
@@ -166,7 +173,9 @@ struct TusTests {
                 let text = String(repeating: "plain text, not a PDF. ", count: 200)
                 let created = try await client.request(
                     "/api/tus/", .post,
-                    headers: Self.headers([Self.length: String(text.utf8.count), Self.metadata: Self.meta([("path", "a.pdf")])]))
+                    headers: Self.headers([
+                        Self.length: String(text.utf8.count), Self.metadata: Self.meta([("path", "a.pdf")]),
+                    ]))
                 let location = try #require(created.headers[.location])
                 let refused = try await client.request(
                     location, .patch, headers: Self.headers(Self.chunk.merging([Self.offset: "0"]) { $1 }), body: text)
@@ -194,7 +203,8 @@ struct TusTests {
             try await share.test(.live) { client in
                 let port = try #require(client.port)
                 let created = try await client.request(
-                    "/api/tus/", .post, headers: Self.headers([Self.length: "10", Self.metadata: Self.meta([("path", "c.txt")])]))
+                    "/api/tus/", .post,
+                    headers: Self.headers([Self.length: "10", Self.metadata: Self.meta([("path", "c.txt")])]))
                 let location = try #require(created.headers[.location])
                 // The first request sends half its body and waits.
                 let slow = try RawConnection(port: port)
