@@ -174,7 +174,11 @@ enum APIRequest {
     static func path(of request: Request, after prefix: String) throws(ShareError) -> SharePath {
         let raw = request.uri.path
         guard raw.hasPrefix(prefix) else { return .root }
-        return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
+        do {
+            return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
+        } catch {
+            throw ShareError(error)
+        }
     }
 
     /// A query parameter, percent-decoded (`+` is kept as it is).
@@ -184,7 +188,12 @@ enum APIRequest {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.first == Substring(name) else { continue }
             let value = parts.count > 1 ? parts[1] : ""
-            let bytes = try SharePath.percentDecode(value)
+            let bytes: [UInt8]
+            do {
+                bytes = try SharePath.percentDecode(value)
+            } catch {
+                throw ShareError(.badRequest, "the \(name) parameter: \(error.message)")
+            }
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw ShareError(.badRequest, "the \(name) parameter is not valid UTF-8")
             }

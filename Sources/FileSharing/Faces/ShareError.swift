@@ -59,3 +59,10 @@ extension ShareError {
         self.init(refusal.kind == .refused ? .unsupportedMediaType : .internalError, refusal.reason)
     }
 }
+
+extension ShareError {
+    /// The `/api` face's answer to a path it does not allow: 400, or 403 for a hidden name.
+    init(_ error: SharePathError) {
+        self.init(error.reason == .hidden ? .forbidden : .badRequest, error.message)
+    }
+}

@@ -244,6 +244,9 @@ struct TusErrorMiddleware: RouterMiddleware {
         } catch let error as FolderError {
             let error = ShareError(error)
             return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
+        } catch let error as SharePathError {
+            let error = ShareError(error)
+            return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
         } catch let error as UploadRefusal {
             let error = ShareError(error)
             return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
