@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "Inbox", targets: ["Inbox"]),
         .library(name: "ChangeLog", targets: ["ChangeLog"]),
         .library(name: "Accounts", targets: ["Accounts"]),
+        .library(name: "Previews", targets: ["Previews"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
@@ -52,6 +55,16 @@ let package = Package(
                 "FileWatching", "ZipStream",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Previews",
+            dependencies: [
+                "FileWatching",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -92,6 +105,7 @@ let package = Package(
                 "DocumentTypes",
                 "CFileshareShim",
                 "CJPEGThumbnail",
+                "Previews",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -150,6 +164,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PreviewsTests",
+            dependencies: ["Previews", "FileWatching", "FileshareTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "AccountsTests",
             dependencies: ["Accounts", "FileshareTestSupport"],
             swiftSettings: swiftSettings
@@ -174,7 +193,7 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "DocumentTypes", "FileshareTestSupport",
+                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,6 +1,7 @@
 public import ChangeLog
 public import DocumentTypes
 public import FileWatching
+public import Previews
 
 /// How `fileshare serve` shares a folder.
 public struct ShareConfiguration: Sendable {
@@ -40,6 +41,9 @@ public struct ShareConfiguration: Sendable {
     public var observerOptions: ObserverOptions
     /// How the change log (`.fileshare/changes/`) is kept.
     public var changeLog: FileChangeLog.Options
+    /// Makes thumbnails of PDFs, videos and audio covers with the programs
+    /// this machine has (found when the configuration is made); `nil`: none.
+    public var thumbnailer: ExternalThumbnailer? = ExternalThumbnailer()
 
     /// Creates a configuration; the defaults are those of `fileshare serve`.
     public init(

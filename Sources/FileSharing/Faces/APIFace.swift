@@ -2,6 +2,7 @@ import ChangeLog
 import FileWatching
 import Hummingbird
 import NIOCore
+import Previews
 
 #if canImport(Glibc)
     import Glibc
@@ -68,6 +69,9 @@ struct APIFace: Sendable {
         var body =
             "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(readOnly),"
             + "\"maxUploadBytes\":\(core.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
+        // The kinds beyond images whose thumbnails this machine can make.
+        let kinds = core.thumbnailer?.kinds ?? []
+        body += ",\"thumbnailKinds\":[" + kinds.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]"
         // Only when uploads are limited: no "acceptedTypes" means every type.
         if let uploadTypes = core.uploadTypes {
             body += ",\"acceptedTypes\":[" + uploadTypes.identifiers.map(JSONText.quoted).joined(separator: ",") + "]"

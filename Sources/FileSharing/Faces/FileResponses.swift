@@ -3,6 +3,7 @@ import FileWatching
 import Hummingbird
 import NIOCore
 import NIOPosix
+import Previews
 
 #if canImport(Glibc)
     import Glibc
@@ -165,6 +166,9 @@ enum FileResponses {
     static func thumbnail(_ path: SharePath, request: Request, core: ShareCore) async throws -> Response {
         let folder = core.folder
         let type = FileResponses.mediaType(for: path.name)
+        if let kind = ThumbnailKind(mediaType: type) {
+            return try await madeThumbnail(path, kind: kind, core: core)
+        }
         guard type.hasPrefix("image/") && type != "image/svg+xml" else {
             throw ShareError(.unsupportedMediaType, "no thumbnail for this kind of file")
         }
@@ -196,6 +200,62 @@ enum FileResponses {
         var response = try await download(path, request: request, head: false, core: core)
         response.headers[.cacheControl] = "private, max-age=60"
         return response
+    }
+
+    /// The thumbnail of a PDF, video or audio file, made by a program
+    /// (`ExternalThumbnailer`) once the file is finished, and kept by id and
+    /// version; 415 (the page shows an icon) while the file is being
+    /// written, when the program is missing, or when it fails or times out.
+    static func madeThumbnail(_ path: SharePath, kind: ThumbnailKind, core: ShareCore) async throws -> Response {
+        guard let thumbnailer = core.thumbnailer, let cache = core.thumbnails, thumbnailer.programs[kind] != nil
+        else {
+            throw ShareError(
+                .unsupportedMediaType,
+                "no thumbnail for this kind of file on this server (\(kind.program) is not installed)")
+        }
+        guard let item = core.observer.item(at: path.itemPath) else {
+            throw ShareError(.notFound, "'\(path)' does not exist")
+        }
+        guard !item.isWriting else {
+            throw ShareError(
+                .unsupportedMediaType, "'\(path)' is still being written; its thumbnail comes once it is finished")
+        }
+        let folder = core.folder
+        let id = item.id.description
+        let (fd, name, cached) = try await core.blocking { () throws -> (Int32, String, [UInt8]?) in
+            let fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
+            do throws(FolderError) {
+                let metadata = try SharedFolder.metadata(fd: fd, path: path)
+                guard metadata.kind == .file else {
+                    close(fd)
+                    throw FolderError(.isFolder, "'\(path)' is a folder", operation: .read, path: path)
+                }
+                let name = ThumbnailCache.name(id: id, modified: metadata.modified, size: metadata.size)
+                return (fd, name, cache.thumbnail(named: name))
+            } catch {
+                close(fd)
+                throw error
+            }
+        }
+        defer { close(fd) }
+        let png: [UInt8]
+        if let cached {
+            png = cached
+        } else {
+            do {
+                png = try await thumbnailer.thumbnail(of: fd, kind: kind)
+            } catch {
+                throw ShareError(.unsupportedMediaType, "no thumbnail: \(error.message)")
+            }
+            try await core.blocking { cache.keep(png, named: name, id: id) }
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "image/png", .contentLength: String(png.count),
+                .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
     }
 
     /// A single byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`): `nil` to
