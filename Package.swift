@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "DocumentTypes", targets: ["DocumentTypes"]),
         .library(name: "Inbox", targets: ["Inbox"]),
         .library(name: "ChangeLog", targets: ["ChangeLog"]),
+        .library(name: "Accounts", targets: ["Accounts"]),
+        .library(name: "Previews", targets: ["Previews"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -25,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
@@ -50,6 +55,24 @@ let package = Package(
                 "FileWatching", "ZipStream",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Previews",
+            dependencies: [
+                "FileWatching",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Accounts",
+            dependencies: [
+                "FileWatching",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -82,6 +105,7 @@ let package = Package(
                 "DocumentTypes",
                 "CFileshareShim",
                 "CJPEGThumbnail",
+                "Previews",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -110,6 +134,7 @@ let package = Package(
                 "FileSharing",
                 "DocumentTypes",
                 "Inbox",
+                "Accounts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -139,13 +164,25 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "PreviewsTests",
+            dependencies: ["Previews", "FileWatching", "FileshareTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AccountsTests",
+            dependencies: ["Accounts", "FileshareTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ZipStreamTests",
             dependencies: ["ZipStream", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "InboxTests",
-            dependencies: ["Inbox", "DocumentTypes", "FileshareTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Inbox", "DocumentTypes", "FileshareTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -156,7 +193,7 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "DocumentTypes", "FileshareTestSupport",
+                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -165,7 +202,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FileshareCLITests",
-            dependencies: ["fileshare", "FileshareTestSupport"],
+            dependencies: ["fileshare", "Accounts", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

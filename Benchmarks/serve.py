@@ -28,6 +28,12 @@ with --no-auth: none of the peers is authenticated either).
              requests per second and p99 latency. fileshare: GET
              /api/list?path=big; nginx: autoindex_format json; wsgidav: PROPFIND
              Depth 1 (a wrk Lua script); copyparty: GET /big/?ls.
+4. small     Small requests: --small-files files of 4 KiB, each fetched in
+             turn (a wrk Lua script) by --small-connections keep-alive clients
+             for --duration seconds, median of --runs rounds: GET through
+             fileshare's /api/files and /dav/, beside nginx's GET of the same
+             files (and the other peers given). No HEAD: wrk waits for a body
+             after a HEAD answer's Content-Length.
 
 Peers: nginx (static files, the dav module for PUT, autoindex json for the
 listing; a minimal config generated in the temporary folder, run in the
@@ -460,6 +466,12 @@ def make_share(args, tmp):
         fd = os.open(os.path.join(big, f"file-{i:05d}.txt"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         os.write(fd, b"hello %d\n" % i)
         os.close(fd)
+    small = os.path.join(share, "small")
+    os.mkdir(small)
+    block = os.urandom(4096)
+    for i in range(args.small_files):
+        with open(os.path.join(small, f"s-{i:05d}.bin"), "wb") as f:
+            f.write(i.to_bytes(4, "little") + block[4:])
     log(f"share: blob.bin, {args.size / MiB:.0f} MiB of random bytes ...")
     blob = os.path.join(share, "blob.bin")
     block = os.urandom(8 * MiB)  # repeated, with a counter so no two blocks are equal
@@ -907,6 +919,74 @@ def report_listing(r, args):
     return "\n".join(out)
 
 
+def small_script(tmp, name, prefix, method, count):
+    """A wrk script that asks for the small files in turn (prefix + s-NNNNN.bin)."""
+    path = os.path.join(tmp, f"small-{name}-{method}.lua")
+    with open(path, "w") as f:
+        f.write(f"""counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("{method}", string.format("{prefix}s-%05d.bin", counter % {count}))
+end
+""")
+    return path
+
+
+def small_lines(server):
+    """(label, URL prefix, method) of each small-request line of a server."""
+    if server.name == "fileshare":
+        return [("fileshare /api/files GET", "/api/files/small/", "GET"),
+                ("fileshare /dav/ GET", "/dav/small/", "GET")]
+    if server.name == "nginx":
+        return [("nginx GET", "/small/", "GET")]
+    return [(f"{server.name} GET", server.file_url("small/")[len(server.base):], "GET")]
+
+
+def bench_small(args, tmp, share, servers, results):
+    r = results["small"] = collections.OrderedDict()
+    small_args = argparse.Namespace(**vars(args))
+    small_args.connections = args.small_connections
+    for round_ in range(args.runs):
+        for s in servers:
+            s.start()
+            try:
+                for label, prefix, method in small_lines(s):
+                    script = small_script(tmp, s.name, prefix, method, args.small_files)
+                    log(f"small: round {round_ + 1}: {label}, wrk -c {args.small_connections} -d {args.duration}s")
+                    if round_ == 0:
+                        run_wrk(s.base + prefix, small_args, script, 1)  # warm-up
+                    w = run_wrk(s.base + prefix, small_args, script, args.duration)
+                    if w["non2xx"] or w["errors"]:
+                        raise BenchError(f"{label}: {w['non2xx']} non-2xx answers, {w['errors']} socket errors")
+                    r.setdefault(label, []).append(w)
+            finally:
+                s.stop()
+
+
+def report_small(r, args):
+    out = [f"## 4. Small requests: {args.small_files} files of 4 KiB in turn, wrk -c {args.small_connections} "
+           f"-t {args.threads} -d {args.duration}s, median of {args.runs}"]
+    medians = {}
+    for label, runs in r.items():
+        pick = sorted(runs, key=lambda w: w["rps"])[len(runs) // 2]
+        medians[label] = pick
+    nginx = medians.get("nginx GET")
+    rows = []
+    for label, w in medians.items():
+        rows.append([label, f"{w['rps']:,.0f}", f"{w['rps'] / nginx['rps']:.2f}" if nginx else "-",
+                     ms(w["p50"]), ms(w["p99"]), w["requests"]])
+    out.append(table(["server and request", "req/s", "x nginx GET", "p50 ms", "p99 ms", "requests"], rows))
+    out.append("")
+    fs = medians.get("fileshare /api/files GET")
+    if fs and nginx:
+        half = fs["rps"] >= 0.5 * nginx["rps"]
+        fast = fs["p99"] is not None and fs["p99"] < 0.001
+        out.append(f"goal: /api/files GET at least half of nginx's req/s: {'met' if half else 'NOT met'} "
+                   f"({fs['rps'] / nginx['rps']:.2f}x); p99 under 1 ms: {'met' if fast else 'NOT met'} "
+                   f"({ms(fs['p99'])} ms)")
+    return "\n".join(out)
+
+
 # --------------------------------------------------------------------------
 
 def parse_size(text):
@@ -929,7 +1009,7 @@ def check_binary_and_only(p, args):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the fileshare executable")
-    p.add_argument("--only", default="transfer,memory,listing", help="benchmarks to run (comma-separated)")
+    p.add_argument("--only", default="transfer,memory,listing,small", help="benchmarks to run (comma-separated)")
     p.add_argument("--peers", default="nginx,wsgidav,copyparty",
                    help="peers to measure beside fileshare (comma-separated; '' for none)")
     p.add_argument("--size", type=parse_size, default=GiB, help="transfer: file size (default 1G)")
@@ -942,6 +1022,8 @@ def parse_args(argv):
     p.add_argument("--connections", type=int, default=50, help="listing: wrk -c")
     p.add_argument("--threads", type=int, default=2, help="listing: wrk -t")
     p.add_argument("--wrk-timeout", type=int, default=10, help="listing: wrk --timeout, seconds")
+    p.add_argument("--small-files", type=int, default=2000, help="small: files of 4 KiB asked for in turn")
+    p.add_argument("--small-connections", type=int, default=8, help="small: wrk -c (keep-alive clients)")
     p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one transfer")
     p.add_argument("--timeout", type=float, default=60.0, help="longest wait for a server to be ready")
     p.add_argument("--tmp", default="/tmp", help="where the temporary folder goes")
@@ -1051,7 +1133,7 @@ def main(argv):
     args = parse_args(argv)
 
     def body(tmp):
-        for tool in ("curl",) + (("wrk",) if "listing" in args.only else ()):
+        for tool in ("curl",) + (("wrk",) if "listing" in args.only or "small" in args.only else ()):
             if not shutil.which(tool):
                 raise BenchError(f"{tool} is needed (Debian: apt-get install {tool})")
         check_space(args)
@@ -1059,7 +1141,8 @@ def main(argv):
         share = make_share(args, tmp)
         servers, skipped = pick_servers(Fileshare, PEERS, args.peers, args, tmp, share)
         results, phases, elapsed = run_phases(
-            (("transfer", bench_transfer), ("memory", bench_memory), ("listing", bench_listing)),
+            (("transfer", bench_transfer), ("memory", bench_memory), ("listing", bench_listing),
+             ("small", bench_small)),
             args, tmp, share, servers)
 
         print_header("fileshare serve benchmarks", servers, skipped, load_before)
@@ -1071,6 +1154,9 @@ def main(argv):
             print()
         if "listing" in results:
             print(report_listing(results["listing"], args))
+            print()
+        if "small" in results:
+            print(report_small(results["small"], args))
             print()
         print(reproduce_line("Benchmarks/serve-run", argv))
         print(f"(took {elapsed:.0f} s: {', '.join(phases)})")

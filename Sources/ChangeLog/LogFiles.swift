@@ -1,3 +1,5 @@
+import FileWatching
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -11,12 +13,17 @@ enum LogFiles {
             message: "cannot \(what) \(path): \(String(cString: strerror(number)))", path: path, errno: number)
     }
 
+    /// Calls a libc function through the project's one errno layer
+    /// (`valueOrErrno`, which retries `EINTR`), its failure as a log error.
+    @discardableResult
+    static func call<Result: FixedWidthInteger & SignedInteger>(
+        _ what: String, _ path: String, _ body: () -> Result
+    ) throws(ChangeLogError) -> Result {
+        do { return try valueOrErrno(body) } catch { throw failure(what, path, error.rawValue) }
+    }
+
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(ChangeLogError) -> Int32 {
-        while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
-            if errno != EINTR { throw failure("open", path) }
-        }
+        try call("open", path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
     }
 
     static func makeFolder(_ path: String) throws(ChangeLogError) {
@@ -28,12 +35,10 @@ enum LogFiles {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
-            let result = bytes.withUnsafeMutableBytes {
-                pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw failure("read", path)
+            let result = try call("read", path) {
+                bytes.withUnsafeMutableBytes {
+                    pread(fd, $0.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                }
             }
             if result == 0 { break }
             done += result
@@ -45,32 +50,25 @@ enum LogFiles {
     static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int64, path: String) throws(ChangeLogError) {
         var done = 0
         while done < bytes.count {
-            let result = bytes.withUnsafeBytes {
-                pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            done += try call("write", path) {
+                bytes.withUnsafeBytes {
+                    pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                }
             }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw failure("write", path)
-            }
-            done += result
         }
     }
 
     static func syncData(_ fd: Int32, path: String) throws(ChangeLogError) {
-        while fdatasync(fd) != 0 {
-            if errno != EINTR { throw failure("flush", path) }
-        }
+        try call("flush", path) { fdatasync(fd) }
     }
 
     static func truncate(_ fd: Int32, to size: Int64, path: String) throws(ChangeLogError) {
-        while ftruncate(fd, off_t(size)) != 0 {
-            if errno != EINTR { throw failure("truncate", path) }
-        }
+        try call("truncate", path) { ftruncate(fd, off_t(size)) }
     }
 
     static func size(_ fd: Int32, path: String) throws(ChangeLogError) -> Int64 {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw failure("inspect", path) }
+        try call("inspect", path) { fstat(fd, &info) }
         return Int64(info.st_size)
     }
 
@@ -99,9 +97,10 @@ enum LogFiles {
     /// Takes the folder's writer lock, or says who holds it.
     static func lockExclusively(_ path: String) throws(ChangeLogError) -> Int32 {
         let fd = try open(path, O_RDWR | O_CREAT)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            let number = errno
+        do {
+            try valueOrErrno { flock(fd, LOCK_EX | LOCK_NB) }
+        } catch {
+            let number = error.rawValue
             close(fd)
             if number == EWOULDBLOCK {
                 throw ChangeLogError(

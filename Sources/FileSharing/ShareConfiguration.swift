@@ -1,6 +1,7 @@
 public import ChangeLog
 public import DocumentTypes
 public import FileWatching
+public import Previews
 
 /// How `fileshare serve` shares a folder.
 public struct ShareConfiguration: Sendable {
@@ -43,6 +44,9 @@ public struct ShareConfiguration: Sendable {
     /// How long clients may take: to send a request header, between
     /// requests, within a body (slow clients are closed, live ones are not).
     public var limits: ConnectionLimits
+    /// Makes thumbnails of PDFs, videos and audio covers with the programs
+    /// this machine has (found when the configuration is made); `nil`: none.
+    public var thumbnailer: ExternalThumbnailer? = ExternalThumbnailer()
 
     /// Creates a configuration; the defaults are those of `fileshare serve`.
     public init(

@@ -87,6 +87,7 @@ public final class ShareServer: Service {
         router.addRoutes(PageFace().routes())
         router.addRoutes(APIFace(core: core, readOnly: configuration.readOnly).routes(), atPath: "/api")
         router.addRoutes(EventStreamFace(core: core).routes(), atPath: "/api")
+        router.addRoutes(TusFace(core: core).routes(), atPath: "/api/tus")
         return router
     }
 

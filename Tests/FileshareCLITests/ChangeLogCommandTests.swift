@@ -165,15 +165,10 @@ struct ChangeLogCommandTests {
             #expect(summary["complete_clients"] as? Int == Int(clients), "\(summary)")
             #expect(summary["verified_in_order"] as? Bool == true, "\(summary)")
             #expect((summary["errors"] as? [Any])?.isEmpty == true, "\(summary)")
-            // No stream should wait long for bytes while the log holds records for it. Not met yet: with
-            // every stream reading by its own cursor, all finish within seconds of each other, but some wait
-            // up to ~6 s (debug build, 2 cores) while others get the newest records; kept measured and
-            // printed until the cause is found.
-            withKnownIssue("streams wait up to several seconds while others are served", isIntermittent: true) {
-                #expect((summary["max_starved_seconds"] as? Double ?? 99) < 3, "\(summary)")
-            }
-            #expect(
-                (summary["max_starved_seconds"] as? Double ?? 99) < 30, "no stream is left behind for long: \(summary)")
+            // No stream waits long for bytes while the log holds records for it: each stream sends one
+            // page, then lets the others have their turn (0.8 s at most measured with a debug build on
+            // 2 cores at load 15; 23.7 s before streams yielded after each page).
+            #expect((summary["max_starved_seconds"] as? Double ?? 99) < 3, "\(summary)")
             serve.send(SIGTERM)
             #expect(await serve.exitStatus() == 0)
         }

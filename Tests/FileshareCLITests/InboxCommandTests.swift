@@ -165,7 +165,10 @@ struct InboxCommandTests {
                 await waitFor(timeout: .seconds(30)) {
                     FileManager.default.fileExists(atPath: root + "/Quarantine/photo.png.reason.txt")
                 })
-            #expect(limited.errorOutput.contains(#""type":"refused""#))
+            // The event is printed once the change log has it, which may be a moment after the file is there.
+            #expect(
+                await waitFor(timeout: .seconds(30)) { limited.errorOutput.contains(#""type":"refused""#) },
+                "\(limited.errorOutput)")
             limited.send(SIGINT)
             #expect(await limited.exitStatus() == 0)
         }

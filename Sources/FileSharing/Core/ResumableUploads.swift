@@ -14,6 +14,8 @@ final class ResumableUploads: Sendable {
     /// What the names of their staged files start with (kept when the staging folder is cleaned).
     static let prefix = "resumable-"
     private let folder: SharedFolder
+    /// The uploads a request is writing now.
+    private let writing = Mutex<Set<String>>([])
 
     /// An upload opened to be continued.
     struct Open: Sendable {
@@ -41,7 +43,7 @@ final class ResumableUploads: Sendable {
                 in: folder, named: ResumableUploads.prefix + token + ".info", keepsOnExit: true)
             let info = Array("\(length)\n\(path.description)".utf8)
             let result = info.withUnsafeBytes { cfs_pwrite_all(sidecar.descriptor, $0.baseAddress, $0.count, 0) }
-            if result < 0 { throw SharedFolder.error(Int32(-result), path, doing: .write) }
+            try SharedFolder.check(result, path, doing: .write)
         } catch {
             discard(token)
             throw error
@@ -63,6 +65,21 @@ final class ResumableUploads: Sendable {
             let file = StagedFile.reopen(in: folder, named: ResumableUploads.prefix + token)
         else { return nil }
         return Open(file: file, path: path, length: length, offset: try file.size())
+    }
+
+    /// Marks `token` as being written by one request; `false` when another is writing it.
+    func claim(_ token: String) -> Bool {
+        writing.withLock { $0.insert(token).inserted }
+    }
+
+    /// Whether a request is writing `token` now.
+    func isBeingWritten(_ token: String) -> Bool {
+        writing.withLock { $0.contains(token) }
+    }
+
+    /// Ends the claim of ``claim(_:)``.
+    func release(_ token: String) {
+        _ = writing.withLock { $0.remove(token) }
     }
 
     /// Ends an upload whose file was put in place: its sidecar goes.

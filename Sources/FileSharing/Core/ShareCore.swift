@@ -2,6 +2,7 @@ import ChangeLog
 import DocumentTypes
 import FileWatching
 import Logging
+import Previews
 import Synchronization
 
 /// What the faces ask of the WebDAV locks: the page and the JSON API respect
@@ -41,6 +42,9 @@ final class ShareCore: Sendable {
     let maxUploadBytes: Int64?
     /// The WebDAV locks, as the other faces see them.
     let locks: any LockLookup
+    /// Thumbnails made by programs (PDF, video, audio), and where they are kept.
+    let thumbnailer: ExternalThumbnailer?
+    let thumbnails: ThumbnailCache?
     let logger: Logger
     private let observation: ObservationToken
     private let started = Atomic<Bool>(false)
@@ -88,6 +92,13 @@ final class ShareCore: Sendable {
         uploads = ResumableUploads(folder: folder)
         uploadTypes = UploadTypePolicy(configuration.acceptedTypes)
         maxUploadBytes = configuration.maxUploadBytes
+        // Made thumbnails are kept in the private folder; programs write their scratch files there too.
+        let thumbnailFolder = folder.rootPath + "/" + SharedFolder.privateFolder + "/thumbnails"
+        thumbnailer = configuration.thumbnailer.map {
+            ExternalThumbnailer(
+                programs: $0.programs, limits: $0.limits, size: $0.size, scratchFolder: thumbnailFolder, logger: logger)
+        }
+        thumbnails = configuration.thumbnailer == nil ? nil : ThumbnailCache(folder: thumbnailFolder)
         // Subscribed before the observer starts, so its first changes are numbered too.
         observation = observer.observe { batch in feed.record(batch) }
     }

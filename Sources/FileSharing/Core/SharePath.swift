@@ -27,7 +27,7 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     public var itemPath: ItemPath { ItemPath(description) }
 
     /// This path with one more name.
-    public func appending(_ name: String) throws(ShareError) -> SharePath {
+    public func appending(_ name: String) throws(SharePathError) -> SharePath {
         try SharePath.check(name)
         return SharePath(checked: components + [name])
     }
@@ -43,12 +43,12 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a percent-encoded, `/`-separated path from a URL.
-    public init(percentEncoded raw: Substring) throws(ShareError) {
+    public init(percentEncoded raw: Substring) throws(SharePathError) {
         var names: [String] = []
         for segment in raw.split(separator: "/", omittingEmptySubsequences: true) {
             let bytes = try SharePath.percentDecode(segment)
             guard let name = String(validating: bytes, as: UTF8.self) else {
-                throw ShareError(.badRequest, "a name in the path is not valid UTF-8")
+                throw SharePathError(.invalid, "a name in the path is not valid UTF-8")
             }
             try SharePath.check(name)
             names.append(name)
@@ -57,7 +57,7 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a plain (not percent-encoded) path, as JSON bodies and query values carry it.
-    public init(plain: String) throws(ShareError) {
+    public init(plain: String) throws(SharePathError) {
         var names: [String] = []
         for name in plain.split(separator: "/", omittingEmptySubsequences: true) {
             try SharePath.check(String(name))
@@ -90,26 +90,26 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
         isRoot ? nil : SharePath(checked: parent.components + ["._" + name])
     }
 
-    static func check(_ name: String) throws(ShareError) {
+    static func check(_ name: String) throws(SharePathError) {
         if name == "." || name == ".." {
-            throw ShareError(.badRequest, "'\(name)' is not allowed in a path")
+            throw SharePathError(.invalid, "'\(name)' is not allowed in a path")
         }
-        if name.utf8.contains(0) { throw ShareError(.badRequest, "a name in the path contains NUL") }
+        if name.utf8.contains(0) { throw SharePathError(.invalid, "a name in the path contains NUL") }
         if name.utf8.contains(UInt8(ascii: "/")) {
-            throw ShareError(.badRequest, "a name in the path contains an encoded '/'")
+            throw SharePathError(.invalid, "a name in the path contains an encoded '/'")
         }
-        if name.isEmpty { throw ShareError(.badRequest, "an empty name") }
-        if name.hasPrefix(".") { throw ShareError(.forbidden, "names starting with '.' are not shared") }
-        if name.utf8.count > 255 { throw ShareError(.badRequest, "a name longer than 255 bytes") }
+        if name.isEmpty { throw SharePathError(.invalid, "an empty name") }
+        if name.hasPrefix(".") { throw SharePathError(.hidden, "names starting with '.' are not shared") }
+        if name.utf8.count > 255 { throw SharePathError(.invalid, "a name longer than 255 bytes") }
     }
 
-    static func percentDecode(_ segment: Substring) throws(ShareError) -> [UInt8] {
+    static func percentDecode(_ segment: Substring) throws(SharePathError) -> [UInt8] {
         var bytes: [UInt8] = []
         var utf8 = segment.utf8.makeIterator()
         while let byte = utf8.next() {
             if byte == UInt8(ascii: "%") {
                 guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else {
-                    throw ShareError(.badRequest, "a bad percent escape in the path")
+                    throw SharePathError(.invalid, "a bad percent escape in the path")
                 }
                 bytes.append(high << 4 | low)
             } else {
@@ -127,4 +127,31 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
         default: nil
         }
     }
+}
+
+/// A path a client gave that the share does not allow. It knows no HTTP:
+/// each face answers it its own way (`400` for an invalid path, `403` for
+/// a hidden name, on `/api` and `/dav` alike).
+public struct SharePathError: Error, Sendable, CustomStringConvertible {
+    /// Why the path is not allowed.
+    public enum Reason: Sendable, Hashable {
+        /// Not a path at all: `.` or `..`, NUL or an encoded `/` in a name,
+        /// an empty name, a bad percent escape, invalid UTF-8, a name over 255 bytes.
+        case invalid
+        /// A name starting with `.`: never shared (the server's own files are such).
+        case hidden
+    }
+
+    /// Why the path is not allowed.
+    public var reason: Reason
+    /// For a person: what is wrong with the path.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ reason: Reason, _ message: String) {
+        self.reason = reason
+        self.message = message
+    }
+
+    public var description: String { message }
 }

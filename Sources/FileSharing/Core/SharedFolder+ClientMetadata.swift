@@ -19,7 +19,7 @@
             let relative = SharedFolder.privateFolder + "/" + SharedFolder.clientMetadataFolder
             _ = cfs_mkdirat(rootFD, relative, 0o700)
             let fd = cfs_open_beneath(rootFD, relative, O_RDONLY | O_DIRECTORY, 0)
-            if fd < 0 { throw SharedFolder.error(-fd, .root, doing: .open) }
+            try SharedFolder.check(fd, .root, doing: .open)
             return fd
         }
 
@@ -29,7 +29,7 @@
             defer { close(root) }
             let fd = cfs_open_beneath(root, path.description, O_RDONLY | O_NONBLOCK, 0)
             if fd == -ENOENT || fd == -ENOTDIR { return nil }
-            if fd < 0 { throw SharedFolder.error(-fd, path) }
+            try SharedFolder.check(fd, path)
             return fd
         }
 
@@ -41,13 +41,13 @@
             for component in path.parent.components {
                 _ = cfs_mkdirat(directory, component, 0o700)
                 let next = cfs_open_beneath(directory, component, O_RDONLY | O_DIRECTORY, 0)
-                if next < 0 { throw SharedFolder.error(-next, path) }
+                try SharedFolder.check(next, path)
                 close(directory)
                 directory = next
             }
             let existed = (try? FileStatus(name: path.name, in: directory)) != nil
             let result = cfs_renameat2(stagingFD, name, directory, path.name, 0)
-            if result < 0 { throw SharedFolder.error(-result, path, doing: .commit) }
+            try SharedFolder.check(result, path, doing: .commit)
             return existed
         }
 

@@ -83,10 +83,10 @@
         /// A file's bytes and properties into an empty open file, flushed.
         private static func copyContent(of fd: Int32, to out: Int32, path: SharePath) throws(FolderError) {
             let copied = cfs_copy_file(fd, out)
-            if copied < 0 { throw SharedFolder.error(Int32(-copied), path, doing: .copy) }
+            try SharedFolder.check(copied, path, doing: .copy)
             DeadProperties.copy(from: fd, to: out)
             let synced = cfs_fsync(out)
-            if synced < 0 { throw SharedFolder.error(-synced, path, doing: .copy) }
+            try SharedFolder.check(synced, path, doing: .copy)
         }
 
         /// Copies what an open folder holds into the open folder `out`.
@@ -99,11 +99,12 @@
                     var target = [CChar](repeating: 0, count: 4097)
                     guard cfs_readlink_at(fd, child, &target, target.count) >= 0 else { continue }
                     let made = cfs_symlink_at(target, out, child)
-                    if made < 0 { throw SharedFolder.error(-made, childPath, doing: .copy) }
+                    try SharedFolder.check(made, childPath, doing: .copy)
                 case .file, .directory:
                     let flags = childKind == .directory ? O_RDONLY | O_DIRECTORY : O_RDONLY | O_NONBLOCK
-                    let inner = openat(fd, child, flags | O_NOFOLLOW | O_CLOEXEC)
-                    if inner < 0 { throw SharedFolder.error(errno, childPath, doing: .copy) }
+                    let inner = try SharedFolder.call(childPath, doing: .copy) {
+                        openat(fd, child, flags | O_NOFOLLOW | O_CLOEXEC)
+                    }
                     defer { close(inner) }
                     try copyItem(inner, kind: childKind, named: child, into: out, path: childPath)
                 case .other:
@@ -119,15 +120,17 @@
             let mode = (try? FileStatus(descriptor: fd))?.permissions ?? 0
             switch kind {
             case .file:
-                let out = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
-                if out < 0 { throw SharedFolder.error(errno, path, doing: .copy) }
+                let out = try SharedFolder.call(path, doing: .copy) {
+                    openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+                }
                 defer { close(out) }
                 try SharedFolder.copyContent(of: fd, to: out, path: path)
             case .directory:
                 let made = cfs_mkdirat(directory, name, mode == 0 ? 0o755 : mode | 0o700)
-                if made < 0 { throw SharedFolder.error(-made, path, doing: .copy) }
-                let out = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                if out < 0 { throw SharedFolder.error(errno, path, doing: .copy) }
+                try SharedFolder.check(made, path, doing: .copy)
+                let out = try SharedFolder.call(path, doing: .copy) {
+                    openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                }
                 defer { close(out) }
                 DeadProperties.copy(from: fd, to: out)
                 try copyChildren(of: fd, into: out, path: path)
@@ -147,8 +150,9 @@
         /// its content comes means one `added` event for one new file.
         func createPlaceholder(for path: SharePath) throws(FolderError) -> String {
             let name = "dav-empty-" + UUID().uuidString
-            let fd = openat(stagingFD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-            if fd < 0 { throw SharedFolder.error(errno, .root, doing: .stage) }
+            let fd = try SharedFolder.call(.root, doing: .stage) {
+                openat(stagingFD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            }
             defer { close(fd) }
             let target = Array(path.description.utf8)
             _ = target.withUnsafeBytes { cfs_fset_xattr(fd, SharedFolder.placeholderTarget, $0.baseAddress, $0.count) }

@@ -70,6 +70,26 @@
             FolderError(errno: errno, operation: operation, path: path)
         }
 
+        /// The result of a shim call (`-errno` on failure), or its failure as a folder error.
+        @discardableResult
+        static func check<Result: FixedWidthInteger & SignedInteger>(
+            _ result: Result, _ path: SharePath, doing operation: FolderError.Operation = .open
+        ) throws(FolderError) -> Result {
+            do { return try valueOrErrno(result) } catch {
+                throw FolderError(errno: error.rawValue, operation: operation, path: path)
+            }
+        }
+
+        /// Calls a libc function (-1 and `errno` on failure, retried while
+        /// interrupted), its failure as a folder error.
+        static func call<Result: FixedWidthInteger & SignedInteger>(
+            _ path: SharePath, doing operation: FolderError.Operation = .open, _ body: () -> Result
+        ) throws(FolderError) -> Result {
+            do { return try valueOrErrno(body) } catch {
+                throw FolderError(errno: error.rawValue, operation: operation, path: path)
+            }
+        }
+
         // MARK: Opening and reading
 
         /// Opens a path beneath the root (following symbolic links only while they stay inside).
@@ -78,7 +98,7 @@
                 path.isRoot
                 ? cfs_open_beneath(rootFD, ".", flags, mode)
                 : cfs_open_beneath(rootFD, path.description, flags, mode)
-            if result < 0 { throw SharedFolder.error(-result, path) }
+            try SharedFolder.check(result, path)
             return result
         }
 
@@ -146,7 +166,7 @@
             let parentFD = try parent(of: path, creating: true)
             defer { close(parentFD) }
             let result = cfs_mkdirat(parentFD, path.name, 0o755)
-            if result < 0 { throw SharedFolder.error(-result, path, doing: .makeFolder) }
+            try SharedFolder.check(result, path, doing: .makeFolder)
         }
 
         /// Removes a file, or a folder with everything in it.
@@ -164,8 +184,9 @@
             let file = cfs_unlinkat(directory, name, 0)
             if file == 0 { return }
             guard file == -EISDIR else { throw error(-file, path, doing: .remove) }
-            let fd = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if fd < 0 { throw error(errno, path, doing: .remove) }
+            let fd = try SharedFolder.call(path, doing: .remove) {
+                openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
             var names: [String] = []
             do {
                 defer { close(fd) }
@@ -173,7 +194,7 @@
                 for child in names { try removeEntry(child, in: fd, path: path) }
             }
             let result = cfs_unlinkat(directory, name, Int32(CFS_AT_REMOVEDIR))
-            if result < 0 { throw error(-result, path, doing: .remove) }
+            try SharedFolder.check(result, path, doing: .remove)
         }
 
         /// The names in an open folder (`.` and `..` left out).
@@ -183,7 +204,7 @@
             var names: [String] = []
             while true {
                 let count = cfs_getdents(fd, buffer, 64 * 1024)
-                if count < 0 { throw error(Int32(-count), path, doing: .read) }
+                try SharedFolder.check(count, path, doing: .read)
                 if count == 0 { return names }
                 var offset = 0
                 while offset < count {
@@ -230,7 +251,7 @@
                     path: to,
                     systemError: Errno(rawValue: EEXIST))
             }
-            if result < 0 { throw SharedFolder.error(-result, to, doing: .move) }
+            try SharedFolder.check(result, to, doing: .move)
         }
 
         func metadataNoFollow(name: String, in directory: Int32, path: SharePath) throws(FolderError) -> Metadata {

@@ -61,8 +61,9 @@
             throws(FolderError)
             -> StagedFile
         {
-            let fd = openat(folder.stagingFD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
-            if fd < 0 { throw SharedFolder.error(errno, .root, doing: .stage) }
+            let fd = try SharedFolder.call(.root, doing: .stage) {
+                openat(folder.stagingFD, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+            }
             return StagedFile(descriptor: fd, name: name, folder: folder, keepsOnExit: keepsOnExit)
         }
 
@@ -79,7 +80,7 @@
         {
             let name = prefix + UUID().uuidString
             let made = cfs_mkdirat(folder.stagingFD, name, mode)
-            if made < 0 { throw SharedFolder.error(-made, .root, doing: .stage) }
+            try SharedFolder.check(made, .root, doing: .stage)
             let fd = openat(folder.stagingFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if fd < 0 {
                 let failure = errno
@@ -104,7 +105,7 @@
             let result = bytes.withUnsafeReadableBytes { raw in
                 cfs_pwrite_all(descriptor, raw.baseAddress, raw.count, offset)
             }
-            if result < 0 { throw SharedFolder.error(Int32(-result), path, doing: .write) }
+            try SharedFolder.check(result, path, doing: .write)
         }
 
         /// Flushes the content to the disk, and puts the file in place at `path`
@@ -122,7 +123,7 @@
                     )
             }
             let synced = cfs_fsync(descriptor)
-            if synced < 0 { throw SharedFolder.error(-synced, path, doing: .commit) }
+            try SharedFolder.check(synced, path, doing: .commit)
             let parentFD =
                 creatingParents ? try folder.parent(of: path, creating: true) : try folder.existingParent(of: path)
             defer { close(parentFD) }
@@ -167,12 +168,12 @@
                 if existing.kind == .directory || staged.kind == .directory {
                     try SharedFolder.removeEntry(path.name, in: parentFD, path: path)
                     let second = cfs_renameat2(stagingFD, name, parentFD, path.name, UInt32(CFS_RENAME_NOREPLACE))
-                    if second < 0 { throw SharedFolder.error(-second, path, doing: .commit) }
+                    try SharedFolder.check(second, path, doing: .commit)
                     return true
                 }
             }
             let second = cfs_renameat2(stagingFD, name, parentFD, path.name, 0)
-            if second < 0 { throw SharedFolder.error(-second, path, doing: .commit) }
+            try SharedFolder.check(second, path, doing: .commit)
             return true
         }
     }

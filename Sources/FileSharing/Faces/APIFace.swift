@@ -2,6 +2,7 @@ import ChangeLog
 import FileWatching
 import Hummingbird
 import NIOCore
+import Previews
 
 #if canImport(Glibc)
     import Glibc
@@ -20,7 +21,6 @@ struct APIFace: Sendable {
     /// The routes, to mount at `/api`.
     func routes() -> RouteCollection<ShareContext> {
         let routes = RouteCollection(context: ShareContext.self)
-        routes.add(middleware: CoreErrorMiddleware())
         routes.get("info") { _, _ in self.info() }
         routes.get("list") { request, _ in try await self.list(request) }
         routes.get("files/**") { request, _ in try await self.download(request, head: false) }
@@ -69,6 +69,9 @@ struct APIFace: Sendable {
         var body =
             "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(readOnly),"
             + "\"maxUploadBytes\":\(core.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
+        // The kinds beyond images whose thumbnails this machine can make.
+        let kinds = core.thumbnailer?.kinds ?? []
+        body += ",\"thumbnailKinds\":[" + kinds.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]"
         // Only when uploads are limited: no "acceptedTypes" means every type.
         if let uploadTypes = core.uploadTypes {
             body += ",\"acceptedTypes\":[" + uploadTypes.identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
@@ -175,7 +178,11 @@ enum APIRequest {
     static func path(of request: Request, after prefix: String) throws(ShareError) -> SharePath {
         let raw = request.uri.path
         guard raw.hasPrefix(prefix) else { return .root }
-        return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
+        do {
+            return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
+        } catch {
+            throw ShareError(error)
+        }
     }
 
     /// A query parameter, percent-decoded (`+` is kept as it is).
@@ -185,7 +192,12 @@ enum APIRequest {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.first == Substring(name) else { continue }
             let value = parts.count > 1 ? parts[1] : ""
-            let bytes = try SharePath.percentDecode(value)
+            let bytes: [UInt8]
+            do {
+                bytes = try SharePath.percentDecode(value)
+            } catch {
+                throw ShareError(.badRequest, "the \(name) parameter: \(error.message)")
+            }
             guard let text = String(validating: bytes, as: UTF8.self) else {
                 throw ShareError(.badRequest, "the \(name) parameter is not valid UTF-8")
             }

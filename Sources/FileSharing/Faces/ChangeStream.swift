@@ -144,6 +144,12 @@ final class ChangeStream: Sendable {
                         let page = ChangeStream.frames(records)
                         try await writer.write(page.buffer)
                         cursor = page.last
+                        // A write to a writable socket returns without
+                        // suspending, and a read from memory does too: without
+                        // this the stream would send page after page while
+                        // the other streams wait for the few threads of the
+                        // pool. Each stream sends one page per turn.
+                        await Task.yield()
                     }
                 }
             } onGracefulShutdown: {

@@ -3,7 +3,9 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// Answers every failure as `{"error": "..."}` with its status.
+/// Answers every failure as `{"error": "..."}` with its status; the core's
+/// errors (``FolderError``, ``SharePathError``, ``UploadRefusal``) with the `/api` mapping
+/// (`ShareError(_:)`). The WebDAV face answers its own with `DAVError(_:)`.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = ShareContext
 
@@ -16,6 +18,9 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let error as ShareError {
             return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
         } catch let error as FolderError {
+            let error = ShareError(error)
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        } catch let error as SharePathError {
             let error = ShareError(error)
             return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
         } catch let error as UploadRefusal {

@@ -3,6 +3,7 @@ import FileWatching
 import Hummingbird
 import NIOCore
 import NIOPosix
+import Previews
 
 #if canImport(Glibc)
     import Glibc
@@ -27,10 +28,20 @@ enum FileResponses {
     /// Sends the file at `path`, with ranges, validators and conditional requests.
     static func download(_ path: SharePath, request: Request, head: Bool, core: ShareCore) async throws -> Response {
         let folder = core.folder
-        let (fd, metadata) = try await core.blocking {
+        // A small file is read in the same trip off the event loop as its
+        // open and stat: one thread hop per request instead of two and a
+        // task (most of a small GET's time went to those hops). Not when the
+        // answer will likely be 304 or has no body.
+        let prefetch =
+            !head && request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == nil
+        let (fd, metadata, content) = try await core.blocking {
             let fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
             do throws(FolderError) {
-                return (fd, try SharedFolder.metadata(fd: fd, path: path))
+                let metadata = try SharedFolder.metadata(fd: fd, path: path)
+                guard prefetch, metadata.kind == .file, metadata.size <= FileResponses.smallFileBytes else {
+                    return (fd, metadata, ByteBuffer?.none)
+                }
+                return (fd, metadata, FileResponses.readWhole(fd, size: Int(metadata.size)))
             } catch {
                 close(fd)
                 throw error
@@ -91,6 +102,10 @@ enum FileResponses {
         if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(metadata.size)" }
         let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
         if head || length == 0 { return Response(status: status, headers: headers) }
+        if let content {
+            let slice = content.getSlice(at: Int(start), length: Int(length)) ?? content
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
+        }
         closeHere = false
         let body = ResponseBody(contentLength: Int(length)) { writer in
             defer { close(fd) }
@@ -130,6 +145,19 @@ enum FileResponses {
         return Response(status: status, headers: headers, body: body)
     }
 
+    /// Files up to this size are read whole with their open and stat.
+    static let smallFileBytes: Int64 = 256 * 1024
+
+    /// The whole file of `size` bytes; `nil` when it is not that size any
+    /// more (it changed since its stat: then it is sent as it is read).
+    static func readWhole(_ fd: Int32, size: Int) -> ByteBuffer? {
+        var buffer = ByteBufferAllocator().buffer(capacity: size + 1)
+        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size + 1) { raw in
+            max(0, cfs_pread(fd, raw.baseAddress!, size + 1, 0))
+        }
+        return read == size ? buffer : nil
+    }
+
     /// `GET /api/thumbnail/P`: a small image for the list. For a JPEG, the
     /// thumbnail a camera embedded in its EXIF block, or else one made with
     /// libturbojpeg where it is installed (decoded at 1/2 to 1/8 scale, so a
@@ -138,6 +166,9 @@ enum FileResponses {
     static func thumbnail(_ path: SharePath, request: Request, core: ShareCore) async throws -> Response {
         let folder = core.folder
         let type = FileResponses.mediaType(for: path.name)
+        if let kind = ThumbnailKind(mediaType: type) {
+            return try await madeThumbnail(path, kind: kind, core: core)
+        }
         guard type.hasPrefix("image/") && type != "image/svg+xml" else {
             throw ShareError(.unsupportedMediaType, "no thumbnail for this kind of file")
         }
@@ -169,6 +200,62 @@ enum FileResponses {
         var response = try await download(path, request: request, head: false, core: core)
         response.headers[.cacheControl] = "private, max-age=60"
         return response
+    }
+
+    /// The thumbnail of a PDF, video or audio file, made by a program
+    /// (`ExternalThumbnailer`) once the file is finished, and kept by id and
+    /// version; 415 (the page shows an icon) while the file is being
+    /// written, when the program is missing, or when it fails or times out.
+    static func madeThumbnail(_ path: SharePath, kind: ThumbnailKind, core: ShareCore) async throws -> Response {
+        guard let thumbnailer = core.thumbnailer, let cache = core.thumbnails, thumbnailer.programs[kind] != nil
+        else {
+            throw ShareError(
+                .unsupportedMediaType,
+                "no thumbnail for this kind of file on this server (\(kind.program) is not installed)")
+        }
+        guard let item = core.observer.item(at: path.itemPath) else {
+            throw ShareError(.notFound, "'\(path)' does not exist")
+        }
+        guard !item.isWriting else {
+            throw ShareError(
+                .unsupportedMediaType, "'\(path)' is still being written; its thumbnail comes once it is finished")
+        }
+        let folder = core.folder
+        let id = item.id.description
+        let (fd, name, cached) = try await core.blocking { () throws -> (Int32, String, [UInt8]?) in
+            let fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
+            do throws(FolderError) {
+                let metadata = try SharedFolder.metadata(fd: fd, path: path)
+                guard metadata.kind == .file else {
+                    close(fd)
+                    throw FolderError(.isFolder, "'\(path)' is a folder", operation: .read, path: path)
+                }
+                let name = ThumbnailCache.name(id: id, modified: metadata.modified, size: metadata.size)
+                return (fd, name, cache.thumbnail(named: name))
+            } catch {
+                close(fd)
+                throw error
+            }
+        }
+        defer { close(fd) }
+        let png: [UInt8]
+        if let cached {
+            png = cached
+        } else {
+            do {
+                png = try await thumbnailer.thumbnail(of: fd, kind: kind)
+            } catch {
+                throw ShareError(.unsupportedMediaType, "no thumbnail: \(error.message)")
+            }
+            try await core.blocking { cache.keep(png, named: name, id: id) }
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "image/png", .contentLength: String(png.count),
+                .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
     }
 
     /// A single byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`): `nil` to

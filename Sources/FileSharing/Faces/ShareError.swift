@@ -60,21 +60,9 @@ extension ShareError {
     }
 }
 
-/// Turns the core's errors into the `/api` face's statuses (the JSON body
-/// is written by `ErrorMiddleware`, as for every other failure).
-struct CoreErrorMiddleware: RouterMiddleware {
-    typealias Context = ShareContext
-
-    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
-        async throws
-        -> Response
-    {
-        do {
-            return try await next(request, context)
-        } catch let error as FolderError {
-            throw ShareError(error)
-        } catch let error as UploadRefusal {
-            throw ShareError(error)
-        }
+extension ShareError {
+    /// The `/api` face's answer to a path it does not allow: 400, or 403 for a hidden name.
+    init(_ error: SharePathError) {
+        self.init(error.reason == .hidden ? .forbidden : .badRequest, error.message)
     }
 }

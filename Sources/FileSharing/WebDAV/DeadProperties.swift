@@ -107,7 +107,7 @@
                     operation: .properties, path: path)
             }
             let result = bytes.withUnsafeBytes { cfs_fset_xattr(fd, attribute, $0.baseAddress, $0.count) }
-            if result < 0 { throw error(-result, path) }
+            try SharedFolder.check(result, path)
         }
 
         /// Copies the properties (and the observer's identity attribute, so a

@@ -20,7 +20,11 @@ enum WebDAV {
         if let query = raw.firstIndex(of: "?") { raw = raw[..<query] }
         if raw == Substring(prefixWithoutSlash) { return .root }
         guard raw.hasPrefix(prefix) else { return nil }
-        return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
+        do {
+            return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
+        } catch {
+            throw ShareError(error)
+        }
     }
 
     /// The shared path of a request: hidden names are not shared, so to a

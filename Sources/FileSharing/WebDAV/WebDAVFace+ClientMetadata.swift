@@ -91,7 +91,7 @@ extension WebDAVFace {
                 }
                 let copy = try StagedFile.create(in: folder, prefix: "dav-metadata-")
                 let copied = cfs_copy_file(source, copy.descriptor)
-                if copied < 0 { throw SharedFolder.error(Int32(-copied), destination, doing: .copy) }
+                try SharedFolder.check(copied, destination, doing: .copy)
                 let replaced = try copy.commitAsClientMetadata(for: destination)
                 if move { folder.removeClientMetadata(path) }
                 return replaced

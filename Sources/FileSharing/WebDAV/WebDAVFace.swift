@@ -342,7 +342,7 @@ extension WebDAVFace {
             let parent = try folder.existingParent(of: path)
             defer { close(parent) }
             let result = cfs_mkdirat(parent, path.name, 0o755)
-            if result < 0 { throw SharedFolder.error(-result, path, doing: .makeFolder) }
+            try SharedFolder.check(result, path, doing: .makeFolder)
         }
         return Response(status: .created, headers: [.contentLength: "0"])
     }

@@ -1,0 +1,245 @@
+import FileWatching
+public import Logging
+import Subprocess
+import SystemPackage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Makes thumbnails with programs found at run time: the first page of a
+/// PDF with `pdftoppm`, a video frame or an audio file's cover art with
+/// `ffmpeg`. Each runs as a child process (swift-subprocess) reading the
+/// file on its standard input (the server opened it, under the path rules),
+/// writing a PNG to its standard output, with a time limit (killed after
+/// it), an address-space limit (`prlimit`, where installed), and at most
+/// ``Limits/concurrent`` at once, so a hostile file costs a bounded share
+/// of the machine and the server stays up.
+public struct ExternalThumbnailer: Sendable {
+    /// The bounds on each program run.
+    public struct Limits: Sendable {
+        /// How long one run may take before it is killed.
+        public var time: Duration
+        /// The address space one run may use, in bytes.
+        public var memoryBytes: Int
+        /// The runs at once, at most.
+        public var concurrent: Int
+        /// The PNG's size, at most.
+        public var outputBytes: Int
+
+        public init(
+            time: Duration = .seconds(10), memoryBytes: Int = 1 << 30, concurrent: Int = 2,
+            outputBytes: Int = 4 << 20
+        ) {
+            self.time = time
+            self.memoryBytes = memoryBytes
+            self.concurrent = concurrent
+            self.outputBytes = outputBytes
+        }
+    }
+
+    /// The programs found, by kind.
+    public let programs: [ThumbnailKind: String]
+    /// `prlimit`, when installed.
+    let prlimit: String?
+    public let limits: Limits
+    /// The thumbnail's longer side, in pixels.
+    public let size: Int
+    /// Where a program that cannot write to its standard output writes its
+    /// image (`pdftoppm`), removed once read.
+    public let scratchFolder: String
+    let pool: RunPool
+    let logger: Logger
+
+    /// Finds the programs in `searchPath` (`PATH` by default).
+    public init(
+        searchPath: String? = nil, limits: Limits = Limits(), size: Int = 256, scratchFolder: String = "/tmp",
+        logger: Logger = Logger(label: "fileshare.previews")
+    ) {
+        self.scratchFolder = scratchFolder
+        let path = searchPath ?? (getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin")
+        var programs: [ThumbnailKind: String] = [:]
+        for kind in ThumbnailKind.allCases {
+            if let found = ExternalThumbnailer.find(kind.program, in: path) { programs[kind] = found }
+        }
+        self.programs = programs
+        self.prlimit = ExternalThumbnailer.find("prlimit", in: path)
+        self.limits = limits
+        self.size = size
+        self.pool = RunPool(limit: max(1, limits.concurrent))
+        self.logger = logger
+    }
+
+    /// A thumbnailer with these programs (a test's stand-ins, or another's found programs).
+    public init(
+        programs: [ThumbnailKind: String], limits: Limits = Limits(), size: Int = 256, scratchFolder: String = "/tmp",
+        logger: Logger = Logger(label: "fileshare.previews")
+    ) {
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+        self.programs = programs
+        self.prlimit = ExternalThumbnailer.find("prlimit", in: path)
+        self.limits = limits
+        self.size = size
+        self.scratchFolder = scratchFolder
+        self.pool = RunPool(limit: max(1, limits.concurrent))
+        self.logger = logger
+    }
+
+    /// The kinds this machine can make thumbnails of.
+    public var kinds: [ThumbnailKind] { ThumbnailKind.allCases.filter { programs[$0] != nil } }
+
+    /// A PNG thumbnail of the file open as `fd` (read from the start; the
+    /// descriptor stays open and its offset is not relied on).
+    /// - Throws: ``ThumbnailError``.
+    public func thumbnail(of fd: Int32, kind: ThumbnailKind) async throws(ThumbnailError) -> [UInt8] {
+        guard let program = programs[kind] else {
+            throw ThumbnailError(
+                .programMissing, "\(kind.program) is not installed (Debian: apt-get install \(kind.package))")
+        }
+        switch kind {
+        case .pdf:
+            // pdftoppm writes its image to a file (`ROOT.png`), not to a pipe.
+            var random = SystemRandomNumberGenerator()
+            let root = scratchFolder + "/pdftoppm-\(random.next())"
+            defer { unlink(root + ".png") }
+            _ = try await run(
+                program, ["-png", "-f", "1", "-l", "1", "-singlefile", "-scale-to", "\(size)", "/dev/stdin", root],
+                input: fd, checkOutput: false)
+            guard let image = try? AtomicFile.read(root + ".png"), image.count <= limits.outputBytes,
+                image.starts(with: ExternalThumbnailer.pngSignature)
+            else {
+                throw ThumbnailError(.noImage, "\(kind.program) wrote no image")
+            }
+            return image
+        case .video:
+            // A second in (past a black first frame); a shorter video from its start.
+            do {
+                return try await run(program, ffmpegArguments(seek: "1"), input: fd)
+            } catch  where error.reason == .noImage || error.reason == .failed {
+                return try await run(program, ffmpegArguments(seek: nil), input: fd)
+            }
+        case .audio:
+            return try await run(program, ffmpegArguments(seek: nil), input: fd)
+        }
+    }
+
+    func ffmpegArguments(seek: String?) -> [String] {
+        var arguments = ["-nostdin", "-v", "error"]
+        if let seek { arguments += ["-ss", seek] }
+        // The file through /dev/stdin: a regular file, so ffmpeg can seek in it.
+        arguments += [
+            "-i", "/dev/stdin", "-map", "0:v:0", "-frames:v", "1",
+            "-vf", "scale=w='min(\(size),iw)':h='min(\(size),ih)':force_original_aspect_ratio=decrease",
+            "-f", "image2pipe", "-c:v", "png", "-",
+        ]
+        return arguments
+    }
+
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47]
+
+    /// Runs `program` with the file as its standard input; its output, which
+    /// must be a PNG when `checkOutput`.
+    func run(_ program: String, _ arguments: [String], input fd: Int32, checkOutput: Bool = true)
+        async throws(ThumbnailError) -> [UInt8]
+    {
+        await pool.acquire()
+        defer { Task { await pool.release() } }
+        // Each run gets its own descriptor of the file, at offset 0.
+        let own = open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
+        guard own >= 0 else { throw ThumbnailError(.failed, "cannot reopen the file for \(program)") }
+        let executable: String
+        var all: [String]
+        if let prlimit {
+            executable = prlimit
+            all = ["--as=\(limits.memoryBytes)", "--", program] + arguments
+        } else {
+            executable = program
+            all = arguments
+        }
+        var options = PlatformOptions()
+        options.teardownSequence = []  // killed at once when the time is up
+        let limit = limits.outputBytes
+        let configuration = Configuration(
+            executable: .path(FilePath(executable)), arguments: Arguments(all), environment: .inherit,
+            platformOptions: options)
+        let outcome: Result<ExecutionRecord, any Error> = await withTaskGroup(
+            of: Result<ExecutionRecord, any Error>?.self
+        ) { group in
+            group.addTask {
+                do {
+                    let result = try await Subprocess.run(
+                        configuration, input: .fileDescriptor(.init(rawValue: own), closeAfterSpawningProcess: true),
+                        output: .bytes(limit: limit), error: .string(limit: 4096))
+                    return .success(
+                        ExecutionRecord(
+                            status: result.terminationStatus.isSuccess, output: result.standardOutput,
+                            error: result.standardError))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask { [time = limits.time] in
+                try? await Task.sleep(for: time)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(ThumbnailError(.timedOut, "\(program) took longer than \(limits.time)"))
+        }
+        switch outcome {
+        case .failure(let error as ThumbnailError):
+            logger.notice("thumbnail program timed out", metadata: ["program": "\(program)"])
+            throw error
+        case .failure(let error):
+            throw ThumbnailError(.failed, "\(program) could not run: \(error)")
+        case .success(let record):
+            guard record.status else {
+                throw ThumbnailError(.failed, "\(program) failed: \(record.error.prefix(200))")
+            }
+            guard !checkOutput || record.output.starts(with: ExternalThumbnailer.pngSignature) else {
+                throw ThumbnailError(.noImage, "\(program) wrote no image")
+            }
+            return record.output
+        }
+    }
+
+    struct ExecutionRecord: Sendable {
+        var status: Bool
+        var output: [UInt8]
+        var error: String
+    }
+
+    /// The executable `name` in the colon-separated `path`, if any.
+    static func find(_ name: String, in path: String) -> String? {
+        for folder in path.split(separator: ":") where !folder.isEmpty {
+            let candidate = folder + "/" + name
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}
+
+/// At most `limit` runs at once; the others wait their turn in order.
+actor RunPool {
+    private let limit: Int
+    private var running = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { self.limit = limit }
+
+    func acquire() async {
+        if running < limit {
+            running += 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            running -= 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}

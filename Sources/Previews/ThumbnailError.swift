@@ -1,0 +1,26 @@
+/// Why no thumbnail was made. It knows no HTTP: the server answers each
+/// with the file's icon (415).
+public struct ThumbnailError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public enum Reason: Sendable, Hashable {
+        /// The program for this kind is not installed.
+        case programMissing
+        /// The program took longer than the time limit, and was killed.
+        case timedOut
+        /// The program failed (a corrupt or hostile file, a memory limit hit).
+        case failed
+        /// The program wrote no image, or a larger one than allowed.
+        case noImage
+    }
+
+    public var reason: Reason
+    /// For a person: what happened and, where there is one, the fix.
+    public var message: String
+
+    public init(_ reason: Reason, _ message: String) {
+        self.reason = reason
+        self.message = message
+    }
+
+    public var description: String { message }
+}

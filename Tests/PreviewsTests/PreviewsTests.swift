@@ -1,0 +1,236 @@
+import FileWatching
+import FileshareTestSupport
+import Foundation
+import Previews
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Samples made here, with the programs themselves where they are needed.
+enum Samples {
+    /// A one-page PDF (300 x 400 points, a blue rectangle), with a correct cross-reference table.
+    static func pdf() -> [UInt8] {
+        let stream = "0 0 1 rg 50 50 200 300 re f"
+        let objects = [
+            "<</Type/Catalog/Pages 2 0 R>>", "<</Type/Pages/Kids[3 0 R]/Count 1>>",
+            "<</Type/Page/Parent 2 0 R/MediaBox[0 0 300 400]/Contents 4 0 R/Resources<<>>>>",
+            "<</Length \(stream.utf8.count)>>stream\n\(stream)\nendstream",
+        ]
+        var text = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        for (index, object) in objects.enumerated() {
+            offsets.append(text.utf8.count)
+            text += "\(index + 1) 0 obj\n\(object)\nendobj\n"
+        }
+        let xref = text.utf8.count
+        text += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+        for offset in offsets {
+            text += String(repeating: "0", count: 10 - String(offset).count) + "\(offset) 00000 n \n"
+        }
+        text += "trailer\n<</Size \(objects.count + 1)/Root 1 0 R>>\nstartxref\n\(xref)\n%%EOF\n"
+        return Array(text.utf8)
+    }
+
+    /// Runs ffmpeg to make a sample; `false` when it could not.
+    static func ffmpeg(_ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        process.arguments = ["-nostdin", "-v", "error", "-y"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    /// Width and height of a PNG, from its header.
+    static func pngSize(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
+        guard bytes.count > 24, bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { return nil }
+        func number(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        return (number(16), number(20))
+    }
+}
+
+/// Whether a program the test needs is installed: skipped without it, failed on CI (.ci/run installs it).
+func requireProgram(_ thumbnailer: ExternalThumbnailer, _ kind: ThumbnailKind) throws {
+    if thumbnailer.programs[kind] != nil { return }
+    let message = "\(kind.program) is missing (Debian package \(kind.package); .ci/run installs it)"
+    if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record(Comment(rawValue: message)) }
+    try Test.cancel("skipped: \(message)")
+}
+
+@Suite("thumbnails made by programs")
+struct ExternalThumbnailerTests {
+    static func open(_ path: String) throws -> Int32 {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        try #require(fd >= 0)
+        return fd
+    }
+
+    @Test("a PDF's first page, a video frame and an audio file's cover, each a PNG of at most 256 pixels a side")
+    func kinds() async throws {
+        let folder = try TemporaryFolder()
+        let thumbnailer = ExternalThumbnailer(scratchFolder: folder.path)
+        try requireProgram(thumbnailer, .pdf)
+        try requireProgram(thumbnailer, .video)
+        try Data(Samples.pdf()).write(to: URL(fileURLWithPath: folder.path + "/doc.pdf"))
+        var fd = try Self.open(folder.path + "/doc.pdf")
+        let page = try await thumbnailer.thumbnail(of: fd, kind: .pdf)
+        close(fd)
+        #expect(Samples.pngSize(page).map { [$0.width, $0.height] } == [192, 256])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["doc.pdf"], "no scratch left")
+
+        #expect(
+            Samples.ffmpeg([
+                "-f", "lavfi", "-i", "testsrc=size=1280x720:rate=10", "-t", "3", "-pix_fmt", "yuv420p",
+                folder.path + "/clip.mp4",
+            ]))
+        fd = try Self.open(folder.path + "/clip.mp4")
+        let frame = try await thumbnailer.thumbnail(of: fd, kind: .video)
+        close(fd)
+        #expect(Samples.pngSize(frame).map { [$0.width, $0.height] } == [256, 144])
+
+        // A video shorter than the usual second in: its first frame.
+        #expect(
+            Samples.ffmpeg([
+                "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10", "-t", "0.3", "-pix_fmt", "yuv420p",
+                folder.path + "/short.mp4",
+            ]))
+        fd = try Self.open(folder.path + "/short.mp4")
+        let short = try await thumbnailer.thumbnail(of: fd, kind: .video)
+        close(fd)
+        #expect(Samples.pngSize(short).map { [$0.width, $0.height] } == [256, 192])
+
+        // Audio with cover art, and without.
+        #expect(
+            Samples.ffmpeg([
+                "-f", "lavfi", "-i", "testsrc=size=500x500:rate=1", "-frames:v", "1", folder.path + "/cover.png",
+            ]))
+        #expect(
+            Samples.ffmpeg([
+                "-f", "lavfi", "-i", "sine=duration=1", "-i", folder.path + "/cover.png", "-map", "0", "-map", "1",
+                "-c:a", "libmp3lame", "-c:v", "png", "-disposition:v", "attached_pic", folder.path + "/song.mp3",
+            ]))
+        fd = try Self.open(folder.path + "/song.mp3")
+        let cover = try await thumbnailer.thumbnail(of: fd, kind: .audio)
+        close(fd)
+        #expect(Samples.pngSize(cover).map { [$0.width, $0.height] } == [256, 256])
+        #expect(Samples.ffmpeg(["-f", "lavfi", "-i", "sine=duration=1", folder.path + "/plain.wav"]))
+        fd = try Self.open(folder.path + "/plain.wav")
+        await #expect(throws: ThumbnailError.self) { try await thumbnailer.thumbnail(of: fd, kind: .audio) }
+        close(fd)
+    }
+
+    @Test(
+        "a corrupt file, a missing program, a program that hangs (killed at the time limit): errors, nothing left running"
+    )
+    func failures() async throws {
+        let folder = try TemporaryFolder()
+        let junk = folder.path + "/junk.pdf"
+        try Data("%PDF-1.4 this is not really a PDF".utf8).write(to: URL(fileURLWithPath: junk))
+        let found = ExternalThumbnailer(scratchFolder: folder.path)
+        if found.programs[.pdf] != nil {
+            let fd = try Self.open(junk)
+            do {
+                _ = try await found.thumbnail(of: fd, kind: .pdf)
+                Issue.record("a thumbnail of junk")
+            } catch {
+                #expect(error.reason == .noImage || error.reason == .failed, "\(error)")
+            }
+            close(fd)
+        }
+        let none = ExternalThumbnailer(programs: [:], scratchFolder: folder.path)
+        var fd = try Self.open(junk)
+        do {
+            _ = try await none.thumbnail(of: fd, kind: .video)
+            Issue.record("a thumbnail without a program")
+        } catch {
+            #expect(error.reason == .programMissing && error.message.contains("apt-get install ffmpeg"))
+        }
+        close(fd)
+
+        // A stand-in that never ends: killed at the limit.
+        let hang = folder.path + "/hang.sh"
+        try Data("#!/bin/sh\necho $$ > \(folder.path)/hang.pid\nexec sleep 300\n".utf8).write(
+            to: URL(fileURLWithPath: hang))
+        chmod(hang, 0o755)
+        let slow = ExternalThumbnailer(
+            programs: [.video: hang], limits: .init(time: .milliseconds(500)), scratchFolder: folder.path)
+        fd = try Self.open(junk)
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            _ = try await slow.thumbnail(of: fd, kind: .video)
+            Issue.record("a thumbnail from a program that hangs")
+        } catch {
+            #expect(error.reason == .timedOut, "\(error)")
+        }
+        close(fd)
+        #expect(clock.now - start < .seconds(10))
+        let pid = try String(contentsOfFile: folder.path + "/hang.pid", encoding: .utf8).trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        // The stand-in (exec'd into sleep) is gone, not left behind.
+        var gone = false
+        for _ in 0..<200 where !gone {
+            gone =
+                kill(pid_t(pid) ?? 0, 0) != 0
+                || (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.contains(") Z ") == true
+            if !gone { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(gone, "process \(pid) still runs")
+    }
+
+    @Test("at most the configured number of runs at once")
+    func bounded() async throws {
+        let folder = try TemporaryFolder()
+        let script = folder.path + "/count.sh"
+        // Each run notes how many runs are going on while it runs.
+        try Data(
+            """
+            #!/bin/sh
+            mkdir "\(folder.path)/running.$$"
+            ls -d "\(folder.path)"/running.* | wc -l >> "\(folder.path)/seen"
+            sleep 0.3
+            rmdir "\(folder.path)/running.$$"
+            exit 1
+
+            """.utf8
+        ).write(to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        let thumbnailer = ExternalThumbnailer(
+            programs: [.audio: script], limits: .init(concurrent: 2), scratchFolder: folder.path)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: folder.path + "/in"))
+        let fd = try Self.open(folder.path + "/in")
+        defer { close(fd) }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<6 { group.addTask { _ = try? await thumbnailer.thumbnail(of: fd, kind: .audio) } }
+        }
+        let seen = try String(contentsOfFile: folder.path + "/seen", encoding: .utf8).split(whereSeparator: \.isNewline)
+            .compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        #expect(seen.count == 6 && seen.allSatisfy { $0 <= 2 }, "\(seen)")
+    }
+}
+
+@Suite("the thumbnail cache")
+struct ThumbnailCacheTests {
+    @Test("kept by id and version; a new version replaces the old; bounded, the oldest going first")
+    func cache() throws {
+        let folder = try TemporaryFolder()
+        let cache = ThumbnailCache(folder: folder.path + "/thumbnails", maximumBytes: 3000)
+        let first = ThumbnailCache.name(id: "a1", modified: 1, size: 10)
+        cache.keep([UInt8](repeating: 1, count: 1000), named: first, id: "a1")
+        #expect(cache.thumbnail(named: first)?.count == 1000)
+        let second = ThumbnailCache.name(id: "a1", modified: 2, size: 10)
+        cache.keep([UInt8](repeating: 2, count: 1000), named: second, id: "a1")
+        #expect(cache.thumbnail(named: first) == nil && cache.thumbnail(named: second)?.first == 2)
+        for id in ["b", "c", "d"] {
+            usleep(20_000)  // distinct modification times, so "oldest" is well defined
+            cache.keep(
+                [UInt8](repeating: 3, count: 1000), named: ThumbnailCache.name(id: id, modified: 1, size: 1), id: id)
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/thumbnails").sorted()
+        #expect(left.count == 3 && !left.contains(second), "\(left)")
+    }
+}
