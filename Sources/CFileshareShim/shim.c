@@ -273,6 +273,23 @@ int64_t cfs_read_proc_number(const char *path) {
     return ok == 1 ? value : -EINVAL;
 }
 
+#include <sys/resource.h>
+
+int cfs_get_open_file_limit(uint64_t *soft, uint64_t *hard) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -errno;
+    *soft = (uint64_t)limit.rlim_cur;
+    *hard = (uint64_t)limit.rlim_max;
+    return 0;
+}
+
+int cfs_set_open_file_soft_limit(uint64_t soft) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -errno;
+    limit.rlim_cur = (rlim_t)soft;
+    return setrlimit(RLIMIT_NOFILE, &limit) == 0 ? 0 : -errno;
+}
+
 #include <malloc.h>
 void cfs_release_free_memory(void) { malloc_trim(0); }
 

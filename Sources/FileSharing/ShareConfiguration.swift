@@ -41,6 +41,9 @@ public struct ShareConfiguration: Sendable {
     public var observerOptions: ObserverOptions
     /// How the change log (`.fileshare/changes/`) is kept.
     public var changeLog: FileChangeLog.Options
+    /// How long clients may take: to send a request header, between
+    /// requests, within a body (slow clients are closed, live ones are not).
+    public var limits: ConnectionLimits
     /// Makes thumbnails of PDFs, videos and audio covers with the programs
     /// this machine has (found when the configuration is made); `nil`: none.
     public var thumbnailer: ExternalThumbnailer? = ExternalThumbnailer()
@@ -50,7 +53,7 @@ public struct ShareConfiguration: Sendable {
         root: String, host: String = "127.0.0.1", port: Int = 8080, credentials: Credentials? = nil,
         readOnly: Bool = false, maxUploadBytes: Int64? = nil, tls: (certificate: String, key: String)? = nil,
         acceptedTypes: AcceptedTypes? = nil, observerOptions: ObserverOptions = ObserverOptions(),
-        changeLog: FileChangeLog.Options = FileChangeLog.Options()
+        changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits()
     ) {
         self.root = root
         self.host = host
@@ -62,5 +65,6 @@ public struct ShareConfiguration: Sendable {
         self.acceptedTypes = acceptedTypes
         self.observerOptions = observerOptions
         self.changeLog = changeLog
+        self.limits = limits
     }
 }

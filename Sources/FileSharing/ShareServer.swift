@@ -93,9 +93,14 @@ public final class ShareServer: Service {
 
     /// The Hummingbird application, for tests through the router.
     public func application(onListening: (@Sendable (String) async -> Void)? = nil) throws -> some ApplicationProtocol {
+        let limits = configuration.limits
+        // Hummingbird's idle timeout, restarted by every part read or
+        // written, bounds a silent body; the header and keep-alive bounds are
+        // deadlines of our own (ConnectionDeadlineHandler).
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [ExpectContinueHandler()], idleTimeout: .minutes(5)))
+                additionalChannelHandlers: [ConnectionDeadlineHandler(limits: limits), ExpectContinueHandler()],
+                idleTimeout: TimeAmount(limits.bodyIdleTimeout)))
         var server = http1
         if let tls = configuration.tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
@@ -109,7 +114,12 @@ public final class ShareServer: Service {
             server: server,
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "fileshare"),
-            onServerRunning: { [weak self] channel in
+            onServerRunning: { [weak self, logger = self.logger] channel in
+                // First in the pipeline, before NIO's accept handlers see the error.
+                try? await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptPauseHandler(pause: limits.acceptPause, logger: logger), position: .first)
+                }.get()
                 guard let self else { return }
                 self.boundPort.withLock { $0 = channel.localAddress?.port }
                 if let onListening, let url = self.url { await onListening(url) }

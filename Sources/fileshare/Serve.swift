@@ -82,7 +82,33 @@ struct Serve: AsyncParsableCommand {
             valueName: "FILE"))
     var typesFile: String?
 
+    @Option(
+        name: .customLong("header-timeout"),
+        help: ArgumentHelp(
+            "The most time from a request's first byte to the end of its header; past it: 408 and close.",
+            valueName: "SECONDS"))
+    var headerTimeout: Double = 60
+
+    @Option(
+        name: .customLong("keep-alive-timeout"),
+        help: ArgumentHelp(
+            "How long a connection may stay open with no request under way.", valueName: "SECONDS"))
+    var keepAliveTimeout: Double = 75
+
+    @Option(
+        name: .customLong("body-timeout"),
+        help: ArgumentHelp(
+            "How long a request body may go without a byte (a slow but live upload goes on).",
+            valueName: "SECONDS"))
+    var bodyTimeout: Double = 300
+
     func validate() throws {
+        for (name, seconds) in [
+            ("--header-timeout", headerTimeout), ("--keep-alive-timeout", keepAliveTimeout),
+            ("--body-timeout", bodyTimeout),
+        ] where !(seconds > 0 && seconds <= 86_400) {
+            throw ValidationError("\(name) takes seconds, more than 0 and at most 86400")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if (tlsCertificate == nil) != (tlsKey == nil) {
             throw ValidationError("--tls-cert and --tls-key go together; give both")
@@ -108,8 +134,16 @@ struct Serve: AsyncParsableCommand {
         address == "localhost" || address == "::1" || address.hasPrefix("127.")
     }
 
+    /// The connection limits the options give.
+    var limits: ConnectionLimits {
+        ConnectionLimits(
+            requestHeaderTimeout: .milliseconds(Int64(headerTimeout * 1000)),
+            keepAliveTimeout: .milliseconds(Int64(keepAliveTimeout * 1000)),
+            bodyIdleTimeout: .milliseconds(Int64(bodyTimeout * 1000)))
+    }
+
     func run() async throws {
-        let logger = CommandOutput.startLogging("fileshare.serve")
+        let logger = CommandOutput.startLogging("fileshare.serve", level: .notice)
         var tls: (certificate: String, key: String)? = nil
         if let tlsCertificate, let tlsKey {
             for file in [tlsCertificate, tlsKey] where access(file, R_OK) != 0 {
@@ -155,7 +189,9 @@ struct Serve: AsyncParsableCommand {
         }
         let configuration = ShareConfiguration(
             root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
-            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes)
+            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes,
+            limits: limits)
+        Serve.raiseOpenFileLimit(logger: logger)
         let server: ShareServer
         do {
             server = try ShareServer(configuration: configuration, logger: logger) { line in
@@ -203,6 +239,29 @@ struct Serve: AsyncParsableCommand {
                 CommandOutput.fail("cannot listen on \(bind): this machine has no such address", code: 1)
             }
             CommandOutput.fail("the server stopped: \(text)", code: 1)
+        }
+    }
+
+    /// Each connection takes a descriptor: raise the soft limit (often 1,024
+    /// for services) to the hard one, and say what there is.
+    static func raiseOpenFileLimit(logger: Logger) {
+        do {
+            let (before, after) = try OpenFileLimit.raiseSoftToHard()
+            let metadata: Logger.Metadata = ["before": "\(before)", "after": "\(after)"]
+            if after.soft > before.soft {
+                logger.notice("raised the open file limit to the hard limit, \(after.soft)", metadata: metadata)
+            } else {
+                logger.notice("the open file limit is already the hard limit, \(after.soft)", metadata: metadata)
+            }
+            // A few descriptors go to the listener, the change log and the
+            // observer; the rest are connections.
+            if after.soft < 4096 {
+                logger.warning(
+                    "at most about \(after.soft) connections at once: raise the hard limit (ulimit -Hn, systemd LimitNOFILE=) for more"
+                )
+            }
+        } catch {
+            logger.warning("cannot raise the open file limit: \(error)")
         }
     }
 

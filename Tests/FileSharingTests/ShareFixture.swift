@@ -24,7 +24,8 @@ final class ShareFixture: @unchecked Sendable {
 
     init(
         readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
-        acceptedTypes: AcceptedTypes? = nil, changeLog: FileChangeLog.Options = FileChangeLog.Options()
+        acceptedTypes: AcceptedTypes? = nil, changeLog: FileChangeLog.Options = FileChangeLog.Options(),
+        limits: ConnectionLimits = ConnectionLimits()
     ) throws {
         if let root {
             self.root = root
@@ -40,7 +41,8 @@ final class ShareFixture: @unchecked Sendable {
             configuration: ShareConfiguration(
                 root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
                 readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
-                observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog),
+                observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog,
+                limits: limits),
             logger: logger,
             changePrinter: { line in printed.append(line) })
         // The server starts nothing when made; the tests through the router need the observer running.

@@ -1,5 +1,5 @@
 // What Glibc does not expose to Swift, or exposes awkwardly: statx with birth
-// time, read leases, inotify and eventfd, extended attributes, statfs.
+// time, read leases, inotify and eventfd, extended attributes, statfs, rlimits.
 // Every function returns 0 (or a non-negative result) on success and -errno on
 // failure, so the Swift side turns errors into typed values in one place.
 #ifndef CFILESHARE_SHIM_H
@@ -140,6 +140,12 @@ void cfs_release_free_memory(void);
 
 /// Reads an inotify sysctl value from /proc/sys/fs/inotify, or -errno.
 int64_t cfs_read_proc_number(const char *path);
+
+/// The process's limits on open descriptors (RLIMIT_NOFILE): 0 or -errno.
+/// Glibc declares the resource as an enum Swift imports awkwardly.
+int cfs_get_open_file_limit(uint64_t *soft, uint64_t *hard);
+/// Sets the soft limit on open descriptors, keeping the hard one: 0 or -errno.
+int cfs_set_open_file_soft_limit(uint64_t soft);
 
 /// openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS): `path` cannot leave
 /// `dirfd`, neither by `..` nor by a symbolic link. -ENOSYS on old kernels.
