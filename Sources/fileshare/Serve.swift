@@ -82,6 +82,12 @@ struct Serve: AsyncParsableCommand {
             valueName: "FILE"))
     var typesFile: String?
 
+    @Flag(
+        help: ArgumentHelp(
+            "Put an upload whose name lies about its content (a PDF sent as notes.txt) in place under the corrected name (notes.pdf, never replacing a file) rather than refusing it (415); with --inbox, take such documents in so too."
+        ))
+    var fixExtensions = false
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if (tlsCertificate == nil) != (tlsKey == nil) {
@@ -155,7 +161,8 @@ struct Serve: AsyncParsableCommand {
         }
         let configuration = ShareConfiguration(
             root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
-            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes)
+            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes,
+            misleadingNames: fixExtensions ? .correct : .refuse)
         let server: ShareServer
         do {
             server = try ShareServer(configuration: configuration, logger: logger) { line in
@@ -176,7 +183,10 @@ struct Serve: AsyncParsableCommand {
         if takesInInbox {
             do {
                 let processor = try InboxProcessor(
-                    root: server.root, options: InboxOptions(acceptedTypes: acceptedTypes ?? .all()), logger: logger,
+                    root: server.root,
+                    options: InboxOptions(
+                        acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
+                    logger: logger,
                     observer: server.observer,
                     report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
                 services.append(.init(service: processor))

@@ -24,7 +24,8 @@ final class ShareFixture: @unchecked Sendable {
 
     init(
         readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
-        acceptedTypes: AcceptedTypes? = nil, changeLog: FileChangeLog.Options = FileChangeLog.Options()
+        acceptedTypes: AcceptedTypes? = nil, misleadingNames: MisleadingNames = .refuse,
+        changeLog: FileChangeLog.Options = FileChangeLog.Options()
     ) throws {
         if let root {
             self.root = root
@@ -40,6 +41,7 @@ final class ShareFixture: @unchecked Sendable {
             configuration: ShareConfiguration(
                 root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
                 readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
+                misleadingNames: misleadingNames,
                 observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog),
             logger: logger,
             changePrinter: { line in printed.append(line) })

@@ -70,8 +70,8 @@ struct APIFace: Sendable {
             "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(readOnly),"
             + "\"maxUploadBytes\":\(core.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
         // Only when uploads are limited: no "acceptedTypes" means every type.
-        if let uploadTypes = core.uploadTypes {
-            body += ",\"acceptedTypes\":[" + uploadTypes.identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
+        if let identifiers = core.uploadTypes.identifiers {
+            body += ",\"acceptedTypes\":[" + identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
         }
         return .json(status: .ok, body: body + "}")
     }
