@@ -127,6 +127,30 @@ struct MisleadingNameUploadTests {
         }
     }
 
+    @Test("WebDAV: a corrected upload does not take the properties of the file at the name it was sent to")
+    func correctedTakesNoProperties() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture(misleadingNames: .correct)
+            try share.write("notes.txt", "the old notes")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                await share.server.observer.sync()
+                let set = try await client.request(
+                    "/dav/notes.txt", .proppatch,
+                    body: WebDAVRouterTests.setProperty("Win32FileAttributes", "00000020"))
+                #expect(set.status.code == 207)
+                let put = try await client.send("/dav/notes.txt", .put, Self.pdf)
+                #expect(put.status == .created && put.headers[.location] == "/dav/notes.pdf")
+                for (name, kept) in [("notes.txt", true), ("notes.pdf", false)] {
+                    let got = try await client.request(
+                        "/dav/\(name)", .propfind, headers: [.depth: "0"],
+                        body: WebDAVRouterTests.getProperty)
+                    #expect(got.text.contains("00000020") == kept, "\(name): \(got.text)")
+                }
+            }
+            #expect(share.read("notes.txt") == "the old notes")
+        }
+    }
+
     @Test("a type that is not accepted is refused for that, even with names corrected")
     func notAccepted() async throws {
         try await MachineSettings.shared {

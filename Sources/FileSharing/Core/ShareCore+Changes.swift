@@ -45,7 +45,8 @@ extension ShareCore {
     /// names are corrected: then it is the corrected name beside it, or the
     /// first of `notes 2.pdf`, `notes 3.pdf`… that nothing has taken (a file,
     /// a folder, a WebDAV lock): a corrected upload never replaces anything,
-    /// as the client did not name what is there.
+    /// as the client did not name what is there. Nor is it prepared: what
+    /// `preparing` carries over (WebDAV's properties) belongs to `path`.
     /// - Parameters:
     ///   - creatingParents: Whether missing folders on the way are made (the JSON API) or an error (WebDAV).
     func commit(
@@ -81,7 +82,6 @@ extension ShareCore {
             }
             do {
                 try await perform([candidate], origin: origin) {
-                    try preparing?(file.descriptor)
                     _ = try file.commit(to: candidate, replacing: .nothing, creatingParents: creatingParents)
                 }
                 return (candidate, false)
