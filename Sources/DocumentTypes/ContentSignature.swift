@@ -27,6 +27,25 @@ public enum ContentSignature: Hashable, Sendable {
     case zip(ZipSignature)
 
     /// A one-line description, as a configuration file would write it.
+    /// Whether a match is evidence enough to say a name lies: a few bits
+    /// that any random bytes match now and then (an MPEG audio frame's 11
+    /// sync bits: one file in some thousands) are not. Byte patterns must
+    /// fix at least 24 bits between them, a window counting against them.
+    var isConclusive: Bool {
+        switch self {
+        case .bytes(let patterns):
+            let bits = patterns.reduce(0) { total, pattern in
+                let fixed =
+                    pattern.mask.map { mask in mask.reduce(0) { $0 + $1.nonzeroBitCount } }
+                    ?? pattern.bytes.count * 8
+                return total + fixed - (Int.bitWidth - pattern.window.leadingZeroBitCount - 1)
+            }
+            return bits >= 24
+        case .textPrefix(let prefix, _): return prefix.utf8.count >= 3
+        case .xmlRoot, .isoBrand, .zip: return true
+        }
+    }
+
     var summary: String {
         switch self {
         case .bytes(let patterns): return patterns.map(\.summary).joined(separator: " and ")

@@ -85,6 +85,9 @@ extension DocumentTypeRegistry {
     struct Findings {
         /// Every type one of whose signatures matched.
         var matched: [Int: Strength] = [:]
+        /// The matched types one of whose matching signatures is conclusive
+        /// (``ContentSignature/isConclusive``): evidence against a name.
+        var conclusive: Set<Int> = []
         /// The most specific type matched, not counting those that need their name.
         var primary: Int?
         var isEmpty = false
@@ -104,9 +107,14 @@ extension DocumentTypeRegistry {
         if let tagLength = id3TagLength(probe.head), id3Depth < 4 {
             var inner = try examine(OffsetContent(base: content, offset: tagLength), id3Depth: id3Depth + 1)
             let audio = index[.audio]
-            if let primary = inner.primary, let audio, closure[primary].contains(audio) { return inner }
+            // The tag is evidence enough of audio, whatever few bits follow it.
+            if let primary = inner.primary, let audio, closure[primary].contains(audio) {
+                inner.conclusive.insert(primary)
+                return inner
+            }
             if let mp3 = index[.mp3] {
                 inner.matched[mp3] = .strong
+                inner.conclusive.insert(mp3)
                 inner.primary = mp3
                 inner.isText = false
                 inner.isEmpty = false
@@ -115,12 +123,15 @@ extension DocumentTypeRegistry {
         }
         for position in types.indices {
             var best: Strength?
+            var conclusive = false
             for signature in types[position].signatures {
                 guard let strength = try match(signature, probe) else { continue }
                 if best == nil || strength > best! { best = strength }
-                if strength == .strong { break }
+                conclusive = conclusive || signature.isConclusive
+                if strength == .strong && conclusive { break }
             }
             if let best { findings.matched[position] = best }
+            if conclusive { findings.conclusive.insert(position) }
         }
         findings.primary = mostSpecific(findings.matched)
         findings.isText = findings.primary == nil && probe.text.isText
@@ -215,9 +226,13 @@ extension DocumentTypeRegistry {
         )
             -> Identification
         {
-            Identification(
+            // Only content that shows a type can give the lie to a name.
+            let misleads =
+                contradicts && basis == .content
+                && nameIndex.map { nameMisleads($0, shown: position, findings) } ?? false
+            return Identification(
                 type: types[position], basis: basis, content: content, nameType: nameType, fileName: fileName,
-                contradictsName: contradicts)
+                contradictsName: contradicts, nameMisleads: misleads)
         }
         let data = index[.data]!
         if findings.isEmpty {
@@ -245,6 +260,19 @@ extension DocumentTypeRegistry {
             return result(name, .name, .unrecognised, false)
         }
         return result(data, .unknown, .unrecognised, true)
+    }
+
+    /// Whether a name that says the type at `name` lies about content shown
+    /// to be the type at `shown`: the content does not show the name's type
+    /// too (an MPEG-4 file's compatible brand), neither type is a kind of the
+    /// other, and they are not both text (CSV or HTML named `.txt` reads as
+    /// text where it is opened as text). Content recognised only by a few
+    /// bits that random bytes can match is no evidence against a name.
+    private func nameMisleads(_ name: Int, shown: Int, _ findings: Findings) -> Bool {
+        if findings.matched[name] != nil { return false }
+        if !findings.isText && !findings.conclusive.contains(shown) { return false }
+        if closure[shown].contains(name) || closure[name].contains(shown) { return false }
+        return !(isText[shown] && isText[name])
     }
 
     /// Whether content that is (at least) the types in `shown` can be of the

@@ -48,11 +48,22 @@ public struct Identification: Hashable, Sendable, CustomStringConvertible {
     /// the content is not (a PDF named `.txt`, text named `.jpg`, a ZIP
     /// archive without `word/` named `.docx`).
     public var contradictsName: Bool
+    /// Whether the name lies about the content: it says a type, the content
+    /// shows another, and neither is a kind of the other (nor are both text).
+    ///
+    /// An app that opens files by their extension fails on such a file: a
+    /// PDF named `notes.txt`, text named `photo.png`. A name that merely says
+    /// less or more than the content shows does not lie: a ZIP archive named
+    /// `.docx` (the name says a kind of ZIP archive), an EPUB named `.zip`,
+    /// CSV text named `.txt`. Neither does a name without a known extension,
+    /// nor one of an empty file or of content that was not recognised: there
+    /// is no evidence against it.
+    public var nameMisleads: Bool
 
     /// Creates an identification.
     public init(
         type: DocumentType, basis: Basis, content: Content, nameType: DocumentType?, fileName: String?,
-        contradictsName: Bool
+        contradictsName: Bool, nameMisleads: Bool = false
     ) {
         self.type = type
         self.basis = basis
@@ -60,6 +71,32 @@ public struct Identification: Hashable, Sendable, CustomStringConvertible {
         self.nameType = nameType
         self.fileName = fileName
         self.contradictsName = contradictsName
+        self.nameMisleads = nameMisleads
+    }
+
+    /// The file's name with the extension its content calls for, when
+    /// ``nameMisleads``: `notes.txt` holding a PDF is `notes.pdf`, `photo.PNG`
+    /// holding text is `photo.txt`, `backup.tar.gz` holding a PDF is
+    /// `backup.pdf`. `nil` when the name does not lie, or when the content's
+    /// type has no extension to give (an OLE compound file that no name
+    /// tells more of).
+    public var correctedName: String? {
+        guard nameMisleads, let fileName, let nameType, let wanted = type.preferredExtension else { return nil }
+        // The extension the name was read by: the longest of the type's that
+        // its last dot-separated parts spell, in any case, as the registry reads names.
+        var parts = fileName.split(separator: ".", omittingEmptySubsequences: false)
+        let spelled = nameType.extensions.filter { candidate in
+            let count = candidate.split(separator: ".", omittingEmptySubsequences: false).count
+            guard parts.count > count else { return false }
+            return parts.suffix(count).joined(separator: ".").lowercased() == candidate
+        }
+        guard let matched = spelled.max(by: { $0.count < $1.count }) else { return nil }
+        parts.removeLast(matched.split(separator: ".", omittingEmptySubsequences: false).count)
+        var stem = parts.joined(separator: ".")
+        // A longer extension must not make a name longer than a file system's 255 bytes.
+        while !stem.isEmpty && stem.utf8.count + 1 + wanted.utf8.count > 255 { stem.removeLast() }
+        guard !stem.isEmpty else { return nil }
+        return stem + "." + wanted
     }
 
     /// The type content showed, if a signature was found.

@@ -35,6 +35,12 @@ public struct ShareConfiguration: Sendable {
     /// the reason and leaves nothing behind. Renames, moves and copies of
     /// what is already in the folder are not checked again.
     public var acceptedTypes: AcceptedTypes?
+    /// What becomes of an upload whose name lies about its content (a PDF
+    /// put at `notes.txt`), whatever types are accepted: refused with 415
+    /// and a reason naming both types (the default), or put in place under
+    /// the corrected name (`notes.pdf`, or `notes 2.pdf` when that is taken:
+    /// it never replaces a file), which the response reports.
+    public var misleadingNames: MisleadingNames
     /// How the folder is observed. Without a state file of its own, the
     /// server keeps the observer's state in its private folder, so that
     /// what changed while it was stopped enters the change log when it starts.
@@ -52,8 +58,10 @@ public struct ShareConfiguration: Sendable {
     public init(
         root: String, host: String = "127.0.0.1", port: Int = 8080, credentials: Credentials? = nil,
         readOnly: Bool = false, maxUploadBytes: Int64? = nil, tls: (certificate: String, key: String)? = nil,
-        acceptedTypes: AcceptedTypes? = nil, observerOptions: ObserverOptions = ObserverOptions(),
-        changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits()
+        acceptedTypes: AcceptedTypes? = nil, misleadingNames: MisleadingNames = .refuse,
+        observerOptions: ObserverOptions = ObserverOptions(),
+        changeLog: FileChangeLog.Options = FileChangeLog.Options(),
+        limits: ConnectionLimits = ConnectionLimits()
     ) {
         self.root = root
         self.host = host
@@ -63,6 +71,7 @@ public struct ShareConfiguration: Sendable {
         self.maxUploadBytes = maxUploadBytes
         self.tls = tls
         self.acceptedTypes = acceptedTypes
+        self.misleadingNames = misleadingNames
         self.observerOptions = observerOptions
         self.changeLog = changeLog
         self.limits = limits

@@ -19,6 +19,11 @@ public struct InboxOptions: Sendable {
     public var quarantine: String
     /// The types taken in.
     public var acceptedTypes: AcceptedTypes
+    /// What becomes of a document whose name lies about its content (a PDF
+    /// named `notes.txt`): quarantined, with a reason naming both types
+    /// (the default), or taken in under the corrected name (`notes.pdf`,
+    /// clash-free; inside a folder taken as one package, renamed in place).
+    public var misleadingNames: MisleadingNames
     /// Whether accepted documents go into a folder named after their type
     /// (`PDF document/`) rather than the processed folder itself.
     public var foldersPerType: Bool
@@ -33,13 +38,14 @@ public struct InboxOptions: Sendable {
     /// Creates options; the defaults are those of `fileshare inbox`.
     public init(
         inboxName: String = "Inbox", quarantine: String = "Quarantine", acceptedTypes: AcceptedTypes = .all(),
-        foldersPerType: Bool = false, folderHandling: FolderHandling = .package,
-        folderSettleTime: Duration = .seconds(2),
+        misleadingNames: MisleadingNames = .refuse, foldersPerType: Bool = false,
+        folderHandling: FolderHandling = .package, folderSettleTime: Duration = .seconds(2),
         settleTime: Duration = .seconds(1)
     ) {
         self.inboxName = inboxName
         self.quarantine = quarantine
         self.acceptedTypes = acceptedTypes
+        self.misleadingNames = misleadingNames
         self.foldersPerType = foldersPerType
         self.folderHandling = folderHandling
         self.folderSettleTime = folderSettleTime

@@ -289,7 +289,8 @@ public final class InboxProcessor: Service, Sendable {
     private func takeIn(source: String, name: String, journal: InboxJournal) async throws -> Bool {
         let absolute = root + "/" + source
         let options = self.options
-        enum Verdict { case gone, written, decided(stat, DocumentType?, String) }
+        /// The type (`nil` when refused), the name it is taken in under, the reason for a refusal.
+        enum Verdict { case gone, written, decided(stat, DocumentType?, String, String) }
         let verdict: Verdict = await offload {
             var info = stat()
             guard lstat(absolute, &info) == 0 else { return .gone }
@@ -297,23 +298,27 @@ public final class InboxProcessor: Service, Sendable {
             // paused (or was there before the observer started) still holds it.
             if info.st_mode & S_IFMT == S_IFREG && InboxProcessor.hasWriter(absolute) { return .written }
             if info.st_mode & S_IFMT != S_IFREG {
-                return .decided(info, nil, "'\(name)' is a symbolic link or a special file, not a document")
+                return .decided(info, nil, name, "'\(name)' is a symbolic link or a special file, not a document")
             }
             do {
-                switch try options.acceptedTypes.check(fileAt: absolute, name: name) {
-                case .accepted(let identification): return .decided(info, identification.type, "")
-                case .refused(let refusal): return .decided(info, nil, refusal.reason)
+                let decision = try options.acceptedTypes.check(
+                    fileAt: absolute, name: name, misleadingNames: options.misleadingNames)
+                switch decision {
+                case .accepted(let identification): return .decided(info, identification.type, name, "")
+                case .corrected(let identification, let corrected):
+                    return .decided(info, identification.type, corrected, "")
+                case .refused(let refusal): return .decided(info, nil, name, refusal.reason)
                 }
             } catch {
-                return .decided(info, nil, "'\(name)' cannot be read: \(error)")
+                return .decided(info, nil, name, "'\(name)' cannot be read: \(error)")
             }
         }
         switch verdict {
         case .gone: return true
         case .written: return false
-        case .decided(let info, let type, let reason):
+        case .decided(let info, let type, let finalName, let reason):
             try await claim(
-                source: source, name: name, info: info, isFolder: false, type: type?.identifier.rawValue,
+                source: source, name: finalName, info: info, isFolder: false, type: type?.identifier.rawValue,
                 typeName: type?.name,
                 reason: reason, journal: journal)
             return true
@@ -359,6 +364,7 @@ public final class InboxProcessor: Service, Sendable {
             var info = stat()
             guard lstat(absolute, &info) == 0 else { return .gone }
             var refused: [String] = []
+            var corrections: [(relative: String, name: String)] = []
             for relative in InboxProcessor.files(under: absolute) {
                 let path = absolute + "/" + relative
                 var fileInfo = stat()
@@ -370,11 +376,34 @@ public final class InboxProcessor: Service, Sendable {
                 }
                 let fileName = String(relative.split(separator: "/").last ?? "")
                 do {
-                    if case .refused(let refusal) = try options.acceptedTypes.check(fileAt: path, name: fileName) {
-                        refused.append("'\(relative)': \(refusal.reason)")
+                    let decision = try options.acceptedTypes.check(
+                        fileAt: path, name: fileName, misleadingNames: options.misleadingNames)
+                    switch decision {
+                    case .accepted: break
+                    case .corrected(_, let corrected): corrections.append((relative, corrected))
+                    case .refused(let refusal): refused.append("'\(relative)': \(refusal.reason)")
                     }
                 } catch {
                     refused.append("'\(relative)' cannot be read: \(error)")
+                }
+            }
+            // A package is moved whole: its lying names are corrected where
+            // they are, each by one rename that takes no name (a crash leaves
+            // either name, and the next pass decides again). Not in a package
+            // that is refused anyway: it goes to the quarantine as it came.
+            if refused.isEmpty {
+                for (relative, corrected) in corrections {
+                    let inner = relative.split(separator: "/").dropLast()
+                    let folder = inner.isEmpty ? absolute : absolute + "/" + inner.joined(separator: "/")
+                    let free = UniqueName.make(for: corrected) { candidate in
+                        var existing = stat()
+                        return lstat(folder + "/" + candidate, &existing) == 0
+                    }
+                    let result = InboxProcessor.move(absolute + "/" + relative, to: folder + "/" + free)
+                    if result != 0 {
+                        refused.append(
+                            "'\(relative)' could not be renamed '\(free)': \(String(cString: strerror(-result)))")
+                    }
                 }
             }
             let reason =

@@ -38,6 +38,12 @@ struct InboxCommand: AsyncParsableCommand {
             "Declared and accepted types from a configuration file (JSON, YAML or TOML).", valueName: "FILE"))
     var types: String?
 
+    @Flag(
+        help: ArgumentHelp(
+            "Take in a document whose name lies about its content (a PDF named notes.txt) under the corrected name (notes.pdf) rather than quarantining it."
+        ))
+    var fixExtensions = false
+
     @Option(
         help: ArgumentHelp(
             "Run for each accepted document, with its final absolute path as the last argument (FILESHARE_REPEAT=1 when it is a repeat after a crash).",
@@ -87,7 +93,8 @@ struct InboxCommand: AsyncParsableCommand {
             CommandOutput.fail(error.message, code: 2)
         }
         let options = InboxOptions(
-            inboxName: inbox, quarantine: quarantine, acceptedTypes: accepted, foldersPerType: folderPerType,
+            inboxName: inbox, quarantine: quarantine, acceptedTypes: accepted,
+            misleadingNames: fixExtensions ? .correct : .refuse, foldersPerType: folderPerType,
             folderHandling: handling, settleTime: .milliseconds(Int64(settle * 1000)))
         let command = exec
         let processor: InboxProcessor

@@ -102,6 +102,12 @@ struct Serve: AsyncParsableCommand {
             valueName: "SECONDS"))
     var bodyTimeout: Double = 300
 
+    @Flag(
+        help: ArgumentHelp(
+            "Put an upload whose name lies about its content (a PDF sent as notes.txt) in place under the corrected name (notes.pdf, never replacing a file) rather than refusing it (415); with --inbox, take such documents in so too."
+        ))
+    var fixExtensions = false
+
     func validate() throws {
         for (name, seconds) in [
             ("--header-timeout", headerTimeout), ("--keep-alive-timeout", keepAliveTimeout),
@@ -190,7 +196,7 @@ struct Serve: AsyncParsableCommand {
         let configuration = ShareConfiguration(
             root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
             maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes,
-            limits: limits)
+            misleadingNames: fixExtensions ? .correct : .refuse, limits: limits)
         Serve.raiseOpenFileLimit(logger: logger)
         let server: ShareServer
         do {
@@ -212,7 +218,10 @@ struct Serve: AsyncParsableCommand {
         if takesInInbox {
             do {
                 let processor = try InboxProcessor(
-                    root: server.root, options: InboxOptions(acceptedTypes: acceptedTypes ?? .all()), logger: logger,
+                    root: server.root,
+                    options: InboxOptions(
+                        acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
+                    logger: logger,
                     observer: server.observer,
                     report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
                 services.append(.init(service: processor))

@@ -12,6 +12,12 @@ opens the page and checks, through the page as a user would:
     updates over /api/events);
   - deleting it with its Delete button and the confirmation removes it from
     the list and from disk;
+  - axe-core (from axe-selenium-python) finds no accessibility violation on
+    the folder view, with the upload panel shown, and with a preview open;
+  - the page works by keyboard alone: the skip link, a tab order that visits
+    every control once in reading order without a trap, Enter and Space on
+    rows and buttons, Escape closing the preview and the dialogs with focus
+    back where it was, a folder made by typing alone;
   - a screenshot of the page can be taken.
 
 One line per check, then `browser: N passed, M failed`. Exit 0 only when every
@@ -49,8 +55,10 @@ def missing_dependencies():
     """Why the test cannot run here, or None."""
     try:
         import selenium  # noqa: F401
+        import axe_selenium_python  # noqa: F401
     except ImportError as error:
-        return f"selenium is not installed for {sys.executable} ({error}); pip install selenium"
+        return (f"selenium or axe-selenium-python is not installed for {sys.executable} ({error}); "
+                "pip install selenium axe-selenium-python")
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not os.access(path, os.X_OK):
             return f"{path} is missing; apt-get install {package}"
@@ -204,7 +212,9 @@ def main():
     from selenium.common.exceptions import (ElementClickInterceptedException,
                                             ElementNotInteractableException,
                                             StaleElementReferenceException)
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -267,6 +277,44 @@ def main():
             wait().until(attempt)
         except Exception:
             raise AssertionError(f"could not click {what} ({selector}) within {WAIT}s; messages: {toasts()!r}")
+
+    def axe_clean(where):
+        """Runs axe-core on the page as it is; fails naming each violation and where."""
+        from axe_selenium_python import Axe
+        axe = Axe(driver)
+        axe.inject()
+        results = axe.run()
+        violations = results["violations"]
+        if violations:
+            described = "; ".join(
+                f"{v['id']} ({v['impact']}): {', '.join(str(t) for n in v['nodes'] for t in n['target'])}"
+                for v in violations)
+            raise AssertionError(f"{len(violations)} violation(s) {where}: {described}")
+        return f"{len(results['passes'])} rules pass {where}"
+
+    def press(*keys):
+        """Keys sent to whatever has the focus, as a person types them."""
+        ActionChains(driver).send_keys(*keys).perform()
+
+    def chord(modifier, key):
+        """`key` pressed while `modifier` (Shift, Control) is held down."""
+        ActionChains(driver).key_down(modifier).send_keys(key).key_up(modifier).perform()
+
+    def focused():
+        """A short description of the focused element."""
+        return driver.execute_script("""
+            const e = document.activeElement;
+            if (!e || e === document.body) return 'body';
+            return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+                + (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\\s+/).join('.') : '')
+                + (e.getAttribute('aria-label') ? '[' + e.getAttribute('aria-label') + ']' : '');""")
+
+    def wait_focus(script, what, timeout=WAIT):
+        """Waits until `script` (a JavaScript expression on `e`, the focused element) is true."""
+        try:
+            wait(timeout).until(lambda d: d.execute_script(f"const e = document.activeElement; return !!({script});"))
+        except Exception:
+            raise AssertionError(f"focus is not on {what} but on {focused()}")
 
     def read(path):
         try:
@@ -373,6 +421,144 @@ def main():
             return None
         checks.run("delete with .delete and #confirm-ok: gone from the list and from disk", delete,
                    requires=["a file created on disk appears live (/api/events)"])
+
+        def axe_folder_view():
+            if driver.find_element(By.ID, "upload-panel").get_attribute("hidden") is not None:
+                raise AssertionError("the upload panel is not shown after the upload")
+            wait_listed(renamed_name)
+            return axe_clean("on the folder view with the upload panel")
+        checks.run("axe-core: no violations on the folder view and the upload panel", axe_folder_view,
+                   requires=["rename with .rename and the dialog: new name listed and on disk, old gone"])
+
+        def keyboard_preview():
+            # "/" goes to the filter, Enter to the first row, Enter opens it.
+            driver.find_element(By.TAG_NAME, "body").click()
+            press("/")
+            wait_focus("e.id === 'search'", "the filter field")
+            press(Keys.ENTER)
+            wait_focus(f"e.matches('a.open') && e.closest('li').dataset.name === {css_string(renamed_name)}",
+                       "the first row's name")
+            press(Keys.ENTER)
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#preview[open]")))
+            wait_focus("e.id === 'preview-close'", "the preview's Close button")
+            title = driver.find_element(By.ID, "preview-title").text
+            if title != renamed_name:
+                raise AssertionError(f"the preview shows {title!r}")
+            detail = axe_clean("with the preview open")
+            # Tab stays inside the open preview.
+            for _ in range(8):
+                press(Keys.TAB)
+                # The page behind is inert: focus is in the preview, or out in the browser's own UI.
+                inside = driver.execute_script(
+                    "const e = document.activeElement; return e === document.body || !!e.closest('dialog#preview');")
+                if not inside:
+                    raise AssertionError(f"Tab left the open preview for {focused()}")
+            press(Keys.ESCAPE)
+            wait().until_not(EC.presence_of_element_located((By.CSS_SELECTOR, "dialog#preview[open]")))
+            wait_focus(f"e.matches('a.open') && e.closest('li').dataset.name === {css_string(renamed_name)}",
+                       "the row it was opened from")
+            return detail
+        checks.run("keyboard: / and Enter open a file's preview (axe-clean), Tab stays in it, Escape closes it",
+                   keyboard_preview, requires=["axe-core: no violations on the folder view and the upload panel"])
+
+        def keyboard_dialogs():
+            row_link = f"e.matches('a.open') && e.closest('li').dataset.name === {css_string(renamed_name)}"
+            wait_focus(row_link, "the row's name")
+            # F2 renames; Escape cancels, and the name stays.
+            press(Keys.F2)
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#dialog[open]")))
+            wait_focus("e.id === 'dialog-input'", "the name field")
+            press(Keys.ESCAPE)
+            wait().until_not(EC.presence_of_element_located((By.CSS_SELECTOR, "dialog#dialog[open]")))
+            wait_focus(row_link, "the row, after the dialog closed")
+            # Tab to the row's Delete button; Space asks, the safe answer has the focus; Escape keeps the file.
+            for _ in range(10):
+                press(Keys.TAB)
+                if driver.execute_script("return document.activeElement.matches('button.delete');"):
+                    break
+            else:
+                raise AssertionError(f"Tab did not reach the row's Delete button (at {focused()})")
+            press(Keys.SPACE)
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#confirm[open]")))
+            wait_focus("e.id === 'confirm-cancel'", "the confirmation's Cancel button")
+            press(Keys.ESCAPE)
+            wait().until_not(EC.presence_of_element_located((By.CSS_SELECTOR, "dialog#confirm[open]")))
+            wait_focus("e.matches('button.delete')", "the Delete button, after the confirmation closed")
+            if not os.path.exists(os.path.join(shared, renamed_name)):
+                raise AssertionError("Escape on the confirmation deleted the file")
+            # A folder made by keyboard alone: Shift+Tab back to "New folder", Enter, type, Enter.
+            for _ in range(30):
+                chord(Keys.SHIFT, Keys.TAB)
+                if driver.execute_script("return document.activeElement.id === 'new-folder';"):
+                    break
+            else:
+                raise AssertionError(f"Shift+Tab did not reach New folder (at {focused()})")
+            press(Keys.ENTER)
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#dialog[open]")))
+            wait_focus("e.id === 'dialog-input'", "the name field")
+            # The suggested name is selected: typing replaces it.
+            press("Typed folder", Keys.ENTER)
+            wait().until_not(EC.presence_of_element_located((By.CSS_SELECTOR, "dialog#dialog[open]")))
+            wait_until(lambda: os.path.isdir(os.path.join(shared, "Typed folder")), WAIT,
+                       "the folder made by keyboard is not on disk")
+            wait_listed("Typed folder")
+            return None
+        checks.run("keyboard: F2 and Escape, Space on Delete and Escape, a folder made by typing alone",
+                   keyboard_dialogs,
+                   requires=["keyboard: / and Enter open a file's preview (axe-clean), Tab stays in it, Escape closes it"])
+
+        def tab_order():
+            # From the top: the skip link first; Enter on it goes to the list, in the folder shown.
+            driver.get(driver.current_url)
+            wait().until(EC.presence_of_element_located((By.CSS_SELECTOR, '#file-list[aria-busy="false"]')))
+            wait_listed(renamed_name)
+            hash_before = driver.execute_script("return location.hash;")
+            press(Keys.TAB)
+            wait_focus("e.matches('a.skip-link')", "the skip link")
+            press(Keys.ENTER)
+            wait_focus("e.matches('#file-list > li:first-child a.open')", "the first row, after the skip link")
+            hash_after = driver.execute_script("return location.hash;")
+            if hash_after != hash_before:
+                raise AssertionError(f"the skip link changed the folder shown: {hash_before!r} → {hash_after!r}")
+            # Round the whole page: each control once, visible, in reading order, back to the start.
+            driver.get(driver.current_url)
+            wait().until(EC.presence_of_element_located((By.CSS_SELECTOR, '#file-list[aria-busy="false"]')))
+            wait_listed(renamed_name)
+            seen = []
+            for _ in range(80):
+                press(Keys.TAB)
+                current = driver.execute_script("""
+                    const e = document.activeElement;
+                    if (!e || e === document.body) return null;
+                    if (!e.dataset.tabProbe) e.dataset.tabProbe = String(Math.random());
+                    const r = e.getBoundingClientRect();
+                    const visible = e.matches('a.skip-link') || (r.width > 0 && r.height > 0
+                        && getComputedStyle(e).visibility !== 'hidden');
+                    return [e.dataset.tabProbe, visible];""")
+                if current is None:
+                    break  # past the last control: the browser's own UI is next
+                probe, visible = current
+                if not visible:
+                    raise AssertionError(f"Tab reached {focused()}, which cannot be seen")
+                if probe in (p for p, _ in seen):
+                    break  # round again
+                seen.append((probe, focused()))
+            else:
+                raise AssertionError(f"80 Tabs did not go round the page: {[d for _, d in seen][-5:]}")
+            names = [d for _, d in seen]
+            order = ["a.skip-link", "button#upload-button", "button#new-folder", "input#search",
+                     "input#select-all", "a.open"]
+            positions = []
+            for wanted in order:
+                found = [i for i, d in enumerate(names) if d.startswith(wanted)]
+                if not found:
+                    raise AssertionError(f"Tab never reached {wanted}: {names}")
+                positions.append(found[0])
+            if positions != sorted(positions):
+                raise AssertionError(f"the tab order is not the reading order: {names}")
+            return f"{len(names)} controls, each once"
+        checks.run("keyboard: the skip link, and a tab order over every control once in reading order",
+                   tab_order, requires=["keyboard: F2 and Escape, Space on Delete and Escape, a folder made by typing alone"])
 
         def screenshot():
             path = os.path.join(work, "page.png")

@@ -50,12 +50,16 @@ struct AcceptedTypesTests {
         #expect(error?.identifier == "public.imgae")
     }
 
-    @Test("a misnamed file of an accepted type is accepted as what it is")
+    @Test("a misnamed file of an accepted type is refused for its name, or accepted under the corrected one")
     func misnamedButAccepted() throws {
-        let decision = try accepting([.image]).check(prefix: jpegImage(), name: "photo.png")
-        #expect(decision.isAccepted)
+        let images = try accepting([.image])
+        let decision = images.check(prefix: jpegImage(), name: "photo.png")
+        #expect(!decision.isAccepted)
         #expect(decision.identification.type.identifier == "public.jpeg")
-        #expect(decision.identification.contradictsName)
+        #expect(decision.identification.contradictsName && decision.identification.nameMisleads)
+        let corrected = images.check(prefix: jpegImage(), name: "photo.png", misleadingNames: .correct)
+        #expect(corrected.isAccepted)
+        #expect(corrected == .corrected(decision.identification, name: "photo.jpg"))
     }
 
     static let refusals:

@@ -58,7 +58,7 @@ struct AcceptedUploadTests {
             try await share.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.send("/api/files/Pictures/dot.png", .put, Self.png).status == .created)
                 #expect(try await client.send("/dav/report.pdf", .put, Self.pdf()).status == .created)
-                // Content decides: a PNG named .bin is a PNG.
+                // Content decides: a PNG named .bin (no type's extension) is a PNG.
                 #expect(try await client.send("/api/files/dot.bin", .put, Self.png).status == .created)
                 #expect(try await client.send("/dav/dot.jpg", .put, Self.jpeg).status == .created)
                 let info = try await client.request("/api/info")
@@ -71,17 +71,22 @@ struct AcceptedUploadTests {
     }
 
     @Test(
-        "every type accepted (no accepted types, or public.item): nothing is checked, /api/info has no acceptedTypes",
+        "every type accepted (no accepted types, or public.item): only lying names are refused, /api/info has no acceptedTypes",
         arguments: [false, true])
     func everything(item: Bool) async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture(acceptedTypes: item ? try Self.accepting([.item]) : nil)
-            #expect(share.server.core.uploadTypes == nil)
+            #expect(share.server.core.uploadTypes.identifiers == nil)
             try await share.test { (client: any TestClientProtocol) async throws in
-                #expect(try await client.send("/api/files/photo.jpg", .put, Self.pdf()).status == .created)
+                #expect(try await client.send("/api/files/report.pdf", .put, Self.pdf()).status == .created)
+                #expect(try await client.send("/api/files/report", .put, Self.pdf()).status == .created)
+                #expect(try await client.send("/dav/blob.jpg", .put, [0, 0x13, 0x37, 0]).status == .created)
                 #expect(try await client.request("/dav/empty", .put, body: "").status == .created)
+                #expect(try await client.request("/api/files/empty.png", .put, body: "").status == .created)
+                #expect(try await client.send("/api/files/photo.jpg", .put, Self.pdf()).status == .unsupportedMediaType)
                 #expect(try await client.request("/api/info").json["acceptedTypes"] == nil)
             }
+            #expect(share.visibleTree().filter { $0 != "empty" } == ["blob.jpg", "empty.png", "report", "report.pdf"])
         }
     }
 
@@ -284,9 +289,9 @@ struct AcceptedUploadTests {
 
     @Test("a prefix refuses only when it tells as much as the whole file would")
     func certainRefusal() throws {
-        let images = try #require(UploadTypePolicy(try Self.accepting(["public.image"])))
-        #expect(UploadTypePolicy(nil) == nil)
-        #expect(UploadTypePolicy(AcceptedTypes.all()) == nil)
+        let images = UploadTypePolicy(try Self.accepting(["public.image"]))
+        #expect(UploadTypePolicy(nil).identifiers == nil)
+        #expect(UploadTypePolicy(AcceptedTypes.all()).identifiers == nil)
         #expect(images.prefixLength == 64 << 10)
         let pdf = Self.pdf(size: 1 << 20)
         // Long enough, or the whole file: certain.
@@ -299,13 +304,13 @@ struct AcceptedUploadTests {
         #expect(images.certainRefusal(prefix: png, name: "a.png", totalSize: png.count + 1000) == nil)
         // An ID3 tag: what follows it decides.
         let tagged = Array("ID3".utf8) + [4, 0, 0, 0, 0, 0x7F, 0x7F] + [UInt8](repeating: 0, count: 64 << 10)
-        let flac = try #require(UploadTypePolicy(try Self.accepting(["org.xiph.flac"])))
+        let flac = UploadTypePolicy(try Self.accepting(["org.xiph.flac"]))
         #expect(flac.certainRefusal(prefix: tagged, name: "song.flac", totalSize: 10 << 20) == nil)
         #expect(flac.certainRefusal(prefix: tagged, name: "song.flac", totalSize: tagged.count) != nil)
         // A ZIP archive: certain only when no accepted type is told by ZIP entries.
         let zip: [UInt8] = [0x50, 0x4B, 0x03, 0x04] + [UInt8](repeating: 0, count: 64 << 10)
         #expect(images.certainRefusal(prefix: zip, name: "a.zip", totalSize: 10 << 20) != nil)
-        let books = try #require(UploadTypePolicy(try Self.accepting(["org.idpf.epub-container"])))
+        let books = UploadTypePolicy(try Self.accepting(["org.idpf.epub-container"]))
         #expect(books.certainRefusal(prefix: zip, name: "a.epub", totalSize: 10 << 20) == nil)
         // Empty files are judged by their names.
         #expect(images.acceptsEmptyFile(at: try SharePath(plain: "a/b.png")))

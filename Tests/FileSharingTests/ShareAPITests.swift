@@ -15,20 +15,20 @@ struct ShareAPITests {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             try await share.test { (client: any TestClientProtocol) async throws in
-                let created = try await client.request("/api/files/Comics/Issue%201.cbz", .put, body: "first")
+                let created = try await client.request("/api/files/Comics/Issue%201.txt", .put, body: "first")
                 #expect(created.status == .created)
-                #expect(share.read("Comics/Issue 1.cbz") == "first")
+                #expect(share.read("Comics/Issue 1.txt") == "first")
                 #expect(
-                    try await client.request("/api/files/Comics/Issue%201.cbz", .put, body: "second!").status == .ok)
+                    try await client.request("/api/files/Comics/Issue%201.txt", .put, body: "second!").status == .ok)
                 let list = try await client.request("/api/list?path=Comics")
                 #expect(list.status == .ok)
                 let items = list.json["items"] as? [[String: Any]] ?? []
                 #expect(items.count == 1)
-                #expect(items.first?["name"] as? String == "Issue 1.cbz")
+                #expect(items.first?["name"] as? String == "Issue 1.txt")
                 #expect(items.first?["size"] as? Int == 7)
                 #expect((items.first?["modified"] as? String)?.hasSuffix("Z") == true)
                 #expect((items.first?["id"] as? String)?.count == 16)
-                let download = try await client.request("/api/files/Comics/Issue%201.cbz")
+                let download = try await client.request("/api/files/Comics/Issue%201.txt")
                 #expect(download.status == .ok && download.text == "second!")
                 #expect(download.headers[.eTag] != nil && download.headers[.lastModified] != nil)
                 #expect(try await client.request("/api/files/Comics", .put, body: "x").status == .conflict)
@@ -37,21 +37,21 @@ struct ShareAPITests {
                 #expect(
                     try await client.request("/api/move", .post, body: #"{"from":"Comics","to":"Library/Comics"}"#)
                         .status == .ok)
-                #expect(share.read("Library/Comics/Issue 1.cbz") == "second!")
+                #expect(share.read("Library/Comics/Issue 1.txt") == "second!")
                 #expect(
                     try await client.request("/api/move", .post, body: #"{"from":"Comics","to":"x"}"#).status
                         == .notFound)
-                try share.write("Other.cbz", "o")
+                try share.write("Other.txt", "o")
                 #expect(
                     try await client.request(
-                        "/api/move", .post, body: #"{"from":"Other.cbz","to":"Library/Comics/Issue 1.cbz"}"#
+                        "/api/move", .post, body: #"{"from":"Other.txt","to":"Library/Comics/Issue 1.txt"}"#
                     ).status == .conflict)
                 #expect(
                     try await client.request(
                         "/api/move", .post,
-                        body: #"{"from":"Other.cbz","to":"Library/Comics/Issue 1.cbz","overwrite":true}"#
+                        body: #"{"from":"Other.txt","to":"Library/Comics/Issue 1.txt","overwrite":true}"#
                     ).status == .ok)
-                #expect(share.read("Library/Comics/Issue 1.cbz") == "o")
+                #expect(share.read("Library/Comics/Issue 1.txt") == "o")
                 #expect(try await client.request("/api/files/Library", .delete).status == .noContent)
                 #expect(try await client.request("/api/files/Library", .delete).status == .notFound)
                 #expect(try await client.request("/api/list?path=missing").status == .notFound)

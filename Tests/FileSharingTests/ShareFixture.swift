@@ -24,8 +24,8 @@ final class ShareFixture: @unchecked Sendable {
 
     init(
         readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
-        acceptedTypes: AcceptedTypes? = nil, changeLog: FileChangeLog.Options = FileChangeLog.Options(),
-        limits: ConnectionLimits = ConnectionLimits()
+        acceptedTypes: AcceptedTypes? = nil, misleadingNames: MisleadingNames = .refuse,
+        changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits()
     ) throws {
         if let root {
             self.root = root
@@ -41,6 +41,7 @@ final class ShareFixture: @unchecked Sendable {
             configuration: ShareConfiguration(
                 root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
                 readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
+                misleadingNames: misleadingNames,
                 observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog,
                 limits: limits),
             logger: logger,

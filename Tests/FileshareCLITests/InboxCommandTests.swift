@@ -39,7 +39,7 @@ struct InboxCommandTests {
     }
 
     @Test(
-        "what the Inbox holds at start is taken in: accepted by content, clashing names numbered, refused ones quarantined with a reason; the Inbox ends empty"
+        "what the Inbox holds at start is taken in: accepted by content, clashing names numbered, refused ones and lying names quarantined with a reason; the Inbox ends empty"
     )
     func once() async throws {
         try await MachineSettings.shared {
@@ -61,19 +61,65 @@ struct InboxCommandTests {
             let files = InboxCommandTests.files(in: root)
             #expect(files["Report.pdf"] == "already here")
             #expect(files["Report 2.pdf"] == InboxCommandTests.pdf)
-            #expect(files["Scan.txt"] == InboxCommandTests.pdf)  // a PDF by its content, accepted as such
+            // A PDF by its content, of an accepted type, but its name lies.
+            #expect(files["Quarantine/Scan.txt"] == InboxCommandTests.pdf)
+            #expect(files["Quarantine/Scan.txt.reason.txt"]?.contains("rename it 'Scan.pdf'") == true)
             #expect(files["notes.txt"] == "plain words\n")
             #expect(files["Album/a.txt"] == "a\n" && files["Album/b.txt"] == "b\n")
             #expect(files["Quarantine/photo.pdf"] != nil)
             #expect(files["Quarantine/photo.pdf.reason.txt"]?.contains("PNG") == true)
             #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/Inbox").isEmpty)
             let events = process.lines
-            #expect(events.filter { $0.contains("\"type\":\"taken-in\"") }.count == 4)
+            #expect(events.filter { $0.contains("\"type\":\"taken-in\"") }.count == 3)
             #expect(events.contains { $0.contains("\"type\":\"refused\"") && $0.contains("photo.pdf") })
             #expect(events.contains { $0.contains("\"type\":\"error\"") && $0.contains("photo.pdf") })
             let handled = (InboxCommandTests.read(log) ?? "").split(separator: "\n").sorted()
             #expect(
-                handled == ["0 \(root)/Album", "0 \(root)/Report 2.pdf", "0 \(root)/Scan.txt", "0 \(root)/notes.txt"])
+                handled == ["0 \(root)/Album", "0 \(root)/Report 2.pdf", "0 \(root)/notes.txt"])
+        }
+    }
+
+    @Test(
+        "names that lie (text named .png, a PDF named .txt): quarantined with the reason, or with --fix-extensions taken in under the corrected names",
+        arguments: [false, true])
+    func misleadingNames(fixing: Bool) async throws {
+        try await MachineSettings.shared {
+            let folder = try TemporaryFolder()
+            let root = folder.path
+            try InboxCommandTests.write(root + "/Inbox/photo.png", Array("plain words\n".utf8))
+            try InboxCommandTests.write(root + "/Inbox/notes.txt", Array(InboxCommandTests.pdf.utf8))
+            try InboxCommandTests.write(root + "/Inbox/sizes.txt", Array("a,b\n1,2\n".utf8))
+            try InboxCommandTests.write(root + "/notes.pdf", Array("already here".utf8))
+            let process = try CommandProcess(
+                ["inbox", root, "--once", "--accept", "pdf,png,txt"] + (fixing ? ["--fix-extensions"] : []))
+            #expect(await process.exitStatus(timeout: .seconds(60)) == 0, "\(process.errorOutput)")
+            let files = InboxCommandTests.files(in: root)
+            let events = process.lines
+            #expect(files["sizes.txt"] == "a,b\n1,2\n")
+            #expect(files["notes.pdf"] == "already here")
+            if fixing {
+                #expect(files["photo.txt"] == "plain words\n")
+                #expect(files["notes 2.pdf"] == InboxCommandTests.pdf)
+                #expect(
+                    events.contains(
+                        #"{"type":"taken-in","from":"Inbox/notes.txt","path":"notes 2.pdf","document_type":"com.adobe.pdf"}"#
+                    ))
+                #expect(!events.contains { $0.contains("\"type\":\"refused\"") }, "\(events)")
+            } else {
+                #expect(files["Quarantine/photo.png"] == "plain words\n")
+                #expect(files["Quarantine/notes.txt"] == InboxCommandTests.pdf)
+                let reason = files["Quarantine/photo.png.reason.txt"] ?? ""
+                #expect(
+                    reason.hasPrefix(
+                        "the name of 'photo.png' says PNG image, but the content is a plain text document: "
+                            + "rename it 'photo.txt', or have such names corrected (--fix-extensions)\n"), "\(reason)")
+                #expect(
+                    events.contains {
+                        $0.contains(#""type":"refused","from":"Inbox/notes.txt","path":"Quarantine/notes.txt""#)
+                            && $0.contains("rename it 'notes.pdf'")
+                    }, "\(events)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/Inbox").isEmpty)
         }
     }
 

@@ -204,4 +204,46 @@ struct ServeCommandTests {
             #expect(await again.exitStatus() == 0)
         }
     }
+
+    @Test(
+        "names that lie, live: refused by default with the reason even without --accept; with --fix-extensions put at the corrected name, reported",
+        arguments: [false, true])
+    func misleadingNamesLive(fixing: Bool) async throws {
+        try await MachineSettings.shared { try await Self.misleadingNames(fixing: fixing) }
+    }
+
+    /// The body of ``misleadingNamesLive(fixing:)``.
+    static func misleadingNames(fixing: Bool) async throws {
+        let dir = try TemporaryFolder()
+        try Data("%PDF-1.7\n1 0 obj << >> endobj\n%%EOF\n".utf8).write(
+            to: URL(fileURLWithPath: dir.path + "/report.pdf"))
+        let options: [String] = fixing ? ["--fix-extensions"] : []
+        let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth"] + options)
+        #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
+        let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+        let api = try curlResponse(["-T", dir.path + "/report.pdf", url + "api/files/notes.txt"])
+        let dav = try curlResponse(["-T", dir.path + "/report.pdf", url + "dav/scan.TXT"])
+        let (apiStatus, apiBody, apiLocation) = (api.status, api.body, api.header("Location"))
+        let (davStatus, davBody, davLocation) = (dav.status, dav.body, dav.header("Location"))
+        if fixing {
+            #expect(apiStatus == 201, "\(apiBody)")
+            #expect(apiBody.contains(#""path":"notes.pdf","requestedPath":"notes.txt""#), "\(apiBody)")
+            #expect(apiLocation == "/api/files/notes.pdf")
+            #expect(davStatus == 201 && davLocation == "/dav/scan.pdf", "\(davStatus)")
+        } else {
+            #expect(apiStatus == 415)
+            let reason =
+                "the name of 'notes.txt' says plain text document, but the content is a PDF document: "
+                + "rename it 'notes.pdf', or have such names corrected (--fix-extensions)"
+            #expect(apiBody.contains(reason), "\(apiBody)")
+            #expect(davStatus == 415 && davBody.contains("rename it 'scan.pdf'"), "\(davBody)")
+        }
+        serve.send(SIGINT)
+        #expect(await serve.exitStatus() == 0)
+        let shared = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/share").filter {
+            !$0.hasPrefix(".")
+        }
+        let expected: [String] = fixing ? ["notes.pdf", "scan.pdf"] : []
+        #expect(shared.sorted() == expected)
+    }
 }

@@ -319,7 +319,8 @@ struct WebDAVClientTests {
     func windowsSequence() async throws {
         try await MachineSettings.shared {
             let share = try await DAVShare()
-            let name = "Windows Report #1.docx", url = "Windows%20Report%20%231.docx"
+            // Text, under a name that says so: text named .docx would be refused as a name that lies.
+            let name = "Windows Report #1.txt", url = "Windows%20Report%20%231.txt"
             let content = String(repeating: "what Windows Explorer copied\n", count: 1000)
             let lock = try share.request("LOCK", url, headers: DAVShare.lockHeaders, body: DAVShare.lockInfo)
             #expect(lock.status == 201, "LOCK on a new name: \(lock.status) \(lock.body)")

@@ -1,4 +1,5 @@
 import ChangeLog
+import DocumentTypes
 import FileWatching
 import Logging
 
@@ -37,17 +38,57 @@ extension ShareCore {
     /// Puts a staged file in place at `path` as a change on behalf of
     /// `origin`: checked against the upload policy under the name it will
     /// have, prepared (`preparing`, with its descriptor), flushed, and
-    /// renamed into place. Returns whether it replaced a file.
+    /// renamed into place. Returns where it went and whether it replaced a
+    /// file.
+    ///
+    /// Where it goes is `path`, unless its name lies about its content and
+    /// names are corrected: then it is the corrected name beside it, or the
+    /// first of `notes 2.pdf`, `notes 3.pdf`… that nothing has taken (a file,
+    /// a folder, a WebDAV lock): a corrected upload never replaces anything,
+    /// as the client did not name what is there. Nor is it prepared: what
+    /// `preparing` carries over (WebDAV's properties) belongs to `path`.
     /// - Parameters:
     ///   - creatingParents: Whether missing folders on the way are made (the JSON API) or an error (WebDAV).
     func commit(
         _ file: StagedFile, to path: SharePath, origin: ChangeOrigin, creatingParents: Bool,
         preparing: (@Sendable (Int32) throws -> Void)? = nil
-    ) async throws -> Bool {
-        try await perform([path], origin: origin) {
-            try self.uploadTypes?.check(stagedFile: file.descriptor, for: path)
-            try preparing?(file.descriptor)
-            return try file.commit(to: path, replacing: .file, creatingParents: creatingParents)
+    ) async throws -> (path: SharePath, replaced: Bool) {
+        let policy = uploadTypes
+        let destination = try await blocking { try policy.check(stagedFile: file.descriptor, for: path) }
+        if destination == path {
+            let replaced = try await perform([path], origin: origin) {
+                try preparing?(file.descriptor)
+                return try file.commit(to: path, replacing: .file, creatingParents: creatingParents)
+            }
+            return (path, replaced)
+        }
+        var taken: Set<String> = []
+        while true {
+            let folder = self.folder
+            let clashes = taken
+            let name = try await blocking {
+                UniqueName.make(for: destination.name) { candidate in
+                    let sibling = destination.parent.child(candidate)
+                    if clashes.contains(candidate) || self.lock(on: [sibling]) != nil { return true }
+                    // A missing folder on the way holds nothing yet.
+                    return ((try? folder.existingKind(sibling)) ?? nil) != nil
+                }
+            }
+            let candidate: SharePath
+            do {
+                candidate = try destination.parent.appending(name)
+            } catch {
+                throw UploadRefusal(.refused, "no free name for '\(destination)': \(error.message)")
+            }
+            do {
+                try await perform([candidate], origin: origin) {
+                    _ = try file.commit(to: candidate, replacing: .nothing, creatingParents: creatingParents)
+                }
+                return (candidate, false)
+            } catch let error as FolderError where error.code == .exists {
+                // Taken between the look and the rename: the next free name.
+                taken.insert(name)
+            }
         }
     }
 

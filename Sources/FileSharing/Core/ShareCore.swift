@@ -36,8 +36,8 @@ final class ShareCore: Sendable {
     let changeStream: ChangeStream
     /// Uploads continued over several requests.
     let uploads: ResumableUploads
-    /// What uploads are checked against; `nil` when every type is accepted.
-    let uploadTypes: UploadTypePolicy?
+    /// What uploads are checked against.
+    let uploadTypes: UploadTypePolicy
     /// The largest upload accepted, or `nil` for no limit.
     let maxUploadBytes: Int64?
     /// The WebDAV locks, as the other faces see them.
@@ -90,7 +90,7 @@ final class ShareCore: Sendable {
         self.feed = feed
         changeStream = ChangeStream(log: changeLog)
         uploads = ResumableUploads(folder: folder)
-        uploadTypes = UploadTypePolicy(configuration.acceptedTypes)
+        uploadTypes = UploadTypePolicy(configuration.acceptedTypes, misleadingNames: configuration.misleadingNames)
         maxUploadBytes = configuration.maxUploadBytes
         // Made thumbnails are kept in the private folder; programs write their scratch files there too.
         let thumbnailFolder = folder.rootPath + "/" + SharedFolder.privateFolder + "/thumbnails"

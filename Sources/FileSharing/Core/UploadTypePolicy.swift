@@ -1,18 +1,23 @@
 import CFileshareShim
 import DocumentTypes
 
-/// The accepted types every upload is checked against: through the page and
-/// the JSON API (`PUT /api/files/P`, resumable uploads) and through WebDAV
-/// (`PUT /dav/P`, and the empty files WebDAV clients create first).
+/// The accepted types, and the truth of names, every upload is checked
+/// against: through the page and the JSON API (`PUT /api/files/P`,
+/// resumable uploads) and through WebDAV (`PUT /dav/P`, and the empty files
+/// WebDAV clients create first).
 ///
 /// A staged file is judged by its content under the name it will have; a
 /// refusal is an ``UploadRefusal`` with the ``Refusal/reason`` (each face
-/// answers it with 415). An upload can
-/// be refused before it is complete when its first bytes already tell as
-/// much as the whole file would (``certainRefusal(prefix:name:totalSize:)``).
+/// answers it with 415). A name that lies about the content (a PDF sent as
+/// `notes.txt`) is refused even when every type is accepted, or corrected
+/// (``MisleadingNames``). An upload can be refused before it is complete
+/// when its first bytes already tell as much as the whole file would
+/// (``certainRefusal(prefix:name:totalSize:)``).
 struct UploadTypePolicy: Sendable {
     /// The accepted types.
     let accepted: AcceptedTypes
+    /// What becomes of a name that lies about the content.
+    let misleadingNames: MisleadingNames
     /// How many first bytes identification looks at: 64 KiB, or more when a
     /// declared byte signature looks further. A prefix this long is
     /// identified as the whole file is, except for what lies beyond it in a
@@ -24,11 +29,11 @@ struct UploadTypePolicy: Sendable {
     /// at the end of the archive may decide, so a prefix cannot.
     private let acceptsZipBasedTypes: Bool
 
-    /// The policy of `accepted`, or `nil` when every type is accepted (then
-    /// nothing is checked).
-    init?(_ accepted: AcceptedTypes?) {
-        guard let accepted, !accepted.acceptsEverything else { return nil }
+    /// The policy of `accepted` (`nil` for every type).
+    init(_ accepted: AcceptedTypes?, misleadingNames: MisleadingNames = .refuse) {
+        let accepted = accepted ?? .all()
         self.accepted = accepted
+        self.misleadingNames = misleadingNames
         var reach = 64 * 1024
         var zipBased = false
         for type in accepted.registry.types {
@@ -54,21 +59,35 @@ struct UploadTypePolicy: Sendable {
     /// The most first bytes read to refuse an upload early: 1 MiB.
     static let longestPrefix = 1 << 20
 
-    /// The accepted identifiers, as configured.
-    var identifiers: [String] { accepted.identifiers.map(\.rawValue) }
+    /// The accepted identifiers, as configured; `nil` when every type is accepted.
+    var identifiers: [String]? {
+        accepted.acceptsEverything ? nil : accepted.identifiers.map(\.rawValue)
+    }
 
-    /// 415 unless the staged file open at `fd` is of an accepted type,
-    /// judged under the name it will have (the last component of `path`).
+    /// Where the staged file open at `fd` goes: `path`, or `path` with the
+    /// corrected name when its name lies and names are corrected; 415
+    /// unless it is of an accepted type, judged under the name it will have
+    /// (the last component of `path`).
     ///
     /// - Throws: ``UploadRefusal`` with the reason, or saying the file cannot be read.
-    func check(stagedFile fd: Int32, for path: SharePath) throws(UploadRefusal) {
+    func check(stagedFile fd: Int32, for path: SharePath) throws(UploadRefusal) -> SharePath {
         let decision: AcceptedTypes.Decision
         do {
-            decision = try accepted.check(fileDescriptor: fd, name: path.name)
+            decision = try accepted.check(fileDescriptor: fd, name: path.name, misleadingNames: misleadingNames)
         } catch {
             throw UploadRefusal(.unreadable, "cannot tell the type of the upload to '\(path)': \(error)")
         }
-        if case .refused(let refusal) = decision { throw UploadRefusal(.refused, refusal.reason) }
+        switch decision {
+        case .accepted: return path
+        case .corrected(_, let name):
+            do {
+                return try path.parent.appending(name)
+            } catch {
+                throw UploadRefusal(
+                    .refused, "the name of '\(path.name)' cannot be corrected to '\(name)': \(error.message)")
+            }
+        case .refused(let refusal): throw UploadRefusal(.refused, refusal.reason)
+        }
     }
 
     /// Whether an empty file at `path` is accepted: judged by its name alone.
@@ -132,9 +151,9 @@ struct UploadTypePolicy: Sendable {
     func certainRefusal(prefix: [UInt8], name: String, totalSize: Int?) -> Refusal? {
         let isWhole = totalSize == prefix.count
         guard isWhole || prefix.count >= prefixLength else { return nil }
-        guard case .refused(let refusal) = accepted.check(prefix: prefix, name: name, totalSize: totalSize) else {
-            return nil
-        }
+        let decision = accepted.check(
+            prefix: prefix, name: name, totalSize: totalSize, misleadingNames: misleadingNames)
+        guard case .refused(let refusal) = decision else { return nil }
         if isWhole { return refusal }
         if prefix.starts(with: [0x49, 0x44, 0x33]) { return nil }  // "ID3"
         if acceptsZipBasedTypes && prefix.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return nil }  // "PK\3\4"

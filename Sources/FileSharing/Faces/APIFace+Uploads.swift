@@ -4,7 +4,8 @@ import NIOCore
 
 extension APIFace {
     /// `PUT /api/files/P`: the body streamed to a staged file on the same
-    /// file system, checked, flushed, and put in place only once complete.
+    /// file system, checked, flushed, and put in place only once complete;
+    /// the answer names where (``uploaded(at:requested:replaced:)``).
     func upload(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try APIRequest.path(of: request, after: "/api/files/")
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
@@ -17,9 +18,25 @@ extension APIFace {
             request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path,
             totalSize: declared)
         try refuseIfLocked([path])
-        let replaced = try await core.commit(
+        let placed = try await core.commit(
             file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true)
-        return .json(status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(path.description))}")
+        return APIFace.uploaded(at: placed.path, requested: path, replaced: placed.replaced)
+    }
+
+    /// The answer to a complete upload: 200 when it replaced a file, 201
+    /// when it made one; `{"path": P}`, where the file is. When its name was
+    /// corrected (`--fix-extensions`), `P` is the corrected path, the body
+    /// also has `"requestedPath"`, and `Location` points at the file.
+    static func uploaded(at path: SharePath, requested: SharePath, replaced: Bool) -> Response {
+        guard path != requested else {
+            return .json(status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(path.description))}")
+        }
+        var response = Response.json(
+            status: .created,
+            body: "{\"path\":\(JSONText.quoted(path.description)),"
+                + "\"requestedPath\":\(JSONText.quoted(requested.description))}")
+        response.headers[.location] = "/api/files" + WebDAV.href(path, collection: false).dropFirst("/dav".count)
+        return response
     }
 
     // MARK: Resumable uploads
@@ -34,7 +51,7 @@ extension APIFace {
         }
         try UploadBody.checkSize(length, core: core)
         // An empty file is judged by its name, and can be judged now.
-        if length == 0 { try core.uploadTypes?.checkEmptyFile(at: path) }
+        if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
         let uploads = core.uploads
         let token = try await core.blocking { try uploads.start(path: path, length: length) }
         var response = Response.json(status: .created, body: "{\"upload\":\"\(token)\",\"offset\":0}")
@@ -49,37 +66,24 @@ extension APIFace {
         guard let offset = request.headers[.init("Upload-Offset")!].flatMap({ Int64($0) }) else {
             throw ShareError(.badRequest, "an Upload-Offset header is needed")
         }
-        let upload = try await open(token)
-        guard offset == upload.offset else {
+        let outcome: ResumableAppend.Outcome
+        do {
+            outcome = try await ResumableAppend.append(
+                core: core, token: token, at: offset, body: request.body,
+                origin: APIFace.origin(context, method: "PATCH"))
+        } catch let mismatch as ResumableOffsetMismatch {
             var response = Response.json(
-                status: .conflict, error: "the upload is at byte \(upload.offset), not \(offset)")
-            response.headers[.init("Upload-Offset")!] = String(upload.offset)
+                status: .conflict, error: "the upload is at byte \(mismatch.offset), not \(offset)")
+            response.headers[.init("Upload-Offset")!] = String(mismatch.offset)
             return response
         }
-        let replaced: Bool
-        let now: Int64
-        do {
-            let written = try await UploadBody.write(
-                request.body, to: upload.file, at: offset, limit: upload.length, core: core,
-                checkingTypeFor: upload.path, totalSize: upload.length)
-            now = offset + written
-            guard now == upload.length else {
-                var response = Response(status: .noContent)
-                response.headers[.init("Upload-Offset")!] = String(now)
-                return response
-            }
-            try refuseIfLocked([upload.path])
-            replaced = try await core.commit(
-                upload.file, to: upload.path, origin: APIFace.origin(context, method: "PATCH"), creatingParents: true)
-            core.uploads.finished(token)
-        } catch let error as UploadRefusal where error.kind == .refused {
-            // A refused type does not become acceptable by sending it again: the upload ends here.
-            core.uploads.discard(token)
-            throw error
+        guard outcome.completed else {
+            var response = Response(status: .noContent)
+            response.headers[.init("Upload-Offset")!] = String(outcome.offset)
+            return response
         }
-        var response = Response.json(
-            status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(upload.path.description))}")
-        response.headers[.init("Upload-Offset")!] = String(now)
+        var response = APIFace.uploaded(at: outcome.path, requested: outcome.requested, replaced: outcome.replaced)
+        response.headers[.init("Upload-Offset")!] = String(outcome.offset)
         return response
     }
 

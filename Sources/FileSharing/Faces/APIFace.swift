@@ -73,8 +73,8 @@ struct APIFace: Sendable {
         let kinds = core.thumbnailer?.kinds ?? []
         body += ",\"thumbnailKinds\":[" + kinds.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]"
         // Only when uploads are limited: no "acceptedTypes" means every type.
-        if let uploadTypes = core.uploadTypes {
-            body += ",\"acceptedTypes\":[" + uploadTypes.identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
+        if let identifiers = core.uploadTypes.identifiers {
+            body += ",\"acceptedTypes\":[" + identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
         }
         return .json(status: .ok, body: body + "}")
     }

@@ -15,8 +15,11 @@ enum ResumableAppend {
     struct Outcome: Sendable {
         /// The bytes the server has now.
         var offset: Int64
-        /// The upload's target.
+        /// Where the file is (or will be): the upload's target, or, once
+        /// complete, the name it was corrected to (`--fix-extensions`).
         var path: SharePath
+        /// The target the upload was started with.
+        var requested: SharePath
         /// Whether the file is complete and in place, and whether it replaced one.
         var completed: Bool
         var replaced: Bool
@@ -48,12 +51,14 @@ enum ResumableAppend {
                 checkingTypeFor: upload.path, totalSize: upload.length)
             let now = offset + written
             guard now == upload.length else {
-                return Outcome(offset: now, path: upload.path, completed: false, replaced: false)
+                return Outcome(
+                    offset: now, path: upload.path, requested: upload.path, completed: false, replaced: false)
             }
             try APIFace(core: core, readOnly: false).refuseIfLocked([upload.path])
-            let replaced = try await core.commit(upload.file, to: upload.path, origin: origin, creatingParents: true)
+            let placed = try await core.commit(upload.file, to: upload.path, origin: origin, creatingParents: true)
             uploads.finished(token)
-            return Outcome(offset: now, path: upload.path, completed: true, replaced: replaced)
+            return Outcome(
+                offset: now, path: placed.path, requested: upload.path, completed: true, replaced: placed.replaced)
         } catch let error as UploadRefusal where error.kind == .refused {
             // A refused type does not become acceptable by sending it again: the upload ends here.
             uploads.discard(token)

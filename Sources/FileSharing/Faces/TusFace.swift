@@ -66,7 +66,7 @@ struct TusFace: Sendable {
         // 413 past the server's limit (`Tus-Max-Size`), 507 when the disk has no room.
         try UploadBody.checkSize(length, core: core)
         try APIFace(core: core, readOnly: false).refuseIfLocked([path])
-        if length == 0 { try core.uploadTypes?.checkEmptyFile(at: path) }
+        if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
         let uploads = core.uploads
         let token = try await core.blocking { try uploads.start(path: path, length: length) }
         var headers = TusFace.headers()

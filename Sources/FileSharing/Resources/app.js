@@ -1258,6 +1258,13 @@
       else if (e.key === 'ArrowUp' && (e.altKey || e.metaKey) && !typing) { e.preventDefault(); goUp(); }
       else if (e.key === 'Escape' && !typing && state.selected.size) clearSelection();
     });
+    // The hash names the folder shown, so the skip link cannot be a plain #fragment
+    // (that would open a folder named "file-list"): it moves the focus itself.
+    $('.skip-link').addEventListener('click', (e) => {
+      e.preventDefault();
+      const first = rows()[0];
+      (first ? $('.open', first) : $('#folder-title')).focus();
+    });
   }
 
   // ---------------------------------------------------------------- preview

@@ -61,7 +61,7 @@ extension WebDAVFace {
         // A new name whose empty file would be refused (the name says a type
         // not accepted, or none): the lock is granted, for the PUT that
         // follows to be judged by its content, but no empty file is held back.
-        let holdsEmptyFile = !exists && (clientMetadata || core.uploadTypes?.acceptsEmptyFile(at: path) ?? true)
+        let holdsEmptyFile = !exists && (clientMetadata || core.uploadTypes.acceptsEmptyFile(at: path))
         if holdsEmptyFile {
             let origin = WebDAVFace.origin(context, method: "LOCK")
             do {

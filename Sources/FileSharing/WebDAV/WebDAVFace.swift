@@ -242,7 +242,7 @@ extension WebDAVFace {
             case .placeholder: return Response(status: .noContent)
             case .missing:
                 // An empty file is judged by its name.
-                try core.uploadTypes?.checkEmptyFile(at: path)
+                try core.uploadTypes.checkEmptyFile(at: path)
                 // Held back until its content comes (or its grace ends): one event for one new file.
                 let name = try await core.blocking { try folder.createPlaceholder(for: path) }
                 state.addPlaceholder(.init(staging: name, created: state.now(), origin: origin), at: path)
@@ -250,9 +250,9 @@ extension WebDAVFace {
             case .item: break
             }
         }
-        let replaced: Bool
+        let placed: (path: SharePath, replaced: Bool)
         do {
-            replaced = try await core.commit(file, to: path, origin: origin, creatingParents: false) { fd in
+            placed = try await core.commit(file, to: path, origin: origin, creatingParents: false) { fd in
                 // The properties stay with the name, as the content changes.
                 switch resource {
                 case .placeholder(let placeholder, _):
@@ -270,7 +270,15 @@ extension WebDAVFace {
             throw error
         }
         discardPlaceholder(of: resource, at: path)
-        return Response(status: replaced || resource.exists ? .noContent : .created, headers: [.contentLength: "0"])
+        if placed.path != path {
+            // Put in place under the corrected name (--fix-extensions): a new
+            // file, where Location says; nothing is at the requested name.
+            return Response(
+                status: .created,
+                headers: [.location: WebDAV.href(placed.path, collection: false), .contentLength: "0"])
+        }
+        return Response(
+            status: placed.replaced || resource.exists ? .noContent : .created, headers: [.contentLength: "0"])
     }
 
     /// The empty file held back at `path` before a PUT's content (Finder's

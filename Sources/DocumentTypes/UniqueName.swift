@@ -1,11 +1,15 @@
 /// Names that clash with nothing: `Report.pdf`, then `Report 2.pdf`,
 /// `Report 3.pdf`… (a name that already ends in a number counts on from it,
 /// and double extensions such as `.tar.gz` stay whole).
-enum UniqueName {
+///
+/// ```swift
+/// let name = UniqueName.make(for: "Report.pdf") { exists(folder + "/" + $0) }
+/// ```
+public enum UniqueName {
     static let doubleExtensions = ["tar.gz", "tar.bz2", "tar.xz", "tar.zst"]
 
     /// Splits a name into its stem and its extension (with the dot).
-    static func split(_ name: String) -> (stem: String, extension: String) {
+    public static func split(_ name: String) -> (stem: String, extension: String) {
         let lower = name.lowercased()
         for double in doubleExtensions where lower.hasSuffix("." + double) && name.count > double.count + 1 {
             let cut = name.index(name.endIndex, offsetBy: -(double.count + 1))
@@ -16,7 +20,11 @@ enum UniqueName {
     }
 
     /// The first of `name`, `stem 2.ext`, `stem 3.ext`… for which `isTaken` is false.
-    static func make(for name: String, isTaken: (String) -> Bool) -> String {
+    ///
+    /// - Parameters:
+    ///   - name: The name wanted.
+    ///   - isTaken: Whether a candidate clashes with something.
+    public static func make(for name: String, isTaken: (String) -> Bool) -> String {
         if !isTaken(name) { return name }
         var (stem, ext) = split(name)
         var number = 2
