@@ -5,12 +5,16 @@ import NIOCore
 extension APIFace {
     /// `PUT /api/files/P`: the body streamed to a staged file on the same
     /// file system, checked, flushed, and put in place only once complete.
+    /// The request's conditions on `P` are checked before the body is read,
+    /// and again when the file is put in place.
     func upload(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try APIRequest.path(of: request, after: "/api/files/")
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         try UploadBody.checkSize(declared, core: core)
         try refuseIfLocked([path])
+        let conditions = WritePreconditions(request.headers)
+        try await core.check(conditions, at: path)
         let folder = core.folder
         let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "upload-") }
         _ = try await UploadBody.write(
@@ -18,14 +22,17 @@ extension APIFace {
             totalSize: declared)
         try refuseIfLocked([path])
         let replaced = try await core.commit(
-            file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true)
+            file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true,
+            conditions: conditions)
         return .json(status: replaced ? .ok : .created, body: "{\"path\":\(JSONText.quoted(path.description))}")
     }
 
     // MARK: Resumable uploads
 
     /// `POST /api/uploads?path=P` with `Upload-Length`: starts an upload that
-    /// can be continued after an interruption.
+    /// can be continued after an interruption. The request's conditions on
+    /// `P` are checked now, kept, and checked again when the last chunk puts
+    /// the file in place.
     func startUpload(_ request: Request) async throws -> Response {
         let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
@@ -35,20 +42,31 @@ extension APIFace {
         try UploadBody.checkSize(length, core: core)
         // An empty file is judged by its name, and can be judged now.
         if length == 0 { try core.uploadTypes?.checkEmptyFile(at: path) }
+        let conditions = WritePreconditions(request.headers)
+        try await core.check(conditions, at: path)
         let uploads = core.uploads
-        let token = try await core.blocking { try uploads.start(path: path, length: length) }
+        let token = try await core.blocking { try uploads.start(path: path, length: length, conditions: conditions) }
         var response = Response.json(status: .created, body: "{\"upload\":\"\(token)\",\"offset\":0}")
         response.headers[.init("Upload-Offset")!] = "0"
         response.headers[.location] = "/api/uploads/\(token)"
         return response
     }
 
-    /// `PATCH /api/uploads/T` with `Upload-Offset`: appends a chunk; the last one puts the file in place.
+    /// `PATCH /api/uploads/T` with `Upload-Offset`: appends a chunk; the last
+    /// one puts the file in place. One request at a time: another one that
+    /// comes while a chunk is being written gets 409 (without an offset: it
+    /// is not known until that chunk ends).
     func continueUpload(_ request: Request, context: ShareContext) async throws -> Response {
         let token = try APIFace.token(context)
         guard let offset = request.headers[.init("Upload-Offset")!].flatMap({ Int64($0) }) else {
             throw ShareError(.badRequest, "an Upload-Offset header is needed")
         }
+        let uploads = core.uploads
+        guard uploads.claim(token) else {
+            throw ShareError(
+                .conflict, "another request is sending to this upload; ask where it is (HEAD) when it ends")
+        }
+        defer { uploads.release(token) }
         let upload = try await open(token)
         guard offset == upload.offset else {
             var response = Response.json(
@@ -70,11 +88,16 @@ extension APIFace {
             }
             try refuseIfLocked([upload.path])
             replaced = try await core.commit(
-                upload.file, to: upload.path, origin: APIFace.origin(context, method: "PATCH"), creatingParents: true)
-            core.uploads.finished(token)
+                upload.file, to: upload.path, origin: APIFace.origin(context, method: "PATCH"), creatingParents: true,
+                conditions: upload.conditions)
+            uploads.finished(token)
         } catch let error as UploadRefusal where error.kind == .refused {
             // A refused type does not become acceptable by sending it again: the upload ends here.
-            core.uploads.discard(token)
+            uploads.discard(token)
+            throw error
+        } catch let error as PreconditionFailure {
+            // Nor does a file changed since the upload began become unchanged.
+            uploads.discard(token)
             throw error
         }
         var response = Response.json(
@@ -94,10 +117,15 @@ extension APIFace {
             ])
     }
 
-    /// `DELETE /api/uploads/T`: cancels; nothing is left behind.
+    /// `DELETE /api/uploads/T`: cancels; nothing is left behind. 409 while
+    /// a chunk is being written (its file would go from under it).
     func cancelUpload(context: ShareContext) async throws -> Response {
         let token = try APIFace.token(context)
         let uploads = core.uploads
+        guard uploads.claim(token) else {
+            throw ShareError(.conflict, "a chunk is being written to this upload; cancel it when that ends")
+        }
+        defer { uploads.release(token) }
         let existed = try await core.blocking {
             guard uploads.exists(token) else { return false }
             uploads.discard(token)

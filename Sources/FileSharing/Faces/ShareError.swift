@@ -75,6 +75,8 @@ struct CoreErrorMiddleware: RouterMiddleware {
             throw ShareError(error)
         } catch let error as UploadRefusal {
             throw ShareError(error)
+        } catch let error as PreconditionFailure {
+            throw ShareError(.preconditionFailed, error.message)
         }
     }
 }
