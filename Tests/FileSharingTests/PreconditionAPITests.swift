@@ -100,6 +100,25 @@ struct PreconditionAPITests {
         }
     }
 
+    @Test("dates no clock can hold in If-Unmodified-Since and If-Modified-Since are ignored, as RFC 9110 says")
+    func farDates() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("a.txt", "a")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let far = "Tue, 22 Aug 0209 00:35:49 GMT"
+                #expect(
+                    try await client.request("/api/files/a.txt", headers: [.ifModifiedSince: far]).status == .ok)
+                #expect(
+                    try await client.request(
+                        "/api/files/a.txt", .put, headers: [Self.ifUnmodifiedSince: far], body: "b"
+                    )
+                    .status == .ok)
+                #expect(share.read("a.txt") == "b")
+            }
+        }
+    }
+
     @Test("the listing hands out each file's ETag, the download's, and If-Match takes it")
     func listedTags() async throws {
         try await MachineSettings.shared {
