@@ -34,11 +34,11 @@ extension APIFace {
     /// `P` are checked now, kept, and checked again when the last chunk puts
     /// the file in place.
     func startUpload(_ request: Request) async throws -> Response {
-        let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
-        guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         guard let length = request.headers[.init("Upload-Length")!].flatMap({ Int64($0) }), length >= 0 else {
             throw ShareError(.badRequest, "an Upload-Length header with the file's size is needed")
         }
+        let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
+        guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         try UploadBody.checkSize(length, core: core)
         // An empty file is judged by its name, and can be judged now.
         if length == 0 { try core.uploadTypes?.checkEmptyFile(at: path) }
