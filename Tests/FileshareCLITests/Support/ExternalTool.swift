@@ -14,9 +14,10 @@ struct ExternalTool: Sendable, CustomStringConvertible {
     static let cadaver = ExternalTool(path: "/usr/bin/cadaver", package: "cadaver")
     static let rclone = ExternalTool(path: "/usr/bin/rclone", package: "rclone")
     static let mountDavfs = ExternalTool(path: "/usr/sbin/mount.davfs", package: "davfs2")
-    /// The OpenAPI fuzzer's command (`st`), wherever pip put it.
+    /// The OpenAPI fuzzer, wherever pip put it (by its long name: `st` may be another program).
     static let schemathesis = ExternalTool(
-        path: onPath("st") ?? "/usr/local/bin/st", package: "schemathesis", registry: "PyPI package")
+        path: onPath("schemathesis") ?? "/usr/local/bin/schemathesis", package: "schemathesis",
+        registry: "PyPI package")
 
     /// Which registry's package it is, for the message.
     let registry: String
