@@ -31,9 +31,6 @@ struct WritePreconditions: Hashable, Sendable {
     /// for a move, the item moved.
     var onExisting: WritePreconditions { WritePreconditions(ifMatch: ifMatch, ifUnmodifiedSince: ifUnmodifiedSince) }
 
-    /// The condition on what may be there (`If-None-Match`): for a move, the destination.
-    var onTarget: WritePreconditions { WritePreconditions(ifNoneMatch: ifNoneMatch) }
-
     /// Why the conditions do not hold for the item whose status is
     /// `current` (`nil`: nothing is there), or `nil` when they hold. In the
     /// order of RFC 9110 section 13.2.2: `If-Match` first, and only without
