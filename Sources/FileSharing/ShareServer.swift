@@ -84,6 +84,7 @@ public final class ShareServer: Service {
         }
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
         router.add(middleware: webDAV)
+        router.add(middleware: RouteShapeMiddleware())
         router.addRoutes(PageFace().routes())
         router.addRoutes(APIFace(core: core, readOnly: configuration.readOnly).routes(), atPath: "/api")
         router.addRoutes(EventStreamFace(core: core).routes(), atPath: "/api")

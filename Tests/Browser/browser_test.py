@@ -393,6 +393,37 @@ def main():
         checks.run("rename with .rename and the dialog: new name listed and on disk, old gone", rename,
                    requires=["upload through #upload-input: listed, same bytes on disk"])
 
+        def replace():
+            # The page asks before replacing a file; someone else saves it while the question
+            # is open: the page's upload must not overwrite that edit (it sends If-Match).
+            target = os.path.join(shared, renamed_name)
+            replacement = b"the page's new version\n" * 100
+            other_edit = b"someone else's edit, saved first\n"
+            source = os.path.join(work, "replacements", renamed_name)
+            os.makedirs(os.path.dirname(source), exist_ok=True)
+            with open(source, "wb") as f:
+                f.write(replacement)
+            driver.find_element(By.ID, "upload-input").send_keys(source)
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#confirm[open] #confirm-ok")))
+            with open(target, "wb") as f:
+                f.write(other_edit)
+            click("#confirm-ok", "the Replace button")
+            try:
+                wait().until(lambda d: "was not uploaded" in toasts() and "changed" in toasts())
+            except Exception:
+                raise AssertionError(f"no refusal shown; messages: {toasts()!r}")
+            if read(target) != other_edit:
+                raise AssertionError(f"the other edit was overwritten: {read(target)[:40]!r}")
+            refused = toasts()
+            # Asked again, with nothing changed meanwhile, the replacement goes through.
+            driver.find_element(By.ID, "upload-input").send_keys(source)
+            click("dialog#confirm[open] #confirm-ok", "the Replace button")
+            wait_until(lambda: read(target) == replacement, WAIT,
+                       f"{renamed_name!r} was not replaced; messages: {toasts()!r}")
+            return f"refused with {refused!r}, then replaced"
+        checks.run("replacing a file someone else changed meanwhile is refused (If-Match), the other edit kept",
+                   replace, requires=["rename with .rename and the dialog: new name listed and on disk, old gone"])
+
         def live():
             driver.execute_script("window.__fileshareNoReload = 'still here';")
             started = time.monotonic()

@@ -30,6 +30,17 @@ struct JSONBytesTests {
         }
     }
 
+    @Test(
+        "HTTP dates a client sends that are not dates, or lie where nanoseconds overflow, are nil, never a crash",
+        arguments: [
+            "Tue, 22 Aug 0209 00:35:49 GMT", "Tue, 22 Aug 9999 00:35:49 GMT", "Tue, 22 Aug -2147483648 00:35:49 GMT",
+            "Tue, 99 Aug 2020 00:35:49 GMT", "Tue, 22 Aug 2020 99:35:49 GMT", "Tue, 22 Aug 2020 00:35 GMT",
+            "Tue, 22 Aug 2020 00:35:49 UTC", "yesterday", "",
+        ])
+    func badHTTPDates(text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
+
     @Test("strings and numbers come back through a JSON parser as they went in")
     func roundTrip() throws {
         let texts = ["plain", "quote \" and \\ backslash", "tab\tnew\nline\r", "\u{01}\u{1F}", "Été ☃ 𝄞", ""]

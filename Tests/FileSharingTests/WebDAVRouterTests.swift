@@ -118,6 +118,12 @@ struct WebDAVRouterTests {
             ("PUT", "/dav/f.txt", ["If": "(<opaquelocktoken:does-not-exist>)"], "new", 412),
             ("PUT", "/dav/f.txt", ["If": "(<opaquelocktoken:x"], "new", 400),
             ("PUT", "/dav/f.txt", ["If": "([\"not-the-etag\"])"], "new", 412),
+            ("PUT", "/dav/f.txt", ["If-Match": "\"not-the-etag\""], "new", 412),
+            ("PUT", "/dav/f.txt", ["If-None-Match": "*"], "new", 412),
+            ("PUT", "/dav/f.txt", ["If-Unmodified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"], "new", 412),
+            ("DELETE", "/dav/f.txt", ["If-Match": "\"not-the-etag\""], "", 412),
+            ("MOVE", "/dav/f.txt", ["Destination": "/dav/g.txt", "If-Match": "\"not-the-etag\""], "", 412),
+            ("MKCOL", "/dav/new", ["If-Match": "*"], "", 412),
             ("UNLOCK", "/dav/f.txt", ["Lock-Token": "<opaquelocktoken:does-not-exist>"], "", 409),
             ("UNLOCK", "/dav/f.txt", [:], "", 400),
             ("DELETE", "/dav/f.txt#frag", [:], "", 400),
@@ -143,6 +149,30 @@ struct WebDAVRouterTests {
             #expect(share.visibleTree() == before)
             #expect(share.read("f.txt") == "original")
             #expect(share.stagingContent().isEmpty)
+        }
+    }
+
+    @Test("If-Match as on the JSON API: the ETag a GET gave passes, also that of an empty file held back")
+    func ifMatch() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("f.txt", "original")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let tag = try #require(try await client.request("/dav/f.txt").headers[.eTag])
+                #expect(
+                    try await client.request("/dav/f.txt", .put, headers: [.ifMatch: tag], body: "new").status
+                        == .noContent)
+                #expect(
+                    try await client.request("/dav/f.txt", .put, headers: [.ifMatch: tag], body: "lost").status.code
+                        == 412)
+                #expect(share.read("f.txt") == "new")
+                #expect(try await client.request("/dav/empty.txt", .put).status == .created)
+                let held = try #require(try await client.request("/dav/empty.txt").headers[.eTag])
+                #expect(
+                    try await client.request("/dav/empty.txt", .put, headers: [.ifMatch: held], body: "content").status
+                        == .noContent)
+                #expect(share.read("empty.txt") == "content")
+            }
         }
     }
 

@@ -7,15 +7,20 @@ import Synchronization
 
 /// Uploads that survive an interrupted connection (and a server restart):
 /// a staged file holds the bytes received so far, and a small sidecar the
-/// target path and length.
+/// target path, the length and the client's conditions on the file it
+/// replaces.
+///
+/// One request at a time writes to an upload (``claim(_:)``): a second one
+/// that came while the first passed its offset check would write at the
+/// same offset, and both would finish the upload.
 final class ResumableUploads: Sendable {
     /// The chunk size the page uses.
     static let chunkBytes = 8 * 1024 * 1024
     /// What the names of their staged files start with (kept when the staging folder is cleaned).
     static let prefix = "resumable-"
     private let folder: SharedFolder
-    /// The uploads a request is writing now.
-    private let writing = Mutex<Set<String>>([])
+    /// The tokens a request is writing to now.
+    private let busy = Mutex<Set<String>>([])
 
     /// An upload opened to be continued.
     struct Open: Sendable {
@@ -24,6 +29,8 @@ final class ResumableUploads: Sendable {
         var path: SharePath
         var length: Int64
         var offset: Int64
+        /// What must hold of the file at `path` when the upload puts it in place.
+        var conditions: WritePreconditions
     }
 
     init(folder: SharedFolder) { self.folder = folder }
@@ -34,14 +41,18 @@ final class ResumableUploads: Sendable {
     }
 
     /// Starts an upload of `length` bytes to `path`; returns its token.
-    func start(path: SharePath, length: Int64) throws(FolderError) -> String {
+    /// - Parameter conditions: Checked when the last chunk puts the file in place.
+    func start(path: SharePath, length: Int64, conditions: WritePreconditions = .none) throws(FolderError) -> String {
         var random = SystemRandomNumberGenerator()
         let token = (0..<2).map { _ in String(random.next(), radix: 16).leftPadded(16) }.joined()
         _ = try StagedFile.create(in: folder, named: ResumableUploads.prefix + token, keepsOnExit: true)
         do throws(FolderError) {
             let sidecar = try StagedFile.create(
                 in: folder, named: ResumableUploads.prefix + token + ".info", keepsOnExit: true)
-            let info = Array("\(length)\n\(path.description)".utf8)
+            // The length (and how many lines of conditions follow) first, the path last: it may hold anything.
+            let lines = conditions.lines
+            let head = lines.isEmpty ? "\(length)" : "\(length) \(lines.count)"
+            let info = Array(([head] + lines + [path.description]).joined(separator: "\n").utf8)
             let result = info.withUnsafeBytes { cfs_pwrite_all(sidecar.descriptor, $0.baseAddress, $0.count, 0) }
             try SharedFolder.check(result, path, doing: .write)
         } catch {
@@ -60,26 +71,32 @@ final class ResumableUploads: Sendable {
         let count = bytes.withUnsafeMutableBytes { cfs_pread(sidecar.descriptor, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
         let text = String(decoding: bytes[..<count], as: UTF8.self)
-        guard let newline = text.firstIndex(of: "\n"), let length = Int64(text[..<newline]),
-            let path = try? SharePath(plain: String(text[text.index(after: newline)...])),
+        let head = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        let numbers = head[0].split(separator: " ")
+        guard head.count == 2, let lengthText = numbers.first, let length = Int64(lengthText),
+            let conditionCount = numbers.count > 1 ? Int(numbers[1]) : 0, conditionCount >= 0
+        else { return nil }
+        let rest = head[1].split(separator: "\n", maxSplits: conditionCount, omittingEmptySubsequences: false)
+        guard rest.count == conditionCount + 1, let conditions = WritePreconditions(lines: rest.dropLast()),
+            let path = try? SharePath(plain: String(rest[conditionCount])),
             let file = StagedFile.reopen(in: folder, named: ResumableUploads.prefix + token)
         else { return nil }
-        return Open(file: file, path: path, length: length, offset: try file.size())
+        return Open(file: file, path: path, length: length, offset: try file.size(), conditions: conditions)
     }
 
-    /// Marks `token` as being written by one request; `false` when another is writing it.
+    /// Claims `token` for one request's writing; `false` when another request writes to it now.
     func claim(_ token: String) -> Bool {
-        writing.withLock { $0.insert(token).inserted }
+        busy.withLock { $0.insert(token).inserted }
     }
 
-    /// Whether a request is writing `token` now.
+    /// Whether a request is writing to `token` now.
     func isBeingWritten(_ token: String) -> Bool {
-        writing.withLock { $0.contains(token) }
+        busy.withLock { $0.contains(token) }
     }
 
-    /// Ends the claim of ``claim(_:)``.
+    /// Ends a request's claim on `token`.
     func release(_ token: String) {
-        _ = writing.withLock { $0.remove(token) }
+        _ = busy.withLock { $0.remove(token) }
     }
 
     /// Ends an upload whose file was put in place: its sidecar goes.

@@ -13,16 +13,41 @@ extension ShareCore {
         try await runBlocking(work)
     }
 
-    /// Performs a change of `paths` on behalf of `origin`.
-    func perform<T: Sendable>(_ paths: [SharePath], origin: ChangeOrigin, _ work: @escaping @Sendable () throws -> T)
-        async throws -> T
-    {
+    /// Performs a change of `paths` on behalf of `origin`, once the
+    /// client's conditions hold.
+    ///
+    /// The paths are held (``PathExclusion``) while the conditions are
+    /// checked and the work runs, so no other change through the server
+    /// comes between the two; one whose conditions fail changes nothing,
+    /// and so logs nothing.
+    /// - Parameters:
+    ///   - conditions: What must hold of the items at these paths (each
+    ///     under one of `paths`); a failure throws ``PreconditionFailure``.
+    func perform<T: Sendable>(
+        _ paths: [SharePath], origin: ChangeOrigin, conditions: [SharePath: WritePreconditions] = [:],
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         let key = origins.begin(paths.map(\.itemPath), origin)
         defer { origins.finish(key) }
-        let result = try await blocking(work)
+        let folder = self.folder
+        let result = try await exclusion.withPaths(paths) {
+            try await blocking {
+                for (path, condition) in conditions { try condition.check(path, in: folder) }
+                return try work()
+            }
+        }
         await observer.sync()
         await logged()
         return result
+    }
+
+    /// Checks a client's conditions now, before the work of a change that
+    /// `perform` checks them again for (an upload's body is not received
+    /// in vain when they already fail).
+    func check(_ conditions: WritePreconditions, at path: SharePath) async throws {
+        guard !conditions.isEmpty else { return }
+        let folder = self.folder
+        try await blocking { try conditions.check(path, in: folder) }
     }
 
     /// Waits until what the observer delivered is durable in the change
@@ -49,14 +74,17 @@ extension ShareCore {
     /// `preparing` carries over (WebDAV's properties) belongs to `path`.
     /// - Parameters:
     ///   - creatingParents: Whether missing folders on the way are made (the JSON API) or an error (WebDAV).
+    ///   - conditions: What must hold of the file at `path` when it is replaced.
     func commit(
         _ file: StagedFile, to path: SharePath, origin: ChangeOrigin, creatingParents: Bool,
-        preparing: (@Sendable (Int32) throws -> Void)? = nil
+        conditions: WritePreconditions = .none, preparing: (@Sendable (Int32) throws -> Void)? = nil
     ) async throws -> (path: SharePath, replaced: Bool) {
         let policy = uploadTypes
         let destination = try await blocking { try policy.check(stagedFile: file.descriptor, for: path) }
         if destination == path {
-            let replaced = try await perform([path], origin: origin) {
+            let replaced = try await perform(
+                [path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions]
+            ) {
                 try preparing?(file.descriptor)
                 return try file.commit(to: path, replacing: .file, creatingParents: creatingParents)
             }
@@ -81,7 +109,10 @@ extension ShareCore {
                 throw UploadRefusal(.refused, "no free name for '\(destination)': \(error.message)")
             }
             do {
-                try await perform([candidate], origin: origin) {
+                // The client's conditions are about the name it sent, held meanwhile.
+                try await perform(
+                    [candidate, path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions]
+                ) {
                     _ = try file.commit(to: candidate, replacing: .nothing, creatingParents: creatingParents)
                 }
                 return (candidate, false)
@@ -98,5 +129,14 @@ extension ShareCore {
             if let lock = locks.locks(coveringOrUnder: path).first { return lock }
         }
         return nil
+    }
+}
+
+extension WritePreconditions {
+    /// Throws ``PreconditionFailure`` unless the conditions hold for what
+    /// is at `path` on disk now (blocking).
+    func check(_ path: SharePath, in folder: SharedFolder) throws {
+        guard !isEmpty else { return }
+        if let failure = failure(current: try folder.metadataIfPresent(path), path: path) { throw failure }
     }
 }

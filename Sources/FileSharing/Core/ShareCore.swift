@@ -28,6 +28,8 @@ final class ShareCore: Sendable {
     let observer: FileObserver
     /// The server's operations in flight, so the changes they cause carry their origin.
     let origins = OriginRegistry()
+    /// The paths changes work on, held so a client's conditions are checked and met in one step.
+    let exclusion = PathExclusion()
     /// The numbered changes of the folder.
     let changeLog: FileChangeLog
     /// The observer's changes, into the log.

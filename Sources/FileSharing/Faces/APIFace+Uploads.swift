@@ -5,13 +5,17 @@ import NIOCore
 extension APIFace {
     /// `PUT /api/files/P`: the body streamed to a staged file on the same
     /// file system, checked, flushed, and put in place only once complete;
-    /// the answer names where (``uploaded(at:requested:replaced:)``).
+    /// the answer names where (``uploaded(at:requested:replaced:)``). The
+    /// request's conditions on `P` are checked before the body is read, and
+    /// again when the file is put in place.
     func upload(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try APIRequest.path(of: request, after: "/api/files/")
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         try UploadBody.checkSize(declared, core: core)
         try refuseIfLocked([path])
+        let conditions = WritePreconditions(request.headers)
+        try await core.check(conditions, at: path)
         let folder = core.folder
         let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "upload-") }
         _ = try await UploadBody.write(
@@ -19,7 +23,8 @@ extension APIFace {
             totalSize: declared)
         try refuseIfLocked([path])
         let placed = try await core.commit(
-            file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true)
+            file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true,
+            conditions: conditions)
         return APIFace.uploaded(at: placed.path, requested: path, replaced: placed.replaced)
     }
 
@@ -42,25 +47,32 @@ extension APIFace {
     // MARK: Resumable uploads
 
     /// `POST /api/uploads?path=P` with `Upload-Length`: starts an upload that
-    /// can be continued after an interruption.
+    /// can be continued after an interruption. The request's conditions on
+    /// `P` are checked now, kept, and checked again when the last chunk puts
+    /// the file in place.
     func startUpload(_ request: Request) async throws -> Response {
-        let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
-        guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         guard let length = request.headers[.init("Upload-Length")!].flatMap({ Int64($0) }), length >= 0 else {
             throw ShareError(.badRequest, "an Upload-Length header with the file's size is needed")
         }
+        let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
+        guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         try UploadBody.checkSize(length, core: core)
         // An empty file is judged by its name, and can be judged now.
         if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
+        let conditions = WritePreconditions(request.headers)
+        try await core.check(conditions, at: path)
         let uploads = core.uploads
-        let token = try await core.blocking { try uploads.start(path: path, length: length) }
+        let token = try await core.blocking { try uploads.start(path: path, length: length, conditions: conditions) }
         var response = Response.json(status: .created, body: "{\"upload\":\"\(token)\",\"offset\":0}")
         response.headers[.init("Upload-Offset")!] = "0"
         response.headers[.location] = "/api/uploads/\(token)"
         return response
     }
 
-    /// `PATCH /api/uploads/T` with `Upload-Offset`: appends a chunk; the last one puts the file in place.
+    /// `PATCH /api/uploads/T` with `Upload-Offset`: appends a chunk; the last
+    /// one puts the file in place. One request at a time: another one that
+    /// comes while a chunk is being written gets 409 (without an offset: it
+    /// is not known until that chunk ends).
     func continueUpload(_ request: Request, context: ShareContext) async throws -> Response {
         let token = try APIFace.token(context)
         guard let offset = request.headers[.init("Upload-Offset")!].flatMap({ Int64($0) }) else {
@@ -98,15 +110,10 @@ extension APIFace {
             ])
     }
 
-    /// `DELETE /api/uploads/T`: cancels; nothing is left behind.
+    /// `DELETE /api/uploads/T`: cancels; nothing is left behind. 409 while
+    /// a chunk is being written (its file would go from under it).
     func cancelUpload(context: ShareContext) async throws -> Response {
-        let token = try APIFace.token(context)
-        let uploads = core.uploads
-        let existed = try await core.blocking {
-            guard uploads.exists(token) else { return false }
-            uploads.discard(token)
-            return true
-        }
+        let existed = try await ResumableAppend.cancel(core: core, token: try APIFace.token(context))
         guard existed else { throw ShareError(.notFound, "no such upload") }
         return Response(status: .noContent)
     }

@@ -43,12 +43,17 @@ struct APIFace: Sendable {
         ChangeOrigin(face: "api", client: context.client, user: context.user, method: method)
     }
 
-    /// Performs a change made through this face, refused (423) while a WebDAV client holds a lock on it.
+    /// Performs a change made through this face, refused (423) while a
+    /// WebDAV client holds a lock on it, and (412) when the client's
+    /// `conditions` do not hold at the moment of the change.
     func change<T: Sendable>(
-        _ paths: [SharePath], method: String, context: ShareContext, _ work: @escaping @Sendable () throws -> T
+        _ paths: [SharePath], method: String, context: ShareContext,
+        conditions: [SharePath: WritePreconditions] = [:], _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
         try refuseIfLocked(paths)
-        return try await core.perform(paths, origin: APIFace.origin(context, method: method), work)
+        return try await core.perform(
+            paths, origin: APIFace.origin(context, method: method), conditions: conditions.filter { !$0.value.isEmpty },
+            work)
     }
 
     /// 423 when a WebDAV client holds a lock on one of `paths` (or under
@@ -79,7 +84,9 @@ struct APIFace: Sendable {
         return .json(status: .ok, body: body + "}")
     }
 
-    /// `GET /api/list?path=P`: the folder's items, as the observer knows them.
+    /// `GET /api/list?path=P`: the folder's items, as the observer knows
+    /// them, and for each file the entity tag it has on disk now (the
+    /// download's `ETag`, for `If-Match` when the client replaces it).
     func list(_ request: Request) async throws -> Response {
         let core = self.core
         let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
@@ -88,6 +95,12 @@ struct APIFace: Sendable {
         guard metadata.kind == .directory else { throw ShareError(.notFound, "'\(path)' is a file, not a folder") }
         guard let items = core.observer.children(of: path.itemPath) else {
             throw ShareError(.notFound, "'\(path)': no such folder")
+        }
+        let files = items.filter { $0.kind == .file }.map(\.name)
+        let statuses = try await core.blocking { try core.folder.metadata(of: files, in: path) }
+        var entityTags: [String: String] = [:]
+        for (name, status) in Swift.zip(files, statuses) where status?.kind == .file {
+            entityTags[name] = status?.entityTag
         }
         var json = JSONBytes(capacity: 64 + items.count * 180)
         json.raw("{\"path\":")
@@ -118,6 +131,10 @@ struct APIFace: Sendable {
             if item.kind == .file {
                 json.raw(",\"writing\":")
                 json.bool(item.isWriting)
+                if let tag = entityTags[item.name] {
+                    json.raw(",\"etag\":")
+                    json.string(tag)
+                }
             }
             json.raw("}")
         }
@@ -133,11 +150,14 @@ struct APIFace: Sendable {
 
     // MARK: Changes
 
-    /// `DELETE /api/files/P`.
+    /// `DELETE /api/files/P`, under the request's conditions on `P`.
     func delete(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try APIRequest.path(of: request, after: "/api/files/")
         let folder = core.folder
-        try await change([path], method: "DELETE", context: context) { try folder.remove(path) }
+        let conditions = WritePreconditions(request.headers)
+        try await change([path], method: "DELETE", context: context, conditions: [path: conditions]) {
+            try folder.remove(path)
+        }
         return Response(status: .noContent)
     }
 
@@ -148,22 +168,32 @@ struct APIFace: Sendable {
         var overwrite: Bool?
     }
 
-    /// `POST /api/mkdir` with `{"path": P}`.
+    /// `POST /api/mkdir` with `{"path": P}`, under the request's conditions
+    /// on `P` (`If-None-Match: *` turns the 409 for a folder already there into 412).
     func makeDirectory(_ request: Request, context: ShareContext) async throws -> Response {
         let body = try await request.decode(as: PathBody.self, context: context)
         let path = try SharePath(plain: body.path)
         let folder = core.folder
-        try await change([path], method: "POST", context: context) { try folder.makeDirectory(path) }
+        let conditions = WritePreconditions(request.headers)
+        try await change([path], method: "POST", context: context, conditions: [path: conditions]) {
+            try folder.makeDirectory(path)
+        }
         return .json(status: .created, body: "{\"path\":\(JSONText.quoted(path.description))}")
     }
 
     /// `POST /api/move` with `{"from": A, "to": B, "overwrite": false}`.
+    /// `If-Match` and `If-Unmodified-Since` are about `A` (the item the
+    /// client saw), `If-None-Match` about `B` (`*`: never replace).
     func move(_ request: Request, context: ShareContext) async throws -> Response {
         let body = try await request.decode(as: MoveBody.self, context: context)
         let from = try SharePath(plain: body.from)
         let to = try SharePath(plain: body.to)
         let folder = core.folder
-        try await change([from, to], method: "POST", context: context) {
+        let conditions = WritePreconditions(request.headers)
+        var checked = [from: conditions.onExisting]
+        // A move onto itself: both conditions are about the one item.
+        checked[to, default: .none].ifNoneMatch = conditions.ifNoneMatch
+        try await change([from, to], method: "POST", context: context, conditions: checked) {
             try folder.move(from: from, to: to, overwrite: body.overwrite ?? false)
         }
         return .json(

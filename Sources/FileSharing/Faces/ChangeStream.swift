@@ -96,14 +96,15 @@ final class ChangeStream: Sendable {
     /// The stream's first cursor: `Last-Event-ID` (a reconnecting
     /// `EventSource`), else `since`, else the newest record (only what comes).
     func startCursor(lastEventID: String?, since: String?) throws(ShareError) -> UInt64 {
-        if let lastEventID, let value = UInt64(lastEventID.trimmingCharacters()) { return value }
-        if let since {
-            guard let value = UInt64(since) else {
+        // A malformed since is refused even beside a Last-Event-ID that makes it unused.
+        let sinceValue = try since.map { text throws(ShareError) -> UInt64 in
+            guard let value = UInt64(text) else {
                 throw ShareError(.badRequest, "since must be a change number (0 or more)")
             }
             return value
         }
-        return log.latest
+        if let lastEventID, let value = UInt64(lastEventID.trimmingCharacters()) { return value }
+        return sinceValue ?? log.latest
     }
 
     func events(after start: UInt64) -> Response {

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 
 /// Answers every failure as `{"error": "..."}` with its status; the core's
-/// errors (``FolderError``, ``SharePathError``, ``UploadRefusal``) with the `/api` mapping
+/// errors (``FolderError``, ``SharePathError``, ``UploadRefusal``, ``PreconditionFailure``) with the `/api` mapping
 /// (`ShareError(_:)`). The WebDAV face answers its own with `DAVError(_:)`.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = ShareContext
@@ -26,6 +26,8 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let error as UploadRefusal {
             let error = ShareError(error)
             return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        } catch let error as PreconditionFailure {
+            return .json(status: .preconditionFailed, error: error.message)
         } catch let error as HTTPError {
             return .json(status: error.status, error: error.body ?? error.status.reasonPhrase)
         } catch {

@@ -29,7 +29,8 @@ enum ResumableAppend {
     /// - Throws: ``ShareError``: 404 for no such upload, 409 for another
     ///   offset (with the one the server has) or another request writing it,
     ///   413 past the announced length; ``UploadRefusal`` for a refused type
-    ///   (the upload is then discarded: sending it again won't change it).
+    ///   and ``PreconditionFailure`` for a file changed since the upload
+    ///   began (the upload is then discarded: sending it again won't change it).
     static func append(
         core: ShareCore, token: String, at offset: Int64, body: RequestBody, origin: ChangeOrigin
     ) async throws -> Outcome {
@@ -55,7 +56,8 @@ enum ResumableAppend {
                     offset: now, path: upload.path, requested: upload.path, completed: false, replaced: false)
             }
             try APIFace(core: core, readOnly: false).refuseIfLocked([upload.path])
-            let placed = try await core.commit(upload.file, to: upload.path, origin: origin, creatingParents: true)
+            let placed = try await core.commit(
+                upload.file, to: upload.path, origin: origin, creatingParents: true, conditions: upload.conditions)
             uploads.finished(token)
             return Outcome(
                 offset: now, path: placed.path, requested: upload.path, completed: true, replaced: placed.replaced)
@@ -63,6 +65,28 @@ enum ResumableAppend {
             // A refused type does not become acceptable by sending it again: the upload ends here.
             uploads.discard(token)
             throw error
+        } catch let error as PreconditionFailure {
+            // Nor does a file changed since the upload began become unchanged.
+            uploads.discard(token)
+            throw error
+        }
+    }
+}
+
+extension ResumableAppend {
+    /// Ends the upload `token` and removes what it staged; `false` when
+    /// there is none. 409 while a request writes to it (its file would go
+    /// from under it).
+    static func cancel(core: ShareCore, token: String) async throws -> Bool {
+        let uploads = core.uploads
+        guard uploads.claim(token) else {
+            throw ShareError(.conflict, "a chunk is being written to this upload; cancel it when that ends")
+        }
+        defer { uploads.release(token) }
+        return try await core.blocking {
+            guard uploads.exists(token) else { return false }
+            uploads.discard(token)
+            return true
         }
     }
 }

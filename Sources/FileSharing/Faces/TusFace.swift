@@ -51,7 +51,7 @@ struct TusFace: Sendable {
     /// `POST /api/tus/` with `Upload-Length` and `Upload-Metadata`: a new
     /// upload, at `Location`; with a body (creation-with-upload) its first bytes.
     func create(_ request: Request, context: ShareContext) async throws -> Response {
-        try TusFace.checkVersion(request)
+        // What is malformed is 400 first; a well-formed request in another version 412.
         if request.headers[.init("Upload-Defer-Length")!] != nil {
             throw TusError(.badRequest, "Upload-Defer-Length is not supported: send Upload-Length")
         }
@@ -63,6 +63,7 @@ struct TusFace: Sendable {
         }
         let metadata = try TusMetadata(request.headers[.init("Upload-Metadata")!] ?? "")
         let path = try metadata.targetPath()
+        try TusFace.checkVersion(request)
         // 413 past the server's limit (`Tus-Max-Size`), 507 when the disk has no room.
         try UploadBody.checkSize(length, core: core)
         try APIFace(core: core, readOnly: false).refuseIfLocked([path])
@@ -102,14 +103,14 @@ struct TusFace: Sendable {
     /// `PATCH /api/tus/T` with `Upload-Offset`: appends the body; the last
     /// bytes put the file in place.
     func append(_ request: Request, context: ShareContext) async throws -> Response {
+        guard let offsetText = request.headers[.init("Upload-Offset")!], let offset = Int64(offsetText), offset >= 0
+        else {
+            throw TusError(.badRequest, "an Upload-Offset header (the bytes the server has) is needed")
+        }
         try TusFace.checkVersion(request)
         let token = try TusFace.token(context)
         guard request.headers[.contentType].map(TusFace.isChunkType) == true else {
             throw TusError(.unsupportedMediaType, "a PATCH body must be sent as \(TusFace.chunkType)")
-        }
-        guard let offsetText = request.headers[.init("Upload-Offset")!], let offset = Int64(offsetText), offset >= 0
-        else {
-            throw TusError(.badRequest, "an Upload-Offset header (the bytes the server has) is needed")
         }
         let outcome = try await ResumableAppend.append(
             core: core, token: token, at: offset, body: request.body, origin: TusFace.origin(context, method: "PATCH"))
@@ -121,13 +122,7 @@ struct TusFace: Sendable {
     /// `DELETE /api/tus/T`: ends the upload; nothing is left behind.
     func terminate(_ request: Request, context: ShareContext) async throws -> Response {
         try TusFace.checkVersion(request)
-        let token = try TusFace.token(context)
-        let uploads = core.uploads
-        let existed = try await core.blocking {
-            guard uploads.exists(token) else { return false }
-            uploads.discard(token)
-            return true
-        }
+        let existed = try await ResumableAppend.cancel(core: core, token: try TusFace.token(context))
         guard existed else { throw TusError(.notFound, "no such upload") }
         return Response(status: .noContent, headers: TusFace.headers())
     }
@@ -144,12 +139,15 @@ struct TusFace: Sendable {
         [.init("Tus-Resumable")!: version]
     }
 
-    /// 412 with `Tus-Version` when the client speaks another version (or says none).
+    /// 412 with `Tus-Version` when the client speaks another version; 400
+    /// when it says none (not a tus request at all).
     static func checkVersion(_ request: Request) throws(TusError) {
-        guard request.headers[.init("Tus-Resumable")!] == version else {
+        guard let spoken = request.headers[.init("Tus-Resumable")!], !spoken.isEmpty else {
+            throw TusError(.badRequest, "a tus request needs Tus-Resumable: \(version)")
+        }
+        guard spoken == version else {
             throw TusError(
-                .preconditionFailed,
-                "this server speaks tus \(version): send Tus-Resumable: \(version)")
+                .preconditionFailed, "this server speaks tus \(version), not \(spoken): send Tus-Resumable: \(version)")
         }
     }
 

@@ -234,6 +234,7 @@
     403: 'Not allowed: this share may be read-only.',
     404: 'It is not there any more.',
     409: 'Something with that name already exists.',
+    412: 'It was changed by someone else meanwhile.',
     413: 'The file is larger than the server accepts.',
     415: 'The server does not accept this type of file.',
     423: 'It is locked.',
@@ -1473,6 +1474,9 @@
     let existing;
     try { existing = (await api('GET', listURL(folder))).items || []; } catch (e) { existing = folder === state.path ? state.items : []; }
     const kinds = new Map(existing.map((i) => [i.name, i.kind]));
+    // The version each file had when the person chose to replace it: the server
+    // refuses (412) to replace one that changed since, instead of losing that change.
+    const tags = new Map(existing.map((i) => [i.name, i.etag]));
     const clashes = entries.filter((entry) => !entry.rel.includes('/') && kinds.get(entry.rel) === 'file');
     if (clashes.length) {
       const names = clashes.slice(0, 3).map((c) => '“' + c.rel + '”').join(', ') + (clashes.length > 3 ? ' and ' + (clashes.length - 3) + ' more' : '');
@@ -1486,6 +1490,8 @@
       if (answer === null) {
         const skip = new Set(clashes);
         entries = entries.filter((entry) => !skip.has(entry));
+      } else if (answer === 'ok') {
+        for (const clash of clashes) clash.ifMatch = tags.get(clash.rel);
       } else if (answer === 'extra') {
         const taken = new Set(kinds.keys());
         for (const entry of entries) if (!entry.rel.includes('/')) taken.add(entry.rel);
@@ -1508,6 +1514,7 @@
 
     for (const entry of entries) {
       const upload = new Upload(entry.file, joinPath(folder, entry.rel));
+      upload.ifMatch = entry.ifMatch || null;
       uploads.push(upload);
       if (limit > 0 && upload.size > limit) {
         upload.state = 'failed';
@@ -1565,7 +1572,7 @@
         upload.state = 'failed';
         upload.error = e.message || String(e);
         // Retrying cannot help with these; a full disk or a lost connection may pass.
-        upload.fatal = [400, 403, 409, 413, 415].includes(e.status);
+        upload.fatal = [400, 403, 409, 412, 413, 415].includes(e.status);
         if (upload.fatal && upload.token) discardToken(upload);
         renderUpload(upload);
         toast('“' + baseName(upload.path) + '” was not uploaded: ' + upload.error);
@@ -1643,8 +1650,9 @@
 
   async function simpleUpload(upload) {
     upload.loaded = 0;
-    const response = await send(upload, 'PUT', fileURL(upload.path), upload.file,
-      { 'Content-Type': upload.file.type || 'application/octet-stream' },
+    const headers = { 'Content-Type': upload.file.type || 'application/octet-stream' };
+    if (upload.ifMatch) headers['If-Match'] = upload.ifMatch;
+    const response = await send(upload, 'PUT', fileURL(upload.path), upload.file, headers,
       (loaded) => progress(upload, loaded));
     if (response.status >= 200 && response.status < 300) { upload.result = response.status === 200 ? 'replaced' : 'new'; return; }
     throw httpError(response);
@@ -1665,7 +1673,10 @@
     }
     if (!upload.token) {
       upload.offset = 0;
-      const created = await send(upload, 'POST', '/api/uploads?path=' + encodeURIComponent(upload.path), null, { 'Upload-Length': String(upload.size) });
+      const headers = { 'Upload-Length': String(upload.size) };
+      // Kept by the server and checked when the last chunk puts the file in place.
+      if (upload.ifMatch) headers['If-Match'] = upload.ifMatch;
+      const created = await send(upload, 'POST', '/api/uploads?path=' + encodeURIComponent(upload.path), null, headers);
       if (created.status !== 201 && created.status !== 200) throw httpError(created);
       if (!created.json || !created.json.upload) throw new ApiError(500, 'The server did not start the upload.');
       upload.token = created.json.upload;
@@ -1697,6 +1708,13 @@
       if (response.status === 409) {
         const offset = parseInt(response.header('Upload-Offset'), 10);
         if (isFinite(offset) && conflicts++ < 3) { upload.offset = offset; continue; }
+        if (!isFinite(offset)) {
+          // Another request of this upload (an earlier try the server has not seen end) is still
+          // writing: ask where it stands once that is over.
+          const error = httpError(response);
+          error.retry = true;
+          throw error;
+        }
       }
       if (response.status === 404 || response.status === 410) {
         upload.token = null;

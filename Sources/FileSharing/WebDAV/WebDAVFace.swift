@@ -44,6 +44,8 @@ struct WebDAVFace: RouterMiddleware {
             return WebDAV.errorResponse(DAVError(error))
         } catch let error as UploadRefusal {
             return WebDAV.errorResponse(DAVError(status: error.kind == .refused ? 415 : 500, message: error.reason))
+        } catch let error as PreconditionFailure {
+            return WebDAV.errorResponse(DAVError(status: 412, message: error.message))
         } catch let error as ShareError {
             return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
         } catch let error as HTTPError {
@@ -169,8 +171,18 @@ extension WebDAVFace {
 
     // MARK: Conditions and locks
 
-    /// Evaluates the `If` header (412 when no list matches) and returns the lock tokens it submits.
+    /// Evaluates `If-Match`, `If-None-Match` and `If-Unmodified-Since` as the
+    /// JSON API does (on the resource as WebDAV sees it, a held-back empty
+    /// file included), then the `If` header (412 when no list matches), and
+    /// returns the lock tokens it submits. The changes on disk check the
+    /// first three again as they happen (`davPreconditions`).
     func davConditions(_ request: Request, path: SharePath) async throws -> Set<String> {
+        let preconditions = WritePreconditions(request.headers)
+        if !preconditions.isEmpty,
+            let failure = preconditions.failure(current: try await davResource(path).metadata, path: path)
+        {
+            throw failure
+        }
         guard let header = request.headers[.init("If")!] else { return [] }
         let parsed = try DAVIfHeader(parsing: header)
         var entityTags: [SharePath: String?] = [:]
@@ -203,6 +215,14 @@ extension WebDAVFace {
             if matches { return parsed.submittedTokens }
         }
         throw DAVError(status: 412, message: "the If header's conditions do not hold for '\(path)'")
+    }
+
+    /// The request's `If-Match`, `If-None-Match` and `If-Unmodified-Since`,
+    /// for the core to check again with the change (`ShareCore.perform`), on
+    /// what is on disk: none for a held-back empty file, which is not.
+    func davPreconditions(_ request: Request, _ resource: DAVResource) -> WritePreconditions {
+        if case .placeholder = resource { return .none }
+        return WritePreconditions(request.headers)
     }
 
     /// 423 unless every lock on what the request changes had its token submitted.
@@ -252,7 +272,10 @@ extension WebDAVFace {
         }
         let placed: (path: SharePath, replaced: Bool)
         do {
-            placed = try await core.commit(file, to: path, origin: origin, creatingParents: false) { fd in
+            placed = try await core.commit(
+                file, to: path, origin: origin, creatingParents: false,
+                conditions: davPreconditions(request, resource)
+            ) { fd in
                 // The properties stay with the name, as the content changes.
                 switch resource {
                 case .placeholder(let placeholder, _):
@@ -317,7 +340,10 @@ extension WebDAVFace {
                 folder.discardStaged(named: placeholder.staging)
             }
         } else {
-            try await core.perform([path], origin: WebDAVFace.origin(context, method: "DELETE")) {
+            try await core.perform(
+                [path], origin: WebDAVFace.origin(context, method: "DELETE"),
+                conditions: [path: davPreconditions(request, resource)]
+            ) {
                 try folder.remove(path)
             }
         }
@@ -415,7 +441,10 @@ extension WebDAVFace {
             folder.discardStaged(named: placeholder.staging)
         }
         let destinationOnDisk: Bool = if case .item = destinationResource { true } else { false }
-        try await core.perform([source, destination], origin: WebDAVFace.origin(context, method: method)) {
+        try await core.perform(
+            [source, destination], origin: WebDAVFace.origin(context, method: method),
+            conditions: [source: davPreconditions(request, sourceResource)]
+        ) {
             if move {
                 try folder.move(from: source, to: destination, overwrite: overwrite)
             } else {
