@@ -44,13 +44,13 @@ extension ObserverCore {
             let path = tree.path(of: directory)
             guard let entries = listAndWatch(directory, at: path) else { continue }
             let isFresh = fresh || tree.childIndices(of: directory).isEmpty
-            var subdirectories: [Tree.Index] = []
+            var found: [(name: [UInt8], metadata: FileMetadata)] = []
+            found.reserveCapacity(entries.count)
             for entry in entries {
                 guard filter.includes(entry.name, in: path) else { continue }
-                let metadata: FileMetadata
                 switch entry.metadata {
-                case .success(let value):
-                    metadata = value
+                case .success(let metadata):
+                    found.append((entry.name, metadata))
                 case .failure(let errno):
                     if errno != .notFound {
                         emit(
@@ -58,25 +58,16 @@ extension ObserverCore {
                                 message: "cannot read '\(path.appending(entry.name))': \(errno)",
                                 path: path.appending(entry.name)))
                     }
-                    continue
                 }
-                let index: Tree.Index
-                if isFresh {
-                    index = tree.append(
-                        name: entry.name, in: directory, metadata: metadata,
-                        id: newID(for: metadata, at: path.appending(entry.name)))
-                } else if let existing = tree.child(of: directory, named: entry.name) {
-                    // Already reported (by an event that came first): same item or not,
-                    // the event handlers settle it.
-                    _ = existing
-                    continue
-                } else {
-                    index = tree.insert(
-                        name: entry.name, in: directory, metadata: metadata,
-                        id: newID(for: metadata, at: path.appending(entry.name)))
-                }
+            }
+            let added = add(found, in: directory, at: path, fresh: isFresh)
+            var subdirectories: [Tree.Index] = []
+            for (index, (name, metadata)) in zip(added, found) {
+                // Already there (reported by an event that came first): same
+                // item or not, the event handlers settle it.
+                guard let index else { continue }
                 if report && metadata.kind == .file && metadata.modified > recent
-                    && fileSystem.hasNoWriters(at: path.appending(entry.name)) != true
+                    && fileSystem.hasNoWriters(at: path.appending(name)) != true
                 {
                     // Changed within the settle time and (as far as the kernel
                     // can tell) still open for writing: perhaps still being
@@ -95,6 +86,38 @@ extension ObserverCore {
             if !isScanned, let scanProgress { scanProgress(tree.count) }
             // In name order: the first subdirectory is listed (and watched) first.
             stack.append(contentsOf: subdirectories.reversed())
+        }
+    }
+
+    /// Adds the items of one listing (sorted by name) to `directory`, with
+    /// new ids; `nil` for a name the tree already has. `fresh`: the directory
+    /// had no children, so each item goes at the end.
+    ///
+    /// Ids derived from identities alone are made with the tree under one
+    /// taking of its lock for the whole listing, not one per item: the
+    /// initial scan adds a hundred thousand items, and readers still never
+    /// wait for more than one folder's items (the listing and the `statx`
+    /// calls are done already). Ids kept in an identity attribute are read
+    /// from the disk, outside the lock, item by item.
+    private mutating func add(
+        _ found: [(name: [UInt8], metadata: FileMetadata)], in directory: Tree.Index, at path: ItemPath, fresh: Bool
+    ) -> [Tree.Index?] {
+        guard options.storesIdentityAttribute else {
+            return treeStore.modify { tree in
+                found.map { name, metadata in
+                    let id = Self.derivedID(for: metadata, in: tree)
+                    if fresh { return tree.append(name: name, in: directory, metadata: metadata, id: id) }
+                    if tree.child(of: directory, named: name) != nil { return nil }
+                    return tree.insert(name: name, in: directory, metadata: metadata, id: id)
+                }
+            }
+        }
+        return found.map { name, metadata in
+            if !fresh && tree.child(of: directory, named: name) != nil { return nil }
+            let id = newID(for: metadata, at: path.appending(name))
+            return fresh
+                ? tree.append(name: name, in: directory, metadata: metadata, id: id)
+                : tree.insert(name: name, in: directory, metadata: metadata, id: id)
         }
     }
 
