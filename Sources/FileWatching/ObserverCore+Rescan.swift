@@ -127,26 +127,58 @@ extension ObserverCore {
     ///   document saved anew (it keeps its id, `modified`); otherwise it is
     ///   removed and the disk's item arrives.
     ///
-    /// A round that settles nothing leaves only cycles (names swapped): one
-    /// of their items is removed and comes back under its id at its new name,
-    /// as a stream that renames onto a name still taken could not be replayed.
+    /// "Nowhere on disk" is known only once every folder is listed, and a
+    /// folder that arrives at a disputed name is listed only after it
+    /// arrives: so a round that settles by identity alone and finds folders
+    /// to list returns to the listing first, and a cycle of names (swapped
+    /// or rotated) is broken before anything is taken for gone. A cycle is
+    /// broken by removing one of its items, which comes back under its id at
+    /// its new name, as a stream that renames onto a name still taken could
+    /// not be replayed.
     private mutating func settleDisputes(pass: inout RescanPass) {
         while !pass.disputes.isEmpty {
-            var wanted: Set<FileIdentity> = []
-            for dispute in pass.disputes { wanted.insert(dispute.metadata.identity) }
+            var claimant: [FileIdentity: Int] = [:]
+            for (position, dispute) in pass.disputes.enumerated() { claimant[dispute.metadata.identity] = position }
             var waiting: [RescanPass.Dispute] = []
+            var undecided: [RescanPass.Dispute] = []
+            var settled = false
             for dispute in pass.disputes {
                 guard tree.isLive(dispute.directory) else { continue }
                 guard let occupant = tree.child(of: dispute.directory, named: dispute.name) else {
                     arrive(dispute.name, in: dispute.directory, metadata: dispute.metadata, pass: &pass)
+                    settled = true
                     continue
                 }
                 let identity = tree.identity(of: occupant)
                 if identity == dispute.metadata.identity && tree[occupant].kind == dispute.metadata.kind {
                     keep(occupant, metadata: dispute.metadata, pass: &pass)
-                } else if wanted.contains(identity) {
+                    settled = true
+                } else if claimant[identity] != nil {
                     waiting.append(dispute)
-                } else if tree[occupant].kind != .directory && dispute.metadata.kind != .directory {
+                } else {
+                    undecided.append(dispute)
+                }
+            }
+            pass.disputes = waiting + undecided
+            if settled {
+                if !pass.directories.isEmpty { return }
+                continue
+            }
+            // (With nothing undecided, the waiting names always close a
+            // cycle; the first stands in should that ever fail, never to spin.)
+            if let cycle = firstInCycle(waiting) ?? (undecided.isEmpty ? waiting.first : nil),
+                let occupant = tree.child(of: cycle.directory, named: cycle.name)
+            {
+                setAside(occupant, pass: &pass)
+                continue
+            }
+            // Every folder is listed and no name waits on a cycle: the
+            // undecided names' tree items are nowhere on disk.
+            for dispute in undecided {
+                guard tree.isLive(dispute.directory),
+                    let occupant = tree.child(of: dispute.directory, named: dispute.name)
+                else { continue }
+                if tree[occupant].kind != .directory && dispute.metadata.kind != .directory {
                     // Another file under the same name: moved here over it, or written anew.
                     let source = movedSource(dispute.metadata, byIdentity: pass.byIdentity)
                     replace(occupant, with: dispute.metadata, replacedBy: source)
@@ -156,13 +188,33 @@ extension ObserverCore {
                     arrive(dispute.name, in: dispute.directory, metadata: dispute.metadata, pass: &pass)
                 }
             }
-            if waiting.count == pass.disputes.count, let first = waiting.first,
-                let occupant = tree.child(of: first.directory, named: first.name)
-            {
-                setAside(occupant, pass: &pass)
-            }
             pass.disputes = waiting
+            if !pass.directories.isEmpty { return }
         }
+    }
+
+    /// A waiting name on a cycle: following, from name to name, the disputed
+    /// name that the tree's item at each is on disk at leads back to it.
+    private func firstInCycle(_ waiting: [RescanPass.Dispute]) -> RescanPass.Dispute? {
+        var byIdentity: [FileIdentity: Int] = [:]
+        for (position, dispute) in waiting.enumerated() { byIdentity[dispute.metadata.identity] = position }
+        func next(_ position: Int) -> Int? {
+            let dispute = waiting[position]
+            guard tree.isLive(dispute.directory),
+                let occupant = tree.child(of: dispute.directory, named: dispute.name)
+            else { return nil }
+            return byIdentity[tree.identity(of: occupant)]
+        }
+        for start in waiting.indices {
+            var seen: Set<Int> = [start]
+            var current = start
+            while let following = next(current) {
+                if following == start { return waiting[start] }
+                guard seen.insert(following).inserted else { break }
+                current = following
+            }
+        }
+        return nil
     }
 
     /// Removes an item (and its subtree) whose name is needed, remembering

@@ -40,10 +40,12 @@ extension ObserverCore {
     mutating func populate(_ start: Tree.Index, report: Bool, fresh: Bool, complete: Bool = false) {
         var stack: [Tree.Index] = [start]
         let recent = complete ? Int64.max : now.wall - options.settleTime.nanoseconds
+        /// Folders of the tree found moved into the new one: not fresh.
+        var arrivedFolders: Set<Tree.Index> = []
         while let directory = stack.popLast() {
             let path = tree.path(of: directory)
             guard let entries = listAndWatch(directory, at: path) else { continue }
-            let isFresh = fresh || tree.childIndices(of: directory).isEmpty
+            let isFresh = (fresh && !arrivedFolders.contains(directory)) || tree.childIndices(of: directory).isEmpty
             var found: [(name: [UInt8], metadata: FileMetadata)] = []
             found.reserveCapacity(entries.count)
             for entry in entries {
@@ -60,8 +62,26 @@ extension ObserverCore {
                     }
                 }
             }
-            let added = add(found, in: directory, at: path, fresh: isFresh)
             var subdirectories: [Tree.Index] = []
+            var movedHere = 0
+            if isScanned && report {
+                // Live: an item moved into a folder not watched yet raises no
+                // arrival, only a departure from its old name, handled later.
+                // Found here, it is the tree's item, moved.
+                found.removeAll { entry in
+                    guard let source = movedIn(entry.metadata, at: path.appending(entry.name), into: directory)
+                    else { return false }
+                    move(source, to: directory, name: entry.name)
+                    tree.set(source, metadata: entry.metadata)
+                    if entry.metadata.kind == .directory {
+                        subdirectories.append(source)
+                        arrivedFolders.insert(source)
+                    }
+                    movedHere += 1
+                    return true
+                }
+            }
+            let added = add(found, in: directory, at: path, fresh: isFresh && movedHere == 0)
             for (index, (name, metadata)) in zip(added, found) {
                 // Already there (reported by an event that came first): same
                 // item or not, the event handlers settle it.
@@ -119,6 +139,31 @@ extension ObserverCore {
                 ? tree.append(name: name, in: directory, metadata: metadata, id: id)
                 : tree.insert(name: name, in: directory, metadata: metadata, id: id)
         }
+    }
+
+    /// The item elsewhere in the tree that the one on disk at `path` is, if
+    /// it left its own path (so it moved here; not a second hard link). Found
+    /// by the id its identity gives or its identity attribute holds: an item
+    /// whose id came otherwise (kept across an atomic save) is not found,
+    /// and arrives as a new one.
+    func movedIn(_ metadata: FileMetadata, at path: ItemPath, into directory: Tree.Index) -> Tree.Index? {
+        var candidates = [ItemID.derived(from: metadata.identity, discriminator: 0)]
+        if options.storesIdentityAttribute, let stored = fileSystem.identityAttribute(at: path) {
+            candidates.append(stored)
+        }
+        for id in candidates {
+            guard let index = tree.index(of: id), tree.identity(of: index) == metadata.identity,
+                tree[index].kind == metadata.kind, !tree.isSame(directory, asOrUnder: index),
+                tree.child(of: directory, named: path.name) == nil
+            else { continue }
+            if case .success(let there) = fileSystem.metadata(at: tree.path(of: index)),
+                there.identity == metadata.identity
+            {
+                continue
+            }
+            return index
+        }
+        return nil
     }
 
     /// Whether a directory is the root or a mount point (another device than its parent).

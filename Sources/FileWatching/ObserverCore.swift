@@ -42,6 +42,9 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     var filesBySizeCount = 0
     /// Folders whose events found them elsewhere on disk than the tree says.
     var displaced: Set<Tree.Index> = []
+    /// Names a rename of the current read put an item at while the disk
+    /// showed another item there (see `settleMovedOnto()`).
+    var movedOnto: [(directory: Tree.Index, name: [UInt8])] = []
     /// Changes waiting for the end of the latency window.
     private(set) var pending: [Change] = []
     private var pendingSince: Int64?
