@@ -62,7 +62,13 @@ extension ObserverCore {
         attributeConflicts.removeAll()
         for (path, stored) in conflicts {
             guard let newcomer = tree.index(at: path) else { continue }
-            if let holder = tree.index(of: stored), holder != newcomer, isOlder(newcomer, than: holder) {
+            // Only an item that claims the id by its own attribute too is in
+            // the contest: one that holds it from the saved state without
+            // the attribute (a document saved anew since, by a program that
+            // does not carry attributes over) is the document, and keeps it.
+            if let holder = tree.index(of: stored), holder != newcomer, isOlder(newcomer, than: holder),
+                fileSystem.identityAttribute(at: tree.path(of: holder)) == stored
+            {
                 let newcomerID = tree.id(of: newcomer)
                 let placeholder = ItemID(rawValue: ~newcomerID.rawValue)
                 tree.setID(newcomer, to: placeholder)

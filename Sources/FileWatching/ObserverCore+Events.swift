@@ -24,7 +24,10 @@ extension ObserverCore {
             if case .movedTo(let cookie) = event.kind { movedTo[cookie] = position }
         }
         var consumed = Set<Int>()
-        defer { rescanDisplaced() }
+        defer {
+            settleMovedOnto()
+            rescanDisplaced()
+        }
         for (position, event) in events.enumerated() where !consumed.contains(position) {
             if isRootRemoved { return }
             switch event.kind {
@@ -112,6 +115,11 @@ extension ObserverCore {
             onDisk.identity == metadata.identity
         {
             metadata = onDisk
+        } else {
+            // The disk has moved on since, or the tree's item at the old name
+            // was not the one renamed (a name reused within one read, looked
+            // at after it changed hands): checked once the read is handled.
+            movedOnto.append((destination, newName))
         }
         if let occupant = tree.child(of: destination, named: newName), occupant != source {
             if tree[occupant].kind != .directory && metadata.kind != .directory {
@@ -255,6 +263,46 @@ extension ObserverCore {
         if directory == Tree.rootIndex { return true }
         guard case .success(let metadata) = fileSystem.metadata(at: path) else { return false }
         return metadata.identity == tree.identity(of: directory)
+    }
+
+    /// Checks the names a rename put an item at while the disk showed
+    /// another item there. Events later in the read that changed the name
+    /// have settled it by now; if the tree still holds another item than
+    /// the disk at such a name, the item it moved was not the one renamed
+    /// (its name was reused within the read and looked at after it changed
+    /// hands), and no event to come will say so: the folder is rescanned,
+    /// which pairs its items with the disk's by identity.
+    mutating func settleMovedOnto() {
+        guard !movedOnto.isEmpty else { return }
+        let names = movedOnto
+        movedOnto.removeAll()
+        var folders: Set<Tree.Index> = []
+        for (directory, name) in names where tree.isLive(directory) && !folders.contains(directory) {
+            let path = tree.path(of: directory)
+            guard isInPlace(directory, at: path) else { continue }  // rescanDisplaced settles it
+            let known = tree.child(of: directory, named: name)
+            let onDisk: FileMetadata?
+            switch fileSystem.metadata(at: path.appending(name)) {
+            case .success(let metadata): onDisk = filter.includes(name, in: path) ? metadata : nil
+            case .failure: onDisk = nil
+            }
+            switch (known, onDisk) {
+            case (nil, nil):
+                continue
+            case (let known?, let metadata?)
+            where tree.identity(of: known) == metadata.identity && tree[known].kind == metadata.kind:
+                continue
+            default:
+                folders.insert(directory)
+            }
+        }
+        // Outermost first; a folder inside one already rescanned needs nothing more.
+        var done: [Tree.Index] = []
+        for (_, folder) in folders.map({ (tree.path(of: $0).bytes.count, $0) }).sorted(by: { $0 < $1 })
+        where tree.isLive(folder) && !done.contains(where: { tree.isSame(folder, asOrUnder: $0) }) {
+            rescan(from: folder, reason: nil)
+            done.append(folder)
+        }
     }
 
     /// Rescans the folders whose events could not be settled by path, once

@@ -1,80 +1,33 @@
 /// Scanning a subtree again and reporting how it differs from the tree: after
-/// a queue overflow, on every poll, and (later) against a saved state.
+/// a queue overflow, on every poll, and at a start from a saved state.
 /// Items are paired by identity, so a rename found by a rescan is a rename,
 /// not a removal and an addition.
+///
+/// A name whose item on disk is not the one the tree has there is settled
+/// only once the whole subtree is listed, because what it is depends on
+/// where the tree's item went: found elsewhere, that item moved and the one
+/// at the name is new (or moved there itself); gone, the one at the name is
+/// the same document saved anew (an atomic save, as the live path reports
+/// it). Deciding at the name, in listing order, would take a file moved away
+/// and replaced by a new one for a save, and the moved file for a new one.
 extension ObserverCore {
     mutating func rescan(from start: Tree.Index, reason: String?) {
         guard tree.isLive(start) else { return }
         // Everything under `start`, by identity, to find where items went
         // (hard links, several items of one identity, are rare: kept aside).
-        var byIdentity = IdentityIndex()
+        var pass = RescanPass()
         tree.walk(from: start) { index in
-            if index != start { byIdentity.add(tree.identity(of: index), index) }
+            if index != start { pass.byIdentity.add(tree.identity(of: index), index) }
         }
         clearVisited(from: start)
         tree.set(start, flag: Tree.Flag.visited, true)
 
-        var stack: [Tree.Index] = [start]
-        while let directory = stack.popLast() {
-            guard tree.isLive(directory) else { continue }
-            let path = tree.path(of: directory)
-            guard let entries = listAndWatch(directory, at: path) else {
-                // Keep what is known under it; its parent's events or the next poll settle it.
-                markVisited(subtree: directory)
-                continue
-            }
-            for entry in entries {
-                guard filter.includes(entry.name, in: path), case .success(let metadata) = entry.metadata else {
-                    continue
-                }
-                var slot = tree.child(of: directory, named: entry.name)
-                if let occupant = slot {
-                    if tree.identity(of: occupant) == metadata.identity && tree[occupant].kind == metadata.kind {
-                        tree.set(occupant, flag: Tree.Flag.visited, true)
-                        if metadata.kind == .file && !tree.metadata(of: occupant).hasSameContentStamp(as: metadata) {
-                            tree.set(occupant, metadata: metadata)
-                            beginWriting(occupant, metadata: metadata, closed: true)
-                        } else {
-                            tree.set(occupant, metadata: metadata)
-                        }
-                        if metadata.kind == .directory { stack.append(occupant) }
-                        continue
-                    }
-                    if tree[occupant].kind != .directory && metadata.kind != .directory {
-                        // Another file under the same name: moved here over it, or written anew.
-                        let source = movedSource(metadata, byIdentity: byIdentity)
-                        replace(occupant, with: metadata, replacedBy: source)
-                        tree.set(occupant, flag: Tree.Flag.visited, true)
-                        continue
-                    }
-                    remove(occupant)
-                    slot = nil
-                }
-                if let source = movedSource(metadata, byIdentity: byIdentity), tree[source].kind == metadata.kind,
-                    !tree.isSame(directory, asOrUnder: source)
-                {
-                    move(source, to: directory, name: entry.name)
-                    tree.set(source, metadata: metadata)
-                    tree.set(source, flag: Tree.Flag.visited, true)
-                    if metadata.kind == .directory { stack.append(source) }
-                    continue
-                }
-                // As at the first scan: a file unchanged for the settle time is
-                // complete, and so is a recent one no process holds open for
-                // writing (the kernel's read lease tells, asked only for these
-                // few recent files). Not where the subtree is polled: there a
-                // writer may be on another machine, which no lease here sees.
-                // Any other may still be being written: the settle check
-                // decides, and says `finished`.
-                let writing =
-                    metadata.kind == .file && metadata.modified > now.wall - options.settleTime.nanoseconds
-                    && (isPolled(directory) || fileSystem.hasNoWriters(at: path.appending(entry.name)) != true)
-                let index = add(name: entry.name, in: directory, metadata: metadata, writing: writing)
-                if writing { writes.closed(index, at: now.monotonic) }
-                tree.set(index, flag: Tree.Flag.visited, true)
-                if metadata.kind == .directory { stack.append(index) }
-            }
-        }
+        pass.directories = [start]
+        repeat {
+            while let directory = pass.directories.popLast() { relist(directory, pass: &pass) }
+            // Every directory known so far is listed: the disputed names can be settled.
+            settleDisputes(pass: &pass)
+        } while !pass.directories.isEmpty
 
         // What was not seen is gone: report the topmost of each gone subtree.
         var gone: [Tree.Index] = []
@@ -85,6 +38,190 @@ extension ObserverCore {
         }
         for index in gone where tree.isLive(index) { remove(index) }
         if let reason { emit(.rescanned(path: tree.path(of: start), reason: reason)) }
+    }
+
+    /// Lists one directory again and settles each entry whose name is free in
+    /// the tree or holds the same item; the others wait in `pass.disputes`.
+    private mutating func relist(_ directory: Tree.Index, pass: inout RescanPass) {
+        guard tree.isLive(directory) else { return }
+        let path = tree.path(of: directory)
+        guard let entries = listAndWatch(directory, at: path) else {
+            // Keep what is known under it; its parent's events or the next poll settle it.
+            markVisited(subtree: directory)
+            return
+        }
+        for entry in entries {
+            guard filter.includes(entry.name, in: path), case .success(let metadata) = entry.metadata else {
+                continue
+            }
+            guard let occupant = tree.child(of: directory, named: entry.name) else {
+                arrive(entry.name, in: directory, metadata: metadata, pass: &pass)
+                continue
+            }
+            if tree.identity(of: occupant) == metadata.identity && tree[occupant].kind == metadata.kind {
+                keep(occupant, metadata: metadata, pass: &pass)
+            } else {
+                pass.disputes.append(RescanPass.Dispute(directory: directory, name: entry.name, metadata: metadata))
+            }
+        }
+    }
+
+    /// The tree's item is still at its name: its metadata is refreshed, and a
+    /// file whose content changed is being written (closed, as far as known).
+    private mutating func keep(_ occupant: Tree.Index, metadata: FileMetadata, pass: inout RescanPass) {
+        tree.set(occupant, flag: Tree.Flag.visited, true)
+        if metadata.kind == .file && !tree.metadata(of: occupant).hasSameContentStamp(as: metadata) {
+            tree.set(occupant, metadata: metadata)
+            beginWriting(occupant, metadata: metadata, closed: true)
+        } else {
+            tree.set(occupant, metadata: metadata)
+        }
+        if metadata.kind == .directory { pass.directories.append(occupant) }
+    }
+
+    /// An item on disk at a name the tree has free: moved there from
+    /// elsewhere in the subtree, back from being set aside, or new.
+    private mutating func arrive(
+        _ name: [UInt8], in directory: Tree.Index, metadata: FileMetadata, pass: inout RescanPass
+    ) {
+        if let source = movedSource(metadata, byIdentity: pass.byIdentity), tree[source].kind == metadata.kind,
+            !tree.isSame(directory, asOrUnder: source)
+        {
+            move(source, to: directory, name: name)
+            tree.set(source, metadata: metadata)
+            tree.set(source, flag: Tree.Flag.visited, true)
+            if metadata.kind == .directory { pass.directories.append(source) }
+            return
+        }
+        let path = tree.path(of: directory).appending(name)
+        // As at the first scan: a file unchanged for the settle time is
+        // complete, and so is a recent one no process holds open for
+        // writing (the kernel's read lease tells, asked only for these
+        // few recent files). Not where the subtree is polled: there a
+        // writer may be on another machine, which no lease here sees.
+        // Any other may still be being written: the settle check
+        // decides, and says `finished`.
+        let writing =
+            metadata.kind == .file && metadata.modified > now.wall - options.settleTime.nanoseconds
+            && (isPolled(directory) || fileSystem.hasNoWriters(at: path) != true)
+        // An item set aside to free its name comes back under its own id
+        // (unless a copy claimed the id meanwhile).
+        let setAside = pass.setAside.removeValue(forKey: metadata.identity).flatMap {
+            tree.index(of: $0) == nil ? $0 : nil
+        }
+        let index = add(name: name, in: directory, metadata: metadata, writing: writing, id: setAside)
+        if writing { writes.closed(index, at: now.monotonic) }
+        tree.set(index, flag: Tree.Flag.visited, true)
+        if metadata.kind == .directory { pass.directories.append(index) }
+    }
+
+    /// Settles the names whose item on disk is not the tree's, now that
+    /// every listed identity has had the chance to claim its tree item:
+    ///
+    /// - the tree's item moved away meanwhile: the name is free, and the
+    ///   disk's item arrives there;
+    /// - the tree's item is the one on disk at another disputed name: it
+    ///   waits for that name to be free (a chain of renames, settled from
+    ///   its end);
+    /// - the tree's item is nowhere on disk: two files are the same
+    ///   document saved anew (it keeps its id, `modified`); otherwise it is
+    ///   removed and the disk's item arrives.
+    ///
+    /// "Nowhere on disk" is known only once every folder is listed, and a
+    /// folder that arrives at a disputed name is listed only after it
+    /// arrives: so a round that settles by identity alone and finds folders
+    /// to list returns to the listing first, and a cycle of names (swapped
+    /// or rotated) is broken before anything is taken for gone. A cycle is
+    /// broken by removing one of its items, which comes back under its id at
+    /// its new name, as a stream that renames onto a name still taken could
+    /// not be replayed.
+    private mutating func settleDisputes(pass: inout RescanPass) {
+        while !pass.disputes.isEmpty {
+            var claimant: [FileIdentity: Int] = [:]
+            for (position, dispute) in pass.disputes.enumerated() { claimant[dispute.metadata.identity] = position }
+            var waiting: [RescanPass.Dispute] = []
+            var undecided: [RescanPass.Dispute] = []
+            var settled = false
+            for dispute in pass.disputes {
+                guard tree.isLive(dispute.directory) else { continue }
+                guard let occupant = tree.child(of: dispute.directory, named: dispute.name) else {
+                    arrive(dispute.name, in: dispute.directory, metadata: dispute.metadata, pass: &pass)
+                    settled = true
+                    continue
+                }
+                let identity = tree.identity(of: occupant)
+                if identity == dispute.metadata.identity && tree[occupant].kind == dispute.metadata.kind {
+                    keep(occupant, metadata: dispute.metadata, pass: &pass)
+                    settled = true
+                } else if claimant[identity] != nil {
+                    waiting.append(dispute)
+                } else {
+                    undecided.append(dispute)
+                }
+            }
+            pass.disputes = waiting + undecided
+            if settled {
+                if !pass.directories.isEmpty { return }
+                continue
+            }
+            // (With nothing undecided, the waiting names always close a
+            // cycle; the first stands in should that ever fail, never to spin.)
+            if let cycle = firstInCycle(waiting) ?? (undecided.isEmpty ? waiting.first : nil),
+                let occupant = tree.child(of: cycle.directory, named: cycle.name)
+            {
+                setAside(occupant, pass: &pass)
+                continue
+            }
+            // Every folder is listed and no name waits on a cycle: the
+            // undecided names' tree items are nowhere on disk.
+            for dispute in undecided {
+                guard tree.isLive(dispute.directory),
+                    let occupant = tree.child(of: dispute.directory, named: dispute.name)
+                else { continue }
+                if tree[occupant].kind != .directory && dispute.metadata.kind != .directory {
+                    // Another file under the same name: moved here over it, or written anew.
+                    let source = movedSource(dispute.metadata, byIdentity: pass.byIdentity)
+                    replace(occupant, with: dispute.metadata, replacedBy: source)
+                    tree.set(occupant, flag: Tree.Flag.visited, true)
+                } else {
+                    setAside(occupant, pass: &pass)
+                    arrive(dispute.name, in: dispute.directory, metadata: dispute.metadata, pass: &pass)
+                }
+            }
+            pass.disputes = waiting
+            if !pass.directories.isEmpty { return }
+        }
+    }
+
+    /// A waiting name on a cycle: following, from name to name, the disputed
+    /// name that the tree's item at each is on disk at leads back to it.
+    private func firstInCycle(_ waiting: [RescanPass.Dispute]) -> RescanPass.Dispute? {
+        var byIdentity: [FileIdentity: Int] = [:]
+        for (position, dispute) in waiting.enumerated() { byIdentity[dispute.metadata.identity] = position }
+        func next(_ position: Int) -> Int? {
+            let dispute = waiting[position]
+            guard tree.isLive(dispute.directory),
+                let occupant = tree.child(of: dispute.directory, named: dispute.name)
+            else { return nil }
+            return byIdentity[tree.identity(of: occupant)]
+        }
+        for start in waiting.indices {
+            var seen: Set<Int> = [start]
+            var current = start
+            while let following = next(current) {
+                if following == start { return waiting[start] }
+                guard seen.insert(following).inserted else { break }
+                current = following
+            }
+        }
+        return nil
+    }
+
+    /// Removes an item (and its subtree) whose name is needed, remembering
+    /// their ids in case the rest of the rescan finds them elsewhere.
+    private mutating func setAside(_ index: Tree.Index, pass: inout RescanPass) {
+        tree.walk(from: index) { pass.setAside[tree.identity(of: $0)] = tree.id(of: $0) }
+        remove(index)
     }
 
     /// An item elsewhere in the rescanned subtree with this identity that is
@@ -115,6 +252,24 @@ extension ObserverCore {
         tree.walk(from: start) { all.append($0) }
         for index in all { tree.set(index, flag: Tree.Flag.visited, true) }
     }
+}
+
+/// The work of one rescan.
+struct RescanPass {
+    /// A name whose item on disk is not the one the tree has there.
+    struct Dispute {
+        var directory: Tree.Index
+        var name: [UInt8]
+        var metadata: FileMetadata
+    }
+
+    /// The tree's items under the rescanned directory, by identity.
+    var byIdentity = IdentityIndex()
+    /// Directories to list, visited already.
+    var directories: [Tree.Index] = []
+    var disputes: [Dispute] = []
+    /// Ids of items removed to free a name, by identity.
+    var setAside: [FileIdentity: ItemID] = [:]
 }
 
 /// Items by identity for one rescan: one slot per identity, and a list only

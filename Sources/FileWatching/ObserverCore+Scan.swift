@@ -40,17 +40,19 @@ extension ObserverCore {
     mutating func populate(_ start: Tree.Index, report: Bool, fresh: Bool, complete: Bool = false) {
         var stack: [Tree.Index] = [start]
         let recent = complete ? Int64.max : now.wall - options.settleTime.nanoseconds
+        /// Folders of the tree found moved into the new one: not fresh.
+        var arrivedFolders: Set<Tree.Index> = []
         while let directory = stack.popLast() {
             let path = tree.path(of: directory)
             guard let entries = listAndWatch(directory, at: path) else { continue }
-            let isFresh = fresh || tree.childIndices(of: directory).isEmpty
-            var subdirectories: [Tree.Index] = []
+            let isFresh = (fresh && !arrivedFolders.contains(directory)) || tree.childIndices(of: directory).isEmpty
+            var found: [(name: [UInt8], metadata: FileMetadata)] = []
+            found.reserveCapacity(entries.count)
             for entry in entries {
                 guard filter.includes(entry.name, in: path) else { continue }
-                let metadata: FileMetadata
                 switch entry.metadata {
-                case .success(let value):
-                    metadata = value
+                case .success(let metadata):
+                    found.append((entry.name, metadata))
                 case .failure(let errno):
                     if errno != .notFound {
                         emit(
@@ -58,25 +60,34 @@ extension ObserverCore {
                                 message: "cannot read '\(path.appending(entry.name))': \(errno)",
                                 path: path.appending(entry.name)))
                     }
-                    continue
                 }
-                let index: Tree.Index
-                if isFresh {
-                    index = tree.append(
-                        name: entry.name, in: directory, metadata: metadata,
-                        id: newID(for: metadata, at: path.appending(entry.name)))
-                } else if let existing = tree.child(of: directory, named: entry.name) {
-                    // Already reported (by an event that came first): same item or not,
-                    // the event handlers settle it.
-                    _ = existing
-                    continue
-                } else {
-                    index = tree.insert(
-                        name: entry.name, in: directory, metadata: metadata,
-                        id: newID(for: metadata, at: path.appending(entry.name)))
+            }
+            var subdirectories: [Tree.Index] = []
+            var movedHere = 0
+            if isScanned && report {
+                // Live: an item moved into a folder not watched yet raises no
+                // arrival, only a departure from its old name, handled later.
+                // Found here, it is the tree's item, moved.
+                found.removeAll { entry in
+                    guard let source = movedIn(entry.metadata, at: path.appending(entry.name), into: directory)
+                    else { return false }
+                    move(source, to: directory, name: entry.name)
+                    tree.set(source, metadata: entry.metadata)
+                    if entry.metadata.kind == .directory {
+                        subdirectories.append(source)
+                        arrivedFolders.insert(source)
+                    }
+                    movedHere += 1
+                    return true
                 }
+            }
+            let added = add(found, in: directory, at: path, fresh: isFresh && movedHere == 0)
+            for (index, (name, metadata)) in zip(added, found) {
+                // Already there (reported by an event that came first): same
+                // item or not, the event handlers settle it.
+                guard let index else { continue }
                 if report && metadata.kind == .file && metadata.modified > recent
-                    && fileSystem.hasNoWriters(at: path.appending(entry.name)) != true
+                    && fileSystem.hasNoWriters(at: path.appending(name)) != true
                 {
                     // Changed within the settle time and (as far as the kernel
                     // can tell) still open for writing: perhaps still being
@@ -96,6 +107,63 @@ extension ObserverCore {
             // In name order: the first subdirectory is listed (and watched) first.
             stack.append(contentsOf: subdirectories.reversed())
         }
+    }
+
+    /// Adds the items of one listing (sorted by name) to `directory`, with
+    /// new ids; `nil` for a name the tree already has. `fresh`: the directory
+    /// had no children, so each item goes at the end.
+    ///
+    /// Ids derived from identities alone are made with the tree under one
+    /// taking of its lock for the whole listing, not one per item: the
+    /// initial scan adds a hundred thousand items, and readers still never
+    /// wait for more than one folder's items (the listing and the `statx`
+    /// calls are done already). Ids kept in an identity attribute are read
+    /// from the disk, outside the lock, item by item.
+    private mutating func add(
+        _ found: [(name: [UInt8], metadata: FileMetadata)], in directory: Tree.Index, at path: ItemPath, fresh: Bool
+    ) -> [Tree.Index?] {
+        guard options.storesIdentityAttribute else {
+            return treeStore.modify { tree in
+                found.map { name, metadata in
+                    let id = Self.derivedID(for: metadata, in: tree)
+                    if fresh { return tree.append(name: name, in: directory, metadata: metadata, id: id) }
+                    if tree.child(of: directory, named: name) != nil { return nil }
+                    return tree.insert(name: name, in: directory, metadata: metadata, id: id)
+                }
+            }
+        }
+        return found.map { name, metadata in
+            if !fresh && tree.child(of: directory, named: name) != nil { return nil }
+            let id = newID(for: metadata, at: path.appending(name))
+            return fresh
+                ? tree.append(name: name, in: directory, metadata: metadata, id: id)
+                : tree.insert(name: name, in: directory, metadata: metadata, id: id)
+        }
+    }
+
+    /// The item elsewhere in the tree that the one on disk at `path` is, if
+    /// it left its own path (so it moved here; not a second hard link). Found
+    /// by the id its identity gives or its identity attribute holds: an item
+    /// whose id came otherwise (kept across an atomic save) is not found,
+    /// and arrives as a new one.
+    func movedIn(_ metadata: FileMetadata, at path: ItemPath, into directory: Tree.Index) -> Tree.Index? {
+        var candidates = [ItemID.derived(from: metadata.identity, discriminator: 0)]
+        if options.storesIdentityAttribute, let stored = fileSystem.identityAttribute(at: path) {
+            candidates.append(stored)
+        }
+        for id in candidates {
+            guard let index = tree.index(of: id), tree.identity(of: index) == metadata.identity,
+                tree[index].kind == metadata.kind, !tree.isSame(directory, asOrUnder: index),
+                tree.child(of: directory, named: path.name) == nil
+            else { continue }
+            if case .success(let there) = fileSystem.metadata(at: tree.path(of: index)),
+                there.identity == metadata.identity
+            {
+                continue
+            }
+            return index
+        }
+        return nil
     }
 
     /// Whether a directory is the root or a mount point (another device than its parent).

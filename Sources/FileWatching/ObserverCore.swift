@@ -42,6 +42,9 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     var filesBySizeCount = 0
     /// Folders whose events found them elsewhere on disk than the tree says.
     var displaced: Set<Tree.Index> = []
+    /// Names a rename of the current read put an item at while the disk
+    /// showed another item there (see `settleMovedOnto()`).
+    var movedOnto: [(directory: Tree.Index, name: [UInt8])] = []
     /// Changes waiting for the end of the latency window.
     private(set) var pending: [Change] = []
     private var pendingSince: Int64?
@@ -111,10 +114,10 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// from its identity, with a discriminator that keeps hard links (one
     /// inode, several paths) apart.
     mutating func newID(for metadata: FileMetadata, at path: ItemPath) -> ItemID {
-        guard options.storesIdentityAttribute else { return derivedID(for: metadata) }
+        guard options.storesIdentityAttribute else { return Self.derivedID(for: metadata, in: tree) }
         let stored = fileSystem.identityAttribute(at: path)
         if let stored, tree.index(of: stored) == nil { return stored }
-        let id = derivedID(for: metadata)
+        let id = Self.derivedID(for: metadata, in: tree)
         if stored == nil {
             fileSystem.setIdentityAttribute(id, at: path)
         } else if !isScanned {
@@ -127,7 +130,9 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
         return id
     }
 
-    private func derivedID(for metadata: FileMetadata) -> ItemID {
+    /// The id derived from an item's identity, with the first discriminator
+    /// no item of `tree` has (hard links, one identity at several paths).
+    static func derivedID(for metadata: FileMetadata, in tree: Tree) -> ItemID {
         var discriminator: UInt64 = 0
         while true {
             let id = ItemID.derived(from: metadata.identity, discriminator: discriminator)
@@ -145,12 +150,14 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
             isWriting: node.flags & Tree.Flag.writing != 0)
     }
 
-    /// Adds an item to the tree and reports it.
+    /// Adds an item to the tree and reports it, under `id` when it has one
+    /// already (an item coming back), or else a new one.
     @discardableResult
-    mutating func add(name: [UInt8], in parent: Tree.Index, metadata: FileMetadata, writing: Bool, report: Bool = true)
-        -> Tree.Index
-    {
-        let id = newID(for: metadata, at: tree.path(of: parent).appending(name))
+    mutating func add(
+        name: [UInt8], in parent: Tree.Index, metadata: FileMetadata, writing: Bool, report: Bool = true,
+        id known: ItemID? = nil
+    ) -> Tree.Index {
+        let id = known ?? newID(for: metadata, at: tree.path(of: parent).appending(name))
         let index = tree.insert(name: name, in: parent, metadata: metadata, id: id)
         if metadata.kind == .file && writing {
             tree.set(index, flag: Tree.Flag.writing, true)

@@ -10,8 +10,11 @@ import Testing
 
 /// Random sequences of create, write, append, rename, move, mkdir, rmdir,
 /// delete and folder moves against the real observer on a real folder. After
-/// `sync()`, the observer's tree equals a fresh scan of the disk, and the
-/// replay of its changes equals the disk. The seed is in every failure.
+/// `sync()`, the observer's tree equals a fresh scan of the disk, the
+/// replay of its changes equals the disk, and the ids the changes gave
+/// follow the disk's identities, also where names changed hands (an item
+/// moved away and a new one made at its name, names swapped or rotated).
+/// The seed is in every failure.
 @Suite("Observer on a real folder, random sequences")
 struct ObserverRandomTests {
     static let seeds: [UInt64] = {
@@ -47,13 +50,27 @@ struct ObserverRandomTests {
                 return "n\(counter)"
             }
             var log: [String] = []
+            let initialIDs = Dictionary(
+                uniqueKeysWithValues: ["start", "start/inner", "start/inner/file"].compactMap { path in
+                    probe.observer.item(at: ItemPath(path)).map { (ItemPath(path), $0.id) }
+                })
+            func replayed() -> Replay {
+                var replay = Replay(
+                    initial: ["start": .directory, "start/inner": .directory, "start/inner/file": .file],
+                    ids: initialIDs)
+                replay.apply(earlierRuns + (restarts == 0 ? probe.liveChanges : probe.changes))
+                return replay
+            }
+            var ledger = IdentityLedger<FileIdentity>()
+            let identity = { (path: ItemPath) in NamesChangeHandsTests.identity(dir(path.description)) }
+            ledger.check(replayed(), identity: identity)
             for step in 0..<Int.random(in: 50...250, using: &random) {
                 let disk = Disk.snapshot(dir.path)
                 let folders = [""] + disk.filter { $0.value == "directory" }.keys.sorted()
                 let files = disk.filter { $0.value == "file" }.keys.sorted()
                 let folder = folders.randomElement(using: &random)!
                 let inFolder = { (name: String) in folder.isEmpty ? name : folder + "/" + name }
-                let operation = Int.random(in: 0..<12, using: &random)
+                let operation = Int.random(in: 0..<14, using: &random)
                 switch operation {
                 case 0:
                     let path = inFolder(fresh())
@@ -148,21 +165,45 @@ struct ObserverRandomTests {
                     probe = try ObserverProbe(dir.path, options: options)
                     #expect(await probe.scanned())
                     log.append("restart")
+                case 12:
+                    if let moving = (Array(folders.dropFirst()) + files).randomElement(using: &random),
+                        folder != moving && !folder.hasPrefix(moving + "/")
+                    {
+                        let target = inFolder(fresh())
+                        Disk.rename(dir(moving), dir(target))
+                        if disk[moving] == "directory" {
+                            Disk.mkdir(dir(moving))
+                        } else {
+                            Disk.write(dir(moving), "anew")
+                        }
+                        log.append("mv \(moving) \(target), and \(moving) made anew")
+                    }
+                case 13:
+                    // Swap two names, or rotate three, through a temporary name.
+                    let count = Int.random(in: 2...3, using: &random)
+                    let paths = Array((Array(folders.dropFirst()) + files).shuffled(using: &random).prefix(count))
+                    if paths.count == count,
+                        !paths.contains(where: { path in paths.contains { path.hasPrefix($0 + "/") } })
+                    {
+                        let temporary = inFolder(fresh())
+                        if !paths.contains(where: { temporary.hasPrefix($0 + "/") }) {
+                            Disk.rename(dir(paths[0]), dir(temporary))
+                            for i in 1..<paths.count { Disk.rename(dir(paths[i]), dir(paths[i - 1])) }
+                            Disk.rename(dir(temporary), dir(paths[count - 1]))
+                            log.append("rotate \(paths)")
+                        }
+                    }
                 default:
-                    if Bool.random(using: &random) { await probe.observer.sync() }
+                    if Bool.random(using: &random) {
+                        await probe.observer.sync()
+                        ledger.check(replayed(), identity: identity)
+                    }
                     log.append("sync")
                 }
                 _ = step
             }
             await probe.observer.sync()
             let disk = Disk.snapshot(dir.path)
-            func replayed() -> Replay {
-                var replay = Replay(initial: [
-                    "start": .directory, "start/inner": .directory, "start/inner/file": .file,
-                ])
-                replay.apply(earlierRuns + (restarts == 0 ? probe.liveChanges : probe.changes))
-                return replay
-            }
             if duplicates != 0 {
                 // New files are reported once their settle time has passed.
                 _ = await probe.wait(timeout: .seconds(10)) { _ in replayed().contractItems == disk }
@@ -170,7 +211,9 @@ struct ObserverRandomTests {
             let replay = replayed()
             let context =
                 "seed \(seed), latency \(latency), \(restarts) restarts, duplicates \(duplicates); last operations: \(log.suffix(12))"
+            ledger.check(replay, identity: identity)
             #expect(replay.violations.isEmpty, "\(context): \(replay.violations.prefix(3))")
+            #expect(ledger.violations.isEmpty, "\(context): \(ledger.violations.prefix(3))")
             #expect(replay.contractItems == disk, "\(context): replay \(differences(disk, replay.contractItems))")
             let tree = treeSnapshot(probe.observer)
             #expect(tree == disk, "\(context): tree \(differences(disk, tree))")

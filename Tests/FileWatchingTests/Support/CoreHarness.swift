@@ -100,6 +100,15 @@ struct CoreHarness {
         }
         return result
     }
+
+    /// The tree's ids by path.
+    var treeIDs: [ItemPath: ItemID] {
+        var result: [ItemPath: ItemID] = [:]
+        core.tree.walk(from: Tree.rootIndex) { index in
+            if index != Tree.rootIndex { result[core.tree.path(of: index)] = core.tree.id(of: index) }
+        }
+        return result
+    }
 }
 
 extension Change {

@@ -35,6 +35,9 @@ final class FakeFileSystem: FileSystemAccess {
 
     static let device: UInt64 = 42
 
+    /// What was done to the disk, one line per operation, with inodes (for tracing failures).
+    var journal: [String] = []
+
     init() {
         inodes[1] = Inode(kind: .directory, birth: 1, modified: wall)
     }
@@ -209,6 +212,7 @@ final class FakeFileSystem: FileSystemAccess {
         let inode = allocate(.directory)
         inodes[parent]!.children[name] = inode
         notify(parent, .created, name, isDirectory: true)
+        journal.append("mkdir \(path) #\(inode)")
         return inode
     }
 
@@ -220,6 +224,7 @@ final class FakeFileSystem: FileSystemAccess {
         let inode = allocate(kind)
         inodes[parent]!.children[name] = inode
         notify(parent, .created, name, isDirectory: false)
+        journal.append("create \(path) #\(inode)")
         if kind == .file { writers[inode, default: 0] += 1 }
         return inode
     }
@@ -292,6 +297,7 @@ final class FakeFileSystem: FileSystemAccess {
         let (newParent, newName) = split(to)
         let inode = inodes[oldParent]!.children[oldName]!
         let isDirectory = inodes[inode]!.kind == .directory
+        journal.append("rename \(from) \(to) #\(inode)")
         if let replaced = inodes[newParent]!.children[newName] {
             precondition(inodes[replaced]!.kind != .directory || inodes[replaced]!.children.isEmpty)
             free(replaced)
@@ -311,6 +317,7 @@ final class FakeFileSystem: FileSystemAccess {
         let inode = inodes[parent]!.children[name]!
         inodes[parent]!.children[name] = nil
         let cookie = nextCookie
+        journal.append("move out \(path) #\(inode)")
         nextCookie += 1
         notify(parent, .movedFrom(cookie: cookie), name, isDirectory: inodes[inode]!.kind == .directory)
         // Its watches stay: the kernel keeps reporting for it until removed.
@@ -322,6 +329,7 @@ final class FakeFileSystem: FileSystemAccess {
         let (parent, name) = split(path)
         let inode = allocate(.directory)
         for file in files {
+            journal.append("move in \(path) #\(inode)")
             let child = allocate(.file)
             inodes[child]!.size = 10
             inodes[inode]!.children[Array(file.utf8)] = child
@@ -340,6 +348,7 @@ final class FakeFileSystem: FileSystemAccess {
         let inode = inodes[parent]!.children[name]!
         let isDirectory = inodes[inode]!.kind == .directory
         precondition(!isDirectory || inodes[inode]!.children.isEmpty, "rmdir of a non-empty folder")
+        journal.append("remove \(path) #\(inode)")
         inodes[parent]!.children[name] = nil
         notify(parent, .deleted, name, isDirectory: isDirectory)
         if isDirectory {
@@ -367,10 +376,15 @@ final class FakeFileSystem: FileSystemAccess {
     func link(_ existing: ItemPath, _ new: ItemPath) {
         let inode = resolve(existing)!
         let (parent, name) = split(new)
+        journal.append("link \(existing) \(new) #\(inode)")
+        linked.insert(inode)
         inodes[parent]!.children[name] = inode
         inodes[inode]!.links += 1
         notify(parent, .created, name, isDirectory: false)
     }
+
+    /// Inodes that were ever given a second name by ``link(_:_:)``.
+    private(set) var linked: Set<UInt64> = []
 
     private func allocate(_ kind: ItemKind) -> UInt64 {
         let inode = nextInode

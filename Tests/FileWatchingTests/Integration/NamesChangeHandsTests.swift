@@ -1,0 +1,139 @@
+import CFileshareShim
+import FileshareTestSupport
+import Synchronization
+import Testing
+
+@testable import FileWatching
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Names that change hands on a real folder (a file and a folder moved away
+/// and made anew at their names, two names swapped, three rotated), found
+/// by kernel events, by a poll, by the rescan after a queue overflow, and
+/// at a start from a saved state: the ids the stream gives follow the
+/// disk's identities (device, inode, birth time).
+@Suite("Names that change hands on a real folder")
+struct NamesChangeHandsTests {
+    enum Finding: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case live, poll, overflow, restart
+        var testDescription: String { rawValue }
+    }
+
+    static let folders = ["A", "C", "C/d", "E"]
+    static let files = ["C/f.txt", "C/g.txt", "C/h.txt", "C/d/x", "E/1", "E/2", "E/3"]
+
+    /// The changes: `C/f.txt` and `C/d` moved to `A` and made anew, `C/g.txt`
+    /// and `C/h.txt` swapped, `E/1`, `E/2` and `E/3` rotated.
+    static func changeHands(_ dir: TemporaryFolder) {
+        Disk.rename(dir("C/f.txt"), dir("A/f.txt"))
+        Disk.write(dir("C/f.txt"), "new")
+        Disk.rename(dir("C/d"), dir("A/d"))
+        Disk.mkdir(dir("C/d"))
+        Disk.write(dir("C/d/y"), "new")
+        Disk.rename(dir("C/g.txt"), dir("C/t"))
+        Disk.rename(dir("C/h.txt"), dir("C/g.txt"))
+        Disk.rename(dir("C/t"), dir("C/h.txt"))
+        Disk.rename(dir("E/1"), dir("E/t"))
+        Disk.rename(dir("E/2"), dir("E/1"))
+        Disk.rename(dir("E/3"), dir("E/2"))
+        Disk.rename(dir("E/t"), dir("E/3"))
+    }
+
+    @Test("ids follow the disk's identities", arguments: Finding.allCases)
+    func idsFollowIdentities(finding: Finding) async throws {
+        if finding == .overflow && !MachineSettings.canChangeInotifySettings { return }
+        let dir = try TemporaryFolder()
+        let outside = try TemporaryFolder()
+        for folder in Self.folders { Disk.mkdir(dir(folder)) }
+        for file in Self.files { Disk.write(dir(file), file) }
+        let options = ObserverOptions(
+            settleTime: .milliseconds(100), latency: .milliseconds(20),
+            pollingInterval: finding == .poll ? .seconds(3600) : nil, stateFile: outside("state"))
+        var probe: ObserverProbe
+        if finding == .overflow {
+            // The queue size is read when the inotify instance is made: 64 events.
+            probe = try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: 64) {
+                try ObserverProbe(dir.path, options: options)
+            }
+        } else {
+            probe = try ObserverProbe(dir.path, options: options)
+        }
+        try await MachineSettings.shared {
+            #expect(await probe.scanned())
+            var initialIDs: [ItemPath: ItemID] = [:]
+            for path in Self.folders + Self.files {
+                initialIDs[ItemPath(path)] = probe.observer.item(at: ItemPath(path))?.id
+            }
+            var replay = Replay(
+                initial: Dictionary(
+                    uniqueKeysWithValues: Self.folders.map { (ItemPath($0), ItemKind.directory) }
+                        + Self.files.map { (ItemPath($0), ItemKind.file) }),
+                ids: initialIDs)
+            var ledger = IdentityLedger<FileIdentity>()
+            let identity = { (path: ItemPath) in Self.identity(dir(path.description)) }
+            ledger.check(replay, identity: identity)
+
+            var changes: [Change]
+            switch finding {
+            case .live, .poll:
+                // A barrier while polling rescans the whole tree.
+                Self.changeHands(dir)
+                await probe.observer.sync()
+                changes = probe.liveChanges
+            case .overflow:
+                // Hold the observer's logic while the kernel queue overflows.
+                probe.observer.state.core.withLock { _ in
+                    Self.changeHands(dir)
+                    for i in 0..<100 { Disk.write(dir("filler\(i)")) }
+                    for i in 0..<100 { Disk.remove(dir("filler\(i)")) }
+                }
+                await probe.observer.sync()
+                changes = probe.liveChanges
+                #expect(changes.contains { if case .rescanned(_, "overflow") = $0 { true } else { false } })
+            case .restart:
+                await probe.observer.sync()
+                probe.observer.stop()
+                try? await probe.observer.waitUntilStopped()
+                let before = probe.liveChanges
+                Self.changeHands(dir)
+                probe = try ObserverProbe(dir.path, options: options)
+                #expect(await probe.scanned())
+                await probe.observer.sync()
+                changes = before + probe.changes
+            }
+            replay.apply(changes)
+            ledger.check(replay, identity: identity)
+            let context = "\(finding): \(changes.map(\.summary))"
+            #expect(replay.violations.isEmpty, "\(context): \(replay.violations)")
+            #expect(ledger.violations.isEmpty, "\(context): \(ledger.violations)")
+            #expect(replay.contractItems == Disk.snapshot(dir.path), "\(context)")
+            for (path, id) in replay.ids {
+                #expect(probe.observer.item(at: path)?.id == id, "\(context): \(path)")
+            }
+            // Each identity kept its id, and the new items have new ones.
+            #expect(replay.ids["A/f.txt"] == initialIDs["C/f.txt"], "\(context)")
+            #expect(replay.ids["A/d"] == initialIDs["C/d"], "\(context)")
+            #expect(replay.ids["C/g.txt"] == initialIDs["C/h.txt"], "\(context)")
+            #expect(replay.ids["C/h.txt"] == initialIDs["C/g.txt"], "\(context)")
+            #expect(replay.ids["E/1"] == initialIDs["E/2"], "\(context)")
+            #expect(replay.ids["E/3"] == initialIDs["E/1"], "\(context)")
+            #expect(!Set(initialIDs.values).contains(replay.ids["C/f.txt"]!), "\(context)")
+            #expect(!Set(initialIDs.values).contains(replay.ids["C/d"]!), "\(context)")
+            // Old, closed files are complete: none is taken for one still being written.
+            // (A poll takes recent files as written, as a writer may be on another machine.)
+            let writing = changes.compactMap { change -> ItemPath? in
+                if case .added(let item) = change, item.isWriting { item.path } else { nil }
+            }
+            // (After an overflow the events read before it are handled live, where a created file is being written.)
+            if finding == .restart { #expect(writing.isEmpty, "\(context)") }
+        }
+    }
+
+    /// Device, inode and birth time at `path` (not following a link).
+    static func identity(_ path: String) -> FileIdentity? {
+        guard let status = try? FileStatus(name: path, in: AT_FDCWD) else { return nil }
+        return FileIdentity(device: status.device, inode: status.inode, birth: status.born ?? 0)
+    }
+}
