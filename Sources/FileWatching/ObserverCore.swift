@@ -277,6 +277,9 @@ public struct Item: Sendable, Hashable {
     public var isWriting: Bool
     /// The number of reported children, for directories.
     public var childCount: Int?
+    /// Its inode number (with the size and modification time, what a
+    /// server's strong validator is made of, without asking the disk).
+    public var inode: UInt64 = 0
 
     /// The item's name (its last path component), as text.
     public var name: String { String(decoding: path.name, as: UTF8.self) }

@@ -266,7 +266,7 @@ struct Tree {
             path: path(of: index), id: id(of: index), kind: node.kind, size: node.size,
             modificationTime: metadata.modified, creationTime: metadata.created,
             isWriting: node.flags & Flag.writing != 0,
-            childCount: node.kind == .directory ? children[Int(index)].count : nil)
+            childCount: node.kind == .directory ? children[Int(index)].count : nil, inode: node.inode)
     }
 
     // MARK: Changes

@@ -118,15 +118,6 @@
             }
         }
 
-        /// The metadata of the items named `names` in the folder at `path`
-        /// (links not followed), `nil` for one that is gone: one open of the
-        /// folder for them all.
-        func metadata(of names: [String], in path: SharePath) throws(FolderError) -> [Metadata?] {
-            let fd = try open(path, flags: O_RDONLY | O_DIRECTORY)
-            defer { close(fd) }
-            return names.map { try? FileStatus(name: $0, in: fd) }
-        }
-
         static func metadata(fd: Int32, path: SharePath) throws(FolderError) -> Metadata {
             do throws(Errno) {
                 return try FileStatus(descriptor: fd)

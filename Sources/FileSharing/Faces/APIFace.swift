@@ -96,12 +96,6 @@ struct APIFace: Sendable {
         guard let items = core.observer.children(of: path.itemPath) else {
             throw ShareError(.notFound, "'\(path)': no such folder")
         }
-        let files = items.filter { $0.kind == .file }.map(\.name)
-        let statuses = try await core.blocking { try core.folder.metadata(of: files, in: path) }
-        var entityTags: [String: String] = [:]
-        for (name, status) in Swift.zip(files, statuses) where status?.kind == .file {
-            entityTags[name] = status?.entityTag
-        }
         var json = JSONBytes(capacity: 64 + items.count * 180)
         json.raw("{\"path\":")
         json.string(path.description)
@@ -131,10 +125,9 @@ struct APIFace: Sendable {
             if item.kind == .file {
                 json.raw(",\"writing\":")
                 json.bool(item.isWriting)
-                if let tag = entityTags[item.name] {
-                    json.raw(",\"etag\":")
-                    json.string(tag)
-                }
+                // From the observer's tree, as the rest of the item: a listing asks the disk nothing per file.
+                json.raw(",\"etag\":")
+                json.string(item.entityTag)
             }
             json.raw("}")
         }

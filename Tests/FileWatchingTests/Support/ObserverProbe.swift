@@ -56,9 +56,10 @@ final class ObserverProbe: Sendable {
         return condition(changes)
     }
 
-    /// Waits for the initial scan.
+    /// Waits for the initial scan (of up to 100,000 items: on a machine busy
+    /// with the rest of the suite that can take more than the usual 20 s).
     func scanned() async -> Bool {
-        await wait { $0.contains { if case .scanCompleted = $0 { true } else { false } } }
+        await wait(timeout: .seconds(120)) { $0.contains { if case .scanCompleted = $0 { true } else { false } } }
     }
 
     /// The replay of everything delivered after `scan-completed`, from `initial`.
