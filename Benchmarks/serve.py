@@ -285,6 +285,15 @@ class Fileshare(Server):
     def count_items(self, body):
         return len(json.loads(body)["items"])
 
+    def ready(self):
+        # Listings answer during the first scan (they never wait for it):
+        # ready once big/ is listed whole.
+        try:
+            with urllib.request.urlopen(self.list_url(), timeout=10) as r:
+                return r.status == 200 and self.count_items(r.read()) == self.args.items
+        except (OSError, ValueError, KeyError):
+            return False
+
 
 class Nginx(Server):
     name = "nginx"
