@@ -478,7 +478,7 @@ def make_share(args, tmp):
     small = os.path.join(share, "small")
     os.mkdir(small)
     block = os.urandom(4096)
-    for i in range(args.small_files):
+    for i in range(getattr(args, "small_files", 0)):
         with open(os.path.join(small, f"s-{i:05d}.bin"), "wb") as f:
             f.write(i.to_bytes(4, "little") + block[4:])
     log(f"share: blob.bin, {args.size / MiB:.0f} MiB of random bytes ...")
