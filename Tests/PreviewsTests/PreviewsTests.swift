@@ -10,29 +10,6 @@ import Testing
 
 /// Samples made here, with the programs themselves where they are needed.
 enum Samples {
-    /// A one-page PDF (300 x 400 points, a blue rectangle), with a correct cross-reference table.
-    static func pdf() -> [UInt8] {
-        let stream = "0 0 1 rg 50 50 200 300 re f"
-        let objects = [
-            "<</Type/Catalog/Pages 2 0 R>>", "<</Type/Pages/Kids[3 0 R]/Count 1>>",
-            "<</Type/Page/Parent 2 0 R/MediaBox[0 0 300 400]/Contents 4 0 R/Resources<<>>>>",
-            "<</Length \(stream.utf8.count)>>stream\n\(stream)\nendstream",
-        ]
-        var text = "%PDF-1.4\n"
-        var offsets: [Int] = []
-        for (index, object) in objects.enumerated() {
-            offsets.append(text.utf8.count)
-            text += "\(index + 1) 0 obj\n\(object)\nendobj\n"
-        }
-        let xref = text.utf8.count
-        text += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
-        for offset in offsets {
-            text += String(repeating: "0", count: 10 - String(offset).count) + "\(offset) 00000 n \n"
-        }
-        text += "trailer\n<</Size \(objects.count + 1)/Root 1 0 R>>\nstartxref\n\(xref)\n%%EOF\n"
-        return Array(text.utf8)
-    }
-
     /// Runs ffmpeg to make a sample; `false` when it could not.
     static func ffmpeg(_ arguments: [String]) -> Bool {
         let process = Process()
@@ -75,7 +52,7 @@ struct ExternalThumbnailerTests {
         let thumbnailer = ExternalThumbnailer(scratchFolder: folder.path)
         try requireProgram(thumbnailer, .pdf)
         try requireProgram(thumbnailer, .video)
-        try Data(Samples.pdf()).write(to: URL(fileURLWithPath: folder.path + "/doc.pdf"))
+        try Data(TestPDF.bytes()).write(to: URL(fileURLWithPath: folder.path + "/doc.pdf"))
         var fd = try Self.open(folder.path + "/doc.pdf")
         let page = try await thumbnailer.thumbnail(of: fd, kind: .pdf)
         close(fd)
