@@ -1,5 +1,6 @@
 import DequeModule
 import Dispatch
+import FileWatching
 public import Logging
 import Synchronization
 
@@ -394,16 +395,12 @@ public final class FileChangeLog: ChangeLog {
         switch plan(after: cursor, limit: max(1, limit)) {
         case .done(let page): return page
         case .disk(let segments, let cursor, let latest):
-            let result: Result<[ChangeRecord], ChangeLogError> = await withCheckedContinuation { continuation in
-                // Reading old segments blocks: off the cooperative pool.
-                DispatchQueue.global().async {
-                    do throws(ChangeLogError) {
-                        continuation.resume(
-                            returning: .success(
-                                try self.readFiles(segments, after: cursor, limit: max(1, limit), latest: latest)))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
-                    }
+            // Reading old segments blocks: off the cooperative pool (`runBlocking`).
+            let result: Result<[ChangeRecord], ChangeLogError> = await runBlocking {
+                do throws(ChangeLogError) {
+                    return .success(try self.readFiles(segments, after: cursor, limit: max(1, limit), latest: latest))
+                } catch {
+                    return .failure(error)
                 }
             }
             let records: [ChangeRecord]
