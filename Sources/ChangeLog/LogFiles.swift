@@ -82,16 +82,7 @@ enum LogFiles {
 
     /// The names in a folder.
     static func names(in path: String) throws(ChangeLogError) -> [String] {
-        guard let directory = opendir(path) else { throw failure("list", path) }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        do { return try folderNames(path) } catch { throw failure("list", path, error.rawValue) }
     }
 
     /// Takes the folder's writer lock, or says who holds it.

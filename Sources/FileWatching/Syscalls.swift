@@ -72,6 +72,20 @@ func globMatches(_ pattern: String, _ bytes: [UInt8], pathname: Bool) -> Bool {
     }
 }
 
+/// The names in the folder at `path` (`.` and `..` left out).
+public func folderNames(_ path: String) throws(Errno) -> [String] {
+    guard let directory = opendir(path) else { throw Errno(rawValue: errno) }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+        }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+}
+
 /// A number from a `/proc` file, such as an inotify limit.
 func readProcNumber(_ path: String) -> Int? {
     let value = cfs_read_proc_number(path)

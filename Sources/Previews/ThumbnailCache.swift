@@ -59,15 +59,6 @@ public final class ThumbnailCache: Sendable {
     }
 
     private func names() -> [String] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        (try? folderNames(folder)) ?? []
     }
 }
