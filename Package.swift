@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "ChangeLog", targets: ["ChangeLog"]),
         .library(name: "Accounts", targets: ["Accounts"]),
         .library(name: "Previews", targets: ["Previews"]),
+        .library(name: "Documents", targets: ["Documents"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -65,6 +66,15 @@ let package = Package(
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Documents",
+            dependencies: [
+                "FileWatching", "CFileshareShim",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -198,6 +208,11 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "DocumentsTests",
+            dependencies: ["Documents", "FileWatching", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,225 @@
+public import FileWatching
+import Logging
+
+/// One open document: its content in memory, saved safely, autosaved, and
+/// told what others do to its file — what `UIDocument` with
+/// `NSFilePresenter` gives an app on Apple's systems.
+///
+/// A document is tracked by the observer's id of its file, so a rename or a
+/// move by anyone keeps it open (``path`` follows). Edit with
+/// ``update(_:change:)``; it saves on its own after a quiet interval
+/// (``DocumentWorkspace/Options/autosaveDelay``), on ``close()``, and when
+/// the workspace shuts down gracefully. Everything that happens arrives in
+/// order on ``events``; its own saves never come back as changes by someone else.
+public actor Document {
+    /// The id of the file (the observer's), or `nil` before a new document's first save is seen.
+    public private(set) var id: ItemID?
+    /// Where the file is now, relative to the folder.
+    public private(set) var path: ItemPath
+    /// The content as the person has it (saved or not).
+    public private(set) var contents: [UInt8]
+    /// How far a new version's arrival has come (offset, length if known), while ``DocumentState/progressAvailable``.
+    public private(set) var progress: (offset: Int64, length: Int64?)?
+    /// The last save's error, while ``DocumentState/savingError``.
+    public private(set) var savingError: DocumentsError?
+    /// What happens to the document, in order.
+    public nonisolated let events: AsyncStream<DocumentEvent>
+
+    private let workspace: DocumentWorkspace
+    private var machine: DocumentMachine
+    private let continuation: AsyncStream<DocumentEvent>.Continuation
+    private var autosave: Task<Void, Never>?
+    private var saving: Task<SaveResult, Never>?
+
+    typealias SaveResult = Result<(SaveOutcome, ContentStamp), DocumentsError>
+
+    init(workspace: DocumentWorkspace, id: ItemID?, path: ItemPath, contents: [UInt8], known: ContentStamp?) {
+        self.workspace = workspace
+        self.id = id
+        self.path = path
+        self.contents = contents
+        machine = DocumentMachine(
+            autosaveDelay: Int64(workspace.options.autosaveDelay.components.seconds) * 1_000_000_000
+                + workspace.options.autosaveDelay.components.attoseconds / 1_000_000_000,
+            known: known)
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// The document's state (an empty set is normal).
+    public var state: DocumentState { machine.state }
+    /// Whether there are changes not saved yet.
+    public var hasUnsavedChanges: Bool { machine.hasUnsavedChanges }
+
+    // MARK: Editing
+
+    /// Replaces the content and counts the change; an autosave follows after the quiet interval.
+    public func update(_ contents: [UInt8], change: DocumentChange = .done) throws(DocumentsError) {
+        try requireOpen()
+        self.contents = contents
+        perform(machine.edited(change, now: now()))
+    }
+
+    /// Counts a change without new content (an edit the content already holds, an undo).
+    public func updateChangeCount(_ change: DocumentChange) {
+        perform(machine.edited(change, now: now()))
+    }
+
+    /// Saves now, and returns what the save did. Waits for a save under way first.
+    @discardableResult
+    public func save() async throws(DocumentsError) -> SaveOutcome {
+        try requireOpen()
+        while let running = saving { _ = await running.value }
+        return try await startSave().value.map(\.0).get()
+    }
+
+    /// Reads the file again, dropping unsaved changes (after someone else changed it, say).
+    public func revert() async throws(DocumentsError) {
+        try requireOpen()
+        while let running = saving { _ = await running.value }
+        let folder = workspace.folder
+        let path = self.path
+        let result: Result<(bytes: [UInt8], stamp: ContentStamp), DocumentsError> = await runBlocking {
+            do throws(DocumentsError) { return .success(try folder.read(path)) } catch { return .failure(error) }
+        }
+        let (bytes, stamp) = try result.get()
+        contents = bytes
+        perform(machine.read(stamp))
+        perform(machine.edited(.cleared, now: now()))
+    }
+
+    /// Ends a conflict: the current content stays, and the conflict versions
+    /// stay kept (in the keeper) for as long as its retention says.
+    public func resolveConflict() {
+        perform(machine.conflictResolved())
+    }
+
+    /// Saves what is unsaved and closes. A failed save leaves the document open
+    /// (``DocumentState/savingError``): closing never loses changes.
+    public func close() async {
+        guard !machine.state.contains(.closed) else { return }
+        perform(machine.closeRequested())
+        // The machine saves (again, for edits made meanwhile) until it closes,
+        // or a save fails.
+        while let running = saving { _ = await running.value }
+    }
+
+    // MARK: What others do
+
+    /// Another client took (or released) a lock on the file: editing waits while it holds it.
+    public func lockChanged(heldByOther: Bool) {
+        perform(machine.lockChanged(heldByOther: heldByOther, now: now()))
+    }
+
+    /// A new version is arriving (an upload): `offset` of `length` bytes so far; `nil` when it ended.
+    public func progressChanged(offset: Int64?, length: Int64? = nil) {
+        progress = offset.map { ($0, length) }
+        perform(machine.progressChanged(available: offset != nil))
+    }
+
+    /// A change the observer reported about this document's file.
+    func observed(_ change: Change) async {
+        // A save under way has changed the disk but not yet what the document
+        // knows: judge the change once it ends, or the document's own save
+        // would come back as someone else's.
+        while let running = saving { _ = await running.value }
+        switch change {
+        case .renamed(let from, let to, _, _), .moved(let from, let to, _, _):
+            path = to
+            continuation.yield(.moved(from: from, to: to))
+        case .removed(let removed, _, _):
+            // A save swaps the file for a new one; some observers see that as
+            // removed-then-added. The stamp at the path tells.
+            if await currentStamp() == machine.known, machine.known != nil { return }
+            continuation.yield(.deleted(path: removed))
+        case .added(let item), .modified(let item), .duplicated(let item, _):
+            id = item.id
+            if item.isWriting {
+                perform(machine.writerChanged(writing: true, now: now()))
+                return
+            }
+            if let stamp = await currentStamp() { perform(machine.changedOnDisk(stamp, path: path)) }
+        case .finished:
+            perform(machine.writerChanged(writing: false, now: now()))
+            if let stamp = await currentStamp() { perform(machine.changedOnDisk(stamp, path: path)) }
+        default:
+            break
+        }
+    }
+
+    /// The workspace shuts down: save and close.
+    func shutDown() async { await close() }
+
+    // MARK: Carrying out the machine's actions
+
+    private func perform(_ actions: [DocumentMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .save:
+                if saving == nil { _ = startSave() }
+            case .scheduleAutosave(let deadline):
+                autosave?.cancel()
+                let delay = max(0, deadline - now())
+                autosave = Task {
+                    try? await Task.sleep(for: .nanoseconds(delay))
+                    guard !Task.isCancelled else { return }
+                    self.autosaveFired()
+                }
+            case .cancelAutosave:
+                autosave?.cancel()
+                autosave = nil
+            case .publish(let event):
+                if case .saveFailed(let error) = event { savingError = error }
+                if case .saved = event { savingError = nil }
+                continuation.yield(event)
+            case .finishClosing:
+                workspace.forget(self)
+                continuation.finish()
+            }
+        }
+    }
+
+    private func autosaveFired() {
+        perform(machine.autosaveDue(now: now()))
+    }
+
+    private func startSave() -> Task<SaveResult, Never> {
+        let task = Task { await self.performSave() }
+        saving = task
+        return task
+    }
+
+    /// One save, start to end; the machine hears of both.
+    private func performSave() async -> SaveResult {
+        machine.saveStarted()
+        let bytes = contents
+        let path = self.path
+        let id = self.id
+        let known = machine.known
+        let folder = workspace.folder
+        let result: SaveResult = await runBlocking {
+            do throws(DocumentsError) {
+                return .success(try folder.save(bytes, to: path, id: id, known: known))
+            } catch {
+                return .failure(error)
+            }
+        }
+        saving = nil
+        if case .failure(let error) = result {
+            workspace.logger.warning("saving \(path) failed: \(error)")
+        }
+        perform(machine.saveEnded(result, now: now()))
+        return result
+    }
+
+    private func currentStamp() async -> ContentStamp? {
+        let folder = workspace.folder
+        let path = self.path
+        return await runBlocking { folder.stamp(of: path) }
+    }
+
+    private func requireOpen() throws(DocumentsError) {
+        if machine.state.contains(.closed) { throw DocumentsError(.closed, "the document '\(path)' is closed") }
+    }
+
+    private func now() -> Int64 { workspace.now() }
+}

@@ -1,0 +1,156 @@
+import Dispatch
+public import FileWatching
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// A folder's open documents, and the observer that tells them what others
+/// do: it opens documents, routes each change to the document of its id, and
+/// on a graceful shutdown saves and closes them all (run it as a `Service`
+/// in a `ServiceGroup`, or call ``closeAll()``).
+public final class DocumentWorkspace: Sendable {
+    public struct Options: Sendable {
+        /// How long a document waits after the last edit before it saves.
+        public var autosaveDelay: Duration
+
+        public init(autosaveDelay: Duration = .seconds(2)) {
+            self.autosaveDelay = autosaveDelay
+        }
+    }
+
+    /// The folder, and where replaced content goes.
+    public let folder: DocumentFolder
+    /// The folder's observer (started by whoever made it).
+    public let observer: FileObserver
+    public let options: Options
+    let logger: Logger
+    let now: @Sendable () -> Int64
+    private let table = OpenDocuments()
+    private let routing: Task<Void, Never>
+    private let token: ObservationToken
+
+    /// - Parameters:
+    ///   - folder: The folder the documents are in.
+    ///   - observer: An observer of the same folder; the workspace only listens.
+    ///   - now: A monotonic clock in nanoseconds (injected by tests; the system's by default).
+    public init(
+        folder: DocumentFolder, observer: FileObserver, options: Options = Options(), logger: Logger,
+        now: (@Sendable () -> Int64)? = nil
+    ) {
+        self.folder = folder
+        self.observer = observer
+        self.options = options
+        self.logger = logger
+        self.now = now ?? { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }
+        let (stream, continuation) = AsyncStream<[Change]>.makeStream(bufferingPolicy: .unbounded)
+        token = observer.observe { continuation.yield($0) }
+        let table = self.table
+        // One task delivers the observer's batches in order.
+        routing = Task {
+            for await changes in stream {
+                for change in changes {
+                    guard let id = change.id else { continue }
+                    if let document = table.document(id: id) {
+                        await document.observed(change)
+                    } else if case .added(let item) = change {
+                        // A file replaced by a rename may come back as a new
+                        // item at the document's path: the document takes its id.
+                        for document in table.all where await document.path == item.path {
+                            table.key(document, by: item.id)
+                            await document.observed(change)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    deinit {
+        token.cancel()
+        routing.cancel()
+    }
+
+    /// Opens the document at `path` (an existing file), reading its content.
+    public func open(_ path: ItemPath) async throws(DocumentsError) -> Document {
+        await observer.sync()
+        let folder = self.folder
+        let read: Result<(bytes: [UInt8], stamp: ContentStamp), DocumentsError> = await runBlocking {
+            do throws(DocumentsError) { return .success(try folder.read(path)) } catch { return .failure(error) }
+        }
+        let (bytes, stamp) = try read.get()
+        let id = observer.item(at: path)?.id
+        let document = Document(workspace: self, id: id, path: path, contents: bytes, known: stamp)
+        register(document, id: id)
+        return document
+    }
+
+    /// Makes a new document at `path` with `contents`, saved at once; refused
+    /// when something is there already.
+    public func create(_ path: ItemPath, contents: [UInt8]) async throws(DocumentsError) -> Document {
+        let folder = self.folder
+        let saved: Result<(SaveOutcome, ContentStamp), DocumentsError> = await runBlocking {
+            do throws(DocumentsError) {
+                return .success(try folder.save(contents, to: path, id: nil, known: nil, creating: true))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let (_, stamp) = try saved.get()
+        await observer.sync()
+        let id = observer.item(at: path)?.id
+        let document = Document(workspace: self, id: id, path: path, contents: contents, known: stamp)
+        register(document, id: id)
+        return document
+    }
+
+    /// The documents open now.
+    public var documents: [Document] { table.all }
+
+    /// Saves and closes every open document.
+    public func closeAll() async {
+        await withTaskGroup(of: Void.self) { group in
+            for document in documents { group.addTask { await document.shutDown() } }
+        }
+    }
+
+    private func register(_ document: Document, id: ItemID?) {
+        table.add(document)
+        if let id { table.key(document, by: id) }
+    }
+
+    /// A closed document is no longer routed to.
+    func forget(_ document: Document) { table.remove(document) }
+}
+
+/// The open documents, and the ids that lead to them.
+final class OpenDocuments: Sendable {
+    private struct State {
+        var all: [ObjectIdentifier: Document] = [:]
+        var byID: [ItemID: Document] = [:]
+    }
+    private let state = Mutex(State())
+
+    var all: [Document] { state.withLock { Array($0.all.values) } }
+
+    func document(id: ItemID) -> Document? { state.withLock { $0.byID[id] } }
+
+    func add(_ document: Document) { state.withLock { $0.all[ObjectIdentifier(document)] = document } }
+
+    /// Changes about `id` go to `document` from now on.
+    func key(_ document: Document, by id: ItemID) { state.withLock { $0.byID[id] = document } }
+
+    func remove(_ document: Document) {
+        state.withLock { state in
+            state.all[ObjectIdentifier(document)] = nil
+            state.byID = state.byID.filter { $0.value !== document }
+        }
+    }
+}
+
+extension DocumentWorkspace: Service {
+    /// Waits for a graceful shutdown, then saves and closes every document.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await closeAll()
+    }
+}

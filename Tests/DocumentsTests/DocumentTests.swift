@@ -1,0 +1,252 @@
+import FileWatching
+import FileshareTestSupport
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import Documents
+
+/// Documents over a real folder, watched by a real observer: saves, autosaves,
+/// others' writes, renames, deletes, conflicts.
+@Suite("Documents")
+struct DocumentTests {
+    /// A folder, its observer and a workspace with a short autosave delay.
+    final class Setup: Sendable {
+        let folder: TemporaryFolder
+        let observer: FileObserver
+        let workspace: DocumentWorkspace
+
+        init(autosave: Duration = .milliseconds(50), function: String = #function) throws {
+            folder = try TemporaryFolder(function: function)
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            observer = try FileObserver(
+                root: folder.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero),
+                logger: logger)
+            try observer.start()
+            workspace = DocumentWorkspace(
+                folder: try DocumentFolder(root: folder.path), observer: observer,
+                options: DocumentWorkspace.Options(autosaveDelay: autosave), logger: logger)
+        }
+
+        deinit { observer.stop() }
+
+        func text(_ relative: String) -> String? {
+            FileManager.default.contents(atPath: folder(relative)).map { String(decoding: $0, as: UTF8.self) }
+        }
+
+        /// Writes as an editor saving atomically does: a new file renamed over the old.
+        func saveAtomically(_ text: String, to relative: String) throws {
+            try folder.write(text, to: relative + ".tmp")
+            #expect(rename(folder(relative + ".tmp"), folder(relative)) == 0)
+        }
+    }
+
+    /// Collects a document's events as they arrive.
+    final class Events: Sendable {
+        final class Seen: Sendable { let list = Mutex<[DocumentEvent]>([]) }
+        private let seen = Seen()
+        private let task: Task<Void, Never>
+
+        init(_ document: Document) {
+            let seen = self.seen
+            let stream = document.events
+            task = Task { for await event in stream { seen.list.withLock { $0.append(event) } } }
+        }
+
+        deinit { task.cancel() }
+
+        var all: [DocumentEvent] { seen.list.withLock { $0 } }
+
+        func contains(where predicate: (DocumentEvent) -> Bool) -> Bool { all.contains(where: predicate) }
+    }
+
+    @Test("open, edit, and the autosave writes the file; the id stays; no echo of its own save")
+    func autosave() async throws {
+        let setup = try Setup()
+        try setup.folder.write("first", to: "a.txt")
+        await setup.observer.sync()
+        let id = try #require(setup.observer.item(at: "a.txt")?.id)
+        let document = try await setup.workspace.open("a.txt")
+        let events = Events(document)
+        #expect(await document.contents == Array("first".utf8))
+        #expect(await document.id == id)
+        try await document.update(Array("second".utf8))
+        #expect(await document.hasUnsavedChanges)
+        #expect(await eventually { setup.text("a.txt") == "second" })
+        #expect(await eventually { await !document.hasUnsavedChanges })
+        await setup.observer.sync()
+        #expect(setup.observer.item(at: "a.txt")?.id == id, "a save keeps the file's identity")
+        // Give the observer's report of our own save time to arrive: it must not be an outside change.
+        try await setup.folder.write("x", to: "marker.txt")
+        await setup.observer.sync()
+        #expect(await eventually { events.contains { if case .saved(.clean) = $0 { true } else { false } } })
+        #expect(!events.contains { if case .changedBySomeoneElse = $0 { true } else { false } }, "\(events.all)")
+        #expect(await document.state == .normal)
+        await document.close()
+        #expect(await document.state == .closed)
+    }
+
+    @Test("someone else's save while the document has unsaved changes: both contents kept, inConflict")
+    func conflict() async throws {
+        let setup = try Setup(autosave: .seconds(60))
+        try setup.folder.write("original", to: "notes.txt")
+        let document = try await setup.workspace.open("notes.txt")
+        let events = Events(document)
+        try await document.update(Array("mine".utf8))
+        try setup.saveAtomically("theirs", to: "notes.txt")
+        #expect(await eventually { events.contains { $0 == .changedBySomeoneElse(path: "notes.txt") } })
+        let outcome = try await document.save()
+        guard case .conflict(let version) = outcome else {
+            Issue.record("expected a conflict, got \(outcome)")
+            return
+        }
+        #expect(setup.text("notes.txt") == "mine")
+        let keeper = try #require(setup.workspace.folder.keeper as? ConflictCopies)
+        #expect(
+            FileManager.default.contents(atPath: keeper.path(of: version)).map { String(decoding: $0, as: UTF8.self) }
+                == "theirs")
+        #expect(await document.state == .inConflict)
+        await document.resolveConflict()
+        #expect(await document.state == .normal)
+        #expect(FileManager.default.fileExists(atPath: keeper.path(of: version)), "resolving loses nothing")
+    }
+
+    @Test("someone else writing in place (same file, new size) is caught too")
+    func inPlaceWrite() async throws {
+        let setup = try Setup(autosave: .seconds(60))
+        try setup.folder.write("original", to: "n.txt")
+        let document = try await setup.workspace.open("n.txt")
+        try await document.update(Array("mine".utf8))
+        let handle = try #require(FileHandle(forWritingAtPath: setup.folder("n.txt")))
+        handle.seekToEndOfFile()
+        handle.write(Data(" and more".utf8))
+        try handle.close()
+        let outcome = try await document.save()
+        guard case .conflict(let version) = outcome else {
+            Issue.record("expected a conflict, got \(outcome)")
+            return
+        }
+        let keeper = try #require(setup.workspace.folder.keeper as? ConflictCopies)
+        #expect(
+            FileManager.default.contents(atPath: keeper.path(of: version)).map { String(decoding: $0, as: UTF8.self) }
+                == "original and more")
+    }
+
+    @Test("a rename by someone else keeps the document open; it saves at the new path")
+    func followsRename() async throws {
+        let setup = try Setup(autosave: .seconds(60))
+        try FileManager.default.createDirectory(atPath: setup.folder("sub"), withIntermediateDirectories: true)
+        try setup.folder.write("text", to: "a.txt")
+        let document = try await setup.workspace.open("a.txt")
+        let events = Events(document)
+        #expect(rename(setup.folder("a.txt"), setup.folder("sub/b.txt")) == 0)
+        #expect(await eventually { await document.path == "sub/b.txt" })
+        #expect(await eventually { events.contains { $0 == .moved(from: "a.txt", to: "sub/b.txt") } })
+        try await document.update(Array("edited".utf8))
+        #expect(try await document.save() == .clean)
+        #expect(setup.text("sub/b.txt") == "edited")
+        #expect(!FileManager.default.fileExists(atPath: setup.folder("a.txt")))
+    }
+
+    @Test("a delete is reported; saving puts the content back")
+    func deleted() async throws {
+        let setup = try Setup(autosave: .seconds(60))
+        try setup.folder.write("text", to: "d.txt")
+        let document = try await setup.workspace.open("d.txt")
+        let events = Events(document)
+        #expect(unlink(setup.folder("d.txt")) == 0)
+        #expect(await eventually { events.contains { $0 == .deleted(path: "d.txt") } })
+        try await document.update(Array("kept".utf8))
+        #expect(try await document.save() == .created)
+        #expect(setup.text("d.txt") == "kept")
+    }
+
+    @Test("close saves what is unsaved; shutting the workspace down saves every document")
+    func closeAndShutdown() async throws {
+        let setup = try Setup(autosave: .seconds(60))
+        try setup.folder.write("1", to: "one.txt")
+        try setup.folder.write("2", to: "two.txt")
+        let one = try await setup.workspace.open("one.txt")
+        let two = try await setup.workspace.open("two.txt")
+        try await one.update(Array("one edited".utf8))
+        await one.close()
+        #expect(setup.text("one.txt") == "one edited")
+        try await two.update(Array("two edited".utf8))
+        await setup.workspace.closeAll()
+        #expect(setup.text("two.txt") == "two edited")
+        #expect(await two.state == .closed)
+        #expect(setup.workspace.documents.isEmpty)
+        await #expect(throws: DocumentsError.self) { try await two.update([1]) }
+    }
+
+    @Test("create refuses an existing name; paths that leave the folder are refused")
+    func createAndPaths() async throws {
+        let setup = try Setup()
+        let made = try await setup.workspace.create("new.md", contents: Array("# hi".utf8))
+        #expect(setup.text("new.md") == "# hi")
+        #expect(await made.id != nil)
+        for bad: ItemPath in ["new.md"] {
+            await #expect(throws: DocumentsError(.exists, "'new.md' already exists; open it, or choose another name")) {
+                _ = try await setup.workspace.create(bad, contents: [])
+            }
+        }
+        for bad: ItemPath in ["../outside.txt", ".fileshare/staging/x", "a/./b", ""] {
+            let error = await #expect(throws: DocumentsError.self) { _ = try await setup.workspace.open(bad) }
+            #expect(error?.code == .invalidPath, "\(bad)")
+        }
+        #expect(symlink("/etc", setup.folder("link")) == 0)
+        let error = await #expect(throws: DocumentsError.self) { _ = try await setup.workspace.open("link/hostname") }
+        #expect(error?.code != nil)
+    }
+
+    @Test(
+        "a full disk: savingError, the changes kept, the file as it was; the next save succeeds",
+        .enabled(if: getuid() == 0))
+    func diskFull() async throws {
+        try await MachineSettings.shared {
+            let base = try TemporaryFolder()
+            let mountPoint = base("disk")
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+            guard mount("tmpfs", mountPoint, "tmpfs", 0, "size=256k") == 0 else {
+                Issue.record("cannot mount a small tmpfs here: \(String(cString: strerror(errno)))")
+                return
+            }
+            defer { umount(mountPoint) }
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            let observer = try FileObserver(
+                root: mountPoint, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero),
+                logger: logger)
+            try observer.start()
+            defer { observer.stop() }
+            let workspace = DocumentWorkspace(
+                folder: try DocumentFolder(root: mountPoint), observer: observer,
+                options: DocumentWorkspace.Options(autosaveDelay: .milliseconds(50)), logger: logger)
+            FileManager.default.createFile(atPath: mountPoint + "/doc.txt", contents: Data("small".utf8))
+            let document = try await workspace.open("doc.txt")
+            let events = Events(document)
+            try await document.update([UInt8](repeating: 65, count: 512 * 1024))
+            #expect(await eventually { await document.state.contains(.savingError) })
+            #expect(await document.hasUnsavedChanges)
+            #expect(await document.savingError?.code == .diskFull)
+            #expect(FileManager.default.contents(atPath: mountPoint + "/doc.txt") == Data("small".utf8))
+            #expect(events.contains { if case .saveFailed = $0 { true } else { false } })
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint + "/.fileshare/staging").isEmpty)
+            try await document.update(Array("fits".utf8))
+            #expect(await eventually { await document.state == .normal })
+            #expect(FileManager.default.contents(atPath: mountPoint + "/doc.txt") == Data("fits".utf8))
+            await document.close()
+        }
+    }
+}
+
+/// Waits (up to ten seconds) for a condition.
+func eventually(_ condition: () async -> Bool) async -> Bool {
+    for _ in 0..<1000 {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
+}
