@@ -21,6 +21,8 @@ public final class ShareServer: Service {
     let core: ShareCore
     let webDAV: WebDAVFace
     let logger: Logger
+    /// What `/metrics` reports.
+    let metrics = ServerMetrics()
     private let boundPort = Mutex<Int?>(nil)
 
     /// Opens the folder (creating it if missing), its change log and its
@@ -78,6 +80,8 @@ public final class ShareServer: Service {
     /// The router: the faces mounted over the core, behind authentication and read-only mode.
     func makeRouter() -> Router<ShareContext> {
         let router = Router(context: ShareContext.self)
+        let snapshot = metricsSnapshot
+        router.add(middleware: MetricsMiddleware(metrics: metrics, snapshot: snapshot))
         router.add(middleware: ErrorMiddleware())
         if let credentials = configuration.credentials {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
@@ -89,18 +93,42 @@ public final class ShareServer: Service {
         router.addRoutes(APIFace(core: core, readOnly: configuration.readOnly).routes(), atPath: "/api")
         router.addRoutes(EventStreamFace(core: core).routes(), atPath: "/api")
         router.addRoutes(TusFace(core: core).routes(), atPath: "/api/tus")
+        router.addRoutes(MetricsFace(metrics: metrics, snapshot: snapshot).routes())
         return router
+    }
+
+    /// The values `/metrics` reads when asked, beside those counted as they happen.
+    private var metricsSnapshot: @Sendable () -> [(String, Double)] {
+        { [core, webDAV] in
+            let log = core.changeLog
+            let latest = log.latest
+            let oldest = log.oldest
+            return [
+                ("fileshare_event_streams", Double(core.changeStream.openStreams)),
+                ("fileshare_change_log_latest_seq", Double(latest)),
+                ("fileshare_change_log_oldest_seq", Double(oldest)),
+                ("fileshare_change_log_records", Double(latest >= oldest ? latest - oldest + 1 : 0)),
+                ("fileshare_webdav_locks", Double(webDAV.state.readingLocks { table, _ in table.locks.count })),
+                ("fileshare_observer_items", Double(core.observer.itemCount)),
+                // One server on its folder leads it; several servers (through a database) will say which.
+                ("fileshare_leader", 1),
+            ]
+        }
     }
 
     /// The Hummingbird application, for tests through the router.
     public func application(onListening: (@Sendable (String) async -> Void)? = nil) throws -> some ApplicationProtocol {
         let limits = configuration.limits
+        let metrics = self.metrics
         // Hummingbird's idle timeout, restarted by every part read or
         // written, bounds a silent body; the header and keep-alive bounds are
         // deadlines of our own (ConnectionDeadlineHandler).
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [ConnectionDeadlineHandler(limits: limits), ExpectContinueHandler()],
+                additionalChannelHandlers: [
+                    ConnectionDeadlineHandler(limits: limits), ExpectContinueHandler(),
+                    TrafficCounter.Installer(metrics: metrics),
+                ],
                 idleTimeout: TimeAmount(limits.bodyIdleTimeout)))
         var server = http1
         if let tls = configuration.tls {

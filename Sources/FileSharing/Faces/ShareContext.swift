@@ -7,6 +7,8 @@ struct ShareContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     /// The client's address and port.
     let client: String
+    /// Whether the client is on this machine (the loopback interface).
+    let isLoopback: Bool
     /// The user, once authenticated.
     var user: String?
 
@@ -14,8 +16,20 @@ struct ShareContext: RequestContext {
         coreContext = .init(source: source)
         if let address = source.channel.remoteAddress {
             client = "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+            isLoopback = ShareContext.isLoopback(address)
         } else {
             client = "unknown"
+            isLoopback = false
+        }
+    }
+
+    /// 127.0.0.0/8, ::1, and IPv4-mapped loopback addresses.
+    static func isLoopback(_ address: SocketAddress) -> Bool {
+        switch address {
+        case .v4, .v6:
+            guard let ip = address.ipAddress else { return false }
+            return ip.hasPrefix("127.") || ip == "::1" || ip.hasPrefix("::ffff:127.")
+        case .unixDomainSocket: return true
         }
     }
 
