@@ -116,34 +116,70 @@ public actor Document {
         perform(machine.progressChanged(available: offset != nil))
     }
 
+    /// Whether an item the observer reports at `landing` (under an id the
+    /// workspace does not know) is this document's file: one put at the
+    /// document's path (an atomic save by someone else), or the very file
+    /// (device and inode) it last read or saved, arriving elsewhere (saved,
+    /// then moved before the observer could pair the two; written to by
+    /// someone meanwhile or not — the content is judged after). `stamp` is
+    /// what is at `landing` now.
+    func claims(_ landing: ItemPath, stamp: ContentStamp?) async -> Bool {
+        while let running = saving { _ = await running.value }
+        if landing == path { return true }
+        guard let stamp, let known = machine.known else { return false }
+        return stamp.device == known.device && stamp.inode == known.inode
+    }
+
+    /// The document's file has a new id from now on (see ``claims(_:stamp:)``).
+    func adopt(_ newID: ItemID) { id = newID }
+
     /// A change the observer reported about this document's file.
     func observed(_ change: Change) async {
         // A save under way has changed the disk but not yet what the document
         // knows: judge the change once it ends, or the document's own save
         // would come back as someone else's.
         while let running = saving { _ = await running.value }
+        // Changes of an identity the file had before it was taken over.
+        guard change.id == id else { return }
         switch change {
         case .renamed(let from, let to, _, _), .moved(let from, let to, _, _):
-            path = to
-            continuation.yield(.moved(from: from, to: to))
+            if to == path {
+                // Another file was renamed onto the document's path.
+                await judgeContent()
+            } else {
+                path = to
+                continuation.yield(.moved(from: from, to: to))
+            }
         case .removed(let removed, _, _):
-            // A save swaps the file for a new one; some observers see that as
-            // removed-then-added. The stamp at the path tells.
-            if await currentStamp() == machine.known, machine.known != nil { return }
+            // A file is still at the path: another took its place (an atomic
+            // save, ours or someone else's), and its own change follows.
+            if await currentStamp() != nil { return }
             continuation.yield(.deleted(path: removed))
         case .added(let item), .modified(let item), .duplicated(let item, _):
-            id = item.id
+            if item.path != path {
+                // The observer saw a move as a removal and an arrival (it could
+                // not pair them, as while the file was being written); the id
+                // says it is this document's file.
+                let from = path
+                path = item.path
+                continuation.yield(.moved(from: from, to: item.path))
+            }
             if item.isWriting {
                 perform(machine.writerChanged(writing: true, now: now()))
                 return
             }
-            if let stamp = await currentStamp() { perform(machine.changedOnDisk(stamp, path: path)) }
+            await judgeContent()
         case .finished:
             perform(machine.writerChanged(writing: false, now: now()))
-            if let stamp = await currentStamp() { perform(machine.changedOnDisk(stamp, path: path)) }
+            await judgeContent()
         default:
             break
         }
+    }
+
+    /// Whether what is at the path now is someone else's content.
+    private func judgeContent() async {
+        if let stamp = await currentStamp() { perform(machine.changedOnDisk(stamp, path: path)) }
     }
 
     /// The workspace shuts down: save and close.

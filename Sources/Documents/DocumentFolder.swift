@@ -170,7 +170,10 @@ public final class DocumentFolder: Sendable {
             throw DocumentsError(.isFolder, "'\(path)' is a folder now; save the document under another name")
         }
         _ = cfs_fsync(parent)
-        let conflict = known != ContentStamp(old)
+        // Someone else's content, or a file another process still has open
+        // for writing (the read lease tells): its writes after the exchange go
+        // to the swapped-out file, which must then be kept, not removed.
+        let conflict = known != ContentStamp(old) || cfs_has_no_writers_at(stagingFD, swappedOut) == 0
         let version: String?
         do {
             version = try keeper.keep(swappedOut, in: stagingFD, path: path, id: id, conflict: conflict)

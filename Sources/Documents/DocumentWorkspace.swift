@@ -48,18 +48,22 @@ public final class DocumentWorkspace: Sendable {
         // One task delivers the observer's batches in order.
         routing = Task {
             for await changes in stream {
+                let open = table.all
+                guard !open.isEmpty else { continue }
+                // First, items the documents know by another name: their own
+                // saved file under a new id, or a file put at their path.
                 for change in changes {
-                    guard let id = change.id else { continue }
-                    if let document = table.document(id: id) {
-                        await document.observed(change)
-                    } else if case .added(let item) = change {
-                        // A file replaced by a rename may come back as a new
-                        // item at the document's path: the document takes its id.
-                        for document in table.all where await document.path == item.path {
-                            table.key(document, by: item.id)
-                            await document.observed(change)
-                        }
+                    guard let id = change.id, table.document(id: id) == nil, let landing = change.landingPath
+                    else { continue }
+                    let stamp = await runBlocking { folder.stamp(of: landing) }
+                    for document in open where await document.claims(landing, stamp: stamp) {
+                        table.key(document, by: id)
+                        await document.adopt(id)
                     }
+                }
+                for change in changes {
+                    guard let id = change.id, let document = table.document(id: id) else { continue }
+                    await document.observed(change)
                 }
             }
         }
@@ -120,6 +124,18 @@ public final class DocumentWorkspace: Sendable {
 
     /// A closed document is no longer routed to.
     func forget(_ document: Document) { table.remove(document) }
+}
+
+extension Change {
+    /// Where the item the change is about is now, for a change that puts an
+    /// item at a path.
+    var landingPath: ItemPath? {
+        switch self {
+        case .added(let item), .modified(let item), .duplicated(let item, _): item.path
+        case .renamed(_, let to, _, _), .moved(_, let to, _, _): to
+        default: nil
+        }
+    }
 }
 
 /// The open documents, and the ids that lead to them.

@@ -45,15 +45,24 @@ struct DocumentTests {
 
     /// Collects a document's events as they arrive.
     final class Events: Sendable {
-        final class Seen: Sendable { let list = Mutex<[DocumentEvent]>([]) }
+        final class Seen: Sendable {
+            let list = Mutex<[DocumentEvent]>([])
+            let ended = Atomic<Bool>(false)
+        }
         private let seen = Seen()
         private let task: Task<Void, Never>
 
         init(_ document: Document) {
             let seen = self.seen
             let stream = document.events
-            task = Task { for await event in stream { seen.list.withLock { $0.append(event) } } }
+            task = Task {
+                for await event in stream { seen.list.withLock { $0.append(event) } }
+                seen.ended.store(true, ordering: .releasing)
+            }
         }
+
+        /// Whether the stream has ended (the document closed) and every event is in.
+        var ended: Bool { seen.ended.load(ordering: .acquiring) }
 
         deinit { task.cancel() }
 
@@ -249,4 +258,28 @@ func eventually(_ condition: () async -> Bool) async -> Bool {
         try? await Task.sleep(for: .milliseconds(10))
     }
     return await condition()
+}
+
+extension DocumentTests {
+    @Test("a writer that still has the file open when the document saves: its later writes land in the kept version")
+    func writerStillOpen() async throws {
+        let setup = try Setup(autosave: .seconds(60))
+        try setup.folder.write("original", to: "w.txt")
+        let document = try await setup.workspace.open("w.txt")
+        try await document.update(Array("mine".utf8))
+        let handle = try #require(FileHandle(forWritingAtPath: setup.folder("w.txt")))
+        let outcome = try await document.save()
+        handle.seekToEndOfFile()
+        handle.write(Data(" + late".utf8))
+        try handle.close()
+        guard case .conflict(let version) = outcome else {
+            Issue.record("an open writer's file must be kept: \(outcome)")
+            return
+        }
+        let keeper = try #require(setup.workspace.folder.keeper as? ConflictCopies)
+        #expect(
+            FileManager.default.contents(atPath: keeper.path(of: version)).map { String(decoding: $0, as: UTF8.self) }
+                == "original + late")
+        #expect(setup.text("w.txt") == "mine")
+    }
 }

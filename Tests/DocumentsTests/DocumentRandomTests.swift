@@ -1,0 +1,157 @@
+import FileWatching
+import FileshareTestSupport
+import Foundation
+import Testing
+
+@testable import Documents
+
+/// A seeded random run of a document and outside writers on one file:
+/// whatever the order, nothing anyone wrote is lost — every outside write a
+/// save replaced is its conflict version — and the states seen form a chain.
+/// `FILESHARE_SEEDS=N` runs N seeds (default 12).
+@Suite("Documents, random")
+struct DocumentRandomTests {
+    static var seeds: [UInt64] {
+        let count = ProcessInfo.processInfo.environment["FILESHARE_SEEDS"].flatMap(Int.init) ?? 12
+        return (0..<UInt64(count)).map { $0 &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+    }
+
+    /// What the file should hold, as the steps go.
+    struct Model {
+        /// Where the document's file is.
+        var path: ItemPath = "doc.txt"
+        /// What is on disk at `path` (`nil`: deleted).
+        var disk: String? = "start"
+        /// What the document holds.
+        var document = "start"
+        /// Whether someone else wrote since the document last read or saved.
+        var touched = false
+        var outsideWrites = 0
+    }
+
+    @Test("nothing is lost, whatever the order", arguments: seeds)
+    func random(seed: UInt64) async throws {
+        let setup = try DocumentTests.Setup(autosave: .seconds(3600))
+        try FileManager.default.createDirectory(atPath: setup.folder("sub"), withIntermediateDirectories: true)
+        try setup.folder.write("start", to: "doc.txt")
+        let document = try await setup.workspace.open("doc.txt")
+        let events = DocumentTests.Events(document)
+        let keeper = try #require(setup.workspace.folder.keeper as? ConflictCopies)
+        var generator = SeededGenerator(seed: seed)
+        var model = Model()
+        var log: [String] = []
+
+        for step in 1...40 {
+            // Sizes grow every step, so a rewrite in place is never the same
+            // size within the file system's time granularity (the one case a
+            // stamp cannot see; ContentStamp says so).
+            let mine = "doc-" + String(repeating: "d", count: step)
+            let theirs = "out-" + String(repeating: "o", count: step) + "!"
+            switch Int.random(in: 0..<8, using: &generator) {
+            case 0, 1:
+                log.append("edit \(mine)")
+                try await document.update(Array(mine.utf8))
+                model.document = mine
+            case 2, 3:
+                log.append("save")
+                let before = model.disk
+                let outcome = try await document.save()
+                switch (before, model.touched) {
+                case (nil, _):
+                    #expect(outcome == .created, "seed \(seed): \(log)")
+                case (let previous?, true):
+                    guard case .conflict(let version) = outcome else {
+                        Issue.record("seed \(seed): expected a conflict, got \(outcome): \(log)")
+                        return
+                    }
+                    let kept = FileManager.default.contents(atPath: keeper.path(of: version))
+                    #expect(kept == Data(previous.utf8), "seed \(seed): their content is the conflict version: \(log)")
+                    await document.resolveConflict()
+                case (_?, false):
+                    #expect(outcome == .clean, "seed \(seed): \(log)")
+                }
+                model.disk = model.document
+                model.touched = false
+            case 4 where model.disk != nil:
+                log.append("their atomic save \(theirs)")
+                try setup.saveAtomically(theirs, to: model.path.description)
+                model.disk = theirs
+                model.touched = true
+                model.outsideWrites += 1
+                // A new file took the path: once the observer has said so, the
+                // document holds its id. (Moved away before that, the new file
+                // is just another file to anyone: the document's was deleted.)
+                await setup.observer.sync()
+                let path = model.path
+                #expect(
+                    await eventually { await document.id == setup.observer.item(at: path)?.id },
+                    "seed \(seed): \(log)")
+            case 5 where model.disk != nil:
+                log.append("their write in place \(theirs)")
+                let handle = try #require(FileHandle(forWritingAtPath: setup.folder(model.path.description)))
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: Data(theirs.utf8))
+                try handle.close()
+                model.disk = theirs
+                model.touched = true
+                model.outsideWrites += 1
+            case 6 where model.disk != nil:
+                let target: ItemPath = model.path == "doc.txt" ? "sub/moved.txt" : "doc.txt"
+                log.append("they move it to \(target)")
+                #expect(rename(setup.folder(model.path.description), setup.folder(target.description)) == 0)
+                model.path = target
+                await setup.observer.sync()
+                let followed = await eventually { await document.path == target }
+                let documentID = await document.id
+                #expect(
+                    followed,
+                    "seed \(seed): \(log) \(events.all) id \(String(describing: documentID)) observer \(String(describing: setup.observer.item(at: target)))"
+                )
+            case 7 where model.disk != nil:
+                log.append("they delete it")
+                #expect(unlink(setup.folder(model.path.description)) == 0)
+                model.disk = nil
+                model.touched = false
+                await setup.observer.sync()
+                #expect(
+                    await eventually { events.contains { $0 == .deleted(path: model.path) } }, "seed \(seed): \(log)")
+            default:
+                log.append("revert")
+                if model.disk != nil {
+                    try await document.revert()
+                    model.document = model.disk!
+                    model.touched = false
+                }
+            }
+            // The disk holds what the model says, at the path it says.
+            #expect(setup.text(model.path.description) == model.disk, "seed \(seed) step \(step): \(log)")
+            #expect(await document.contents == Array(model.document.utf8), "seed \(seed) step \(step): \(log)")
+        }
+        await setup.observer.sync()
+        await document.close()
+        #expect(await eventually { events.ended })
+        // Its own saves never came back as someone else's.
+        let echoes = events.all.filter { if case .changedBySomeoneElse = $0 { true } else { false } }.count
+        #expect(echoes <= model.outsideWrites, "seed \(seed): \(events.all)")
+        // The states seen form a chain, ending closed.
+        var state = DocumentState.normal
+        for case .stateChanged(let from, let to) in events.all {
+            #expect(from == state, "seed \(seed): \(events.all)")
+            state = to
+        }
+        #expect(state == .closed)
+    }
+}
+
+/// SplitMix64: a small, seedable generator, the same on every machine.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1330_11EB
+        return z ^ (z >> 31)
+    }
+}
