@@ -591,6 +591,76 @@ def main():
         checks.run("keyboard: the skip link, and a tab order over every control once in reading order",
                    tab_order, requires=["keyboard: F2 and Escape, Space on Delete and Escape, a folder made by typing alone"])
 
+        def two_editors():
+            # Two pages edit one text file at once: the first save wins the
+            # file, the second meets 412, both versions are shown side by
+            # side, and "Keep both" keeps each edit (the other beside it).
+            name = "shared notes.txt"
+            target = os.path.join(shared, name)
+            with open(target, "w") as f:
+                f.write("first line\n")
+            address = server.url.replace("://", f"://{USER}:{PASSWORD}@", 1)
+            first = driver.current_window_handle
+
+            def open_editor():
+                driver.get(address)
+                wait_listed(name)
+                click(row_selector(name) + " a.open", "the file's name")
+                click("#preview-edit", "the preview's Edit button")
+                wait().until(EC.visibility_of_element_located((By.ID, "editor-text")))
+
+            def type_line(text):
+                area = driver.find_element(By.ID, "editor-text")
+                area.send_keys(Keys.CONTROL + Keys.END)
+                area.send_keys(text)
+
+            open_editor()
+            driver.switch_to.new_window("window")
+            second = driver.current_window_handle
+            open_editor()
+            # Both edited before either saves (a save waits 1.2 s of quiet).
+            driver.switch_to.window(first)
+            type_line("from the first page\n")
+            driver.switch_to.window(second)
+            type_line("from the second page\n")
+            mine_first = "first line\nfrom the first page\n"
+            mine_second = "first line\nfrom the second page\n"
+            # The first page saves first (it was edited first).
+            wait_until(lambda: read(target) == mine_first.encode(), WAIT,
+                       f"the first page's save is not on disk: {read(target)!r}")
+            driver.switch_to.window(second)
+            try:
+                wait().until(EC.visibility_of_element_located((By.ID, "editor-conflict")))
+            except Exception:
+                status = driver.find_element(By.ID, "editor-status").text
+                raise AssertionError(f"no collision shown on the second page; its status: {status!r}; disk: {read(target)!r}")
+            shown_mine = driver.find_element(By.ID, "conflict-mine").get_attribute("value")
+            shown_theirs = driver.find_element(By.ID, "conflict-theirs").get_attribute("value")
+            if shown_mine != mine_second or shown_theirs != mine_first:
+                raise AssertionError(f"the two versions shown are {shown_mine!r} and {shown_theirs!r}")
+            detail = axe_clean("with two versions side by side")
+            if read(target) != mine_first.encode():
+                raise AssertionError("the second page's save went over the first's")
+            click("#conflict-keep-both", "Keep both")
+            beside = os.path.join(shared, "shared notes (your version).txt")
+            wait_until(lambda: read(beside) == mine_second.encode(), WAIT,
+                       f"the second page's version is not beside the file; messages: {toasts()!r}")
+            wait().until_not(EC.presence_of_element_located((By.ID, "editor-conflict")))
+            if read(target) != mine_first.encode():
+                raise AssertionError(f"keeping both changed the file: {read(target)!r}")
+            # The editor now holds the file as it is, and saves on.
+            if driver.find_element(By.ID, "editor-text").get_attribute("value") != mine_first:
+                raise AssertionError("after keeping both, the editor does not show the file as it is")
+            type_line("and one more\n")
+            wait_until(lambda: read(target) == (mine_first + "and one more\n").encode(), WAIT,
+                       f"the editor's next save is not on disk: {read(target)!r}")
+            driver.close()
+            driver.switch_to.window(first)
+            press(Keys.ESCAPE)
+            return detail
+        checks.run("two pages edit one file: both edits kept, the collision shown side by side and resolved",
+                   two_editors, requires=["page opens signed in, the empty folder shown"])
+
         def screenshot():
             path = os.path.join(work, "page.png")
             if not driver.save_screenshot(path):

@@ -22,10 +22,17 @@ extension APIFace {
             request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path,
             totalSize: declared)
         try refuseIfLocked([path])
+        // The validator of exactly the content sent, taken before it is put
+        // in place (a rename keeps inode, size and time): an editor sends its
+        // next save with `If-Match` without asking again, and a write by
+        // someone else right after this one still makes that save a 412.
+        let stored = try? await core.blocking { try SharedFolder.metadata(fd: file.descriptor, path: path) }
         let placed = try await core.commit(
             file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true,
             conditions: conditions)
-        return APIFace.uploaded(at: placed.path, requested: path, replaced: placed.replaced)
+        var response = APIFace.uploaded(at: placed.path, requested: path, replaced: placed.replaced)
+        if let stored { response.headers[.eTag] = stored.entityTag }
+        return response
     }
 
     /// The answer to a complete upload: 200 when it replaced a file, 201

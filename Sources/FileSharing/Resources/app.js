@@ -1370,6 +1370,10 @@
       const size = typeof item.size === 'number' ? item.size : 0;
       if (size > bytes.length) {
         wrap.append(el('p', { class: 'preview-note', text: 'Showing the first ' + formatSize(bytes.length) + ' of ' + formatSize(size) + '. Download the file to see all of it.' }));
+      } else if (!state.info.readOnly) {
+        const path = item.path || joinPath(state.path, item.name);
+        wrap.prepend(el('div', { class: 'editor-bar' },
+          el('button', { type: 'button', id: 'preview-edit', class: 'button', onclick: () => startEditor(item, path, body) }, icon('rename'), 'Edit')));
       }
     } catch (e) {
       if (e.name === 'AbortError') return;
@@ -1381,6 +1385,7 @@
 
   function closePreviewContent() {
     if (previewAbort) { previewAbort.abort(); previewAbort = null; }
+    closeEditor();
     const body = $('#preview-body');
     for (const media of body.querySelectorAll('video, audio')) {
       media.pause();
@@ -1398,6 +1403,220 @@
     if (next) openPreview(next);
   }
 
+  // ---------------------------------------------------------------- editor
+
+  // A text editor for text documents, in the preview: it saves by itself a
+  // moment after the last keystroke, always with If-Match (the version it
+  // read or last wrote), so a save never overwrites what someone else wrote
+  // meanwhile. It hears of their changes through the events; a collision
+  // (412) shows both versions side by side to keep one or both.
+  const EDITOR_QUIET_MS = 1200;
+  let editor = null;
+
+  async function fetchText(path) {
+    const response = await fetch(serverURL(fileURL(path)), { credentials: 'same-origin', cache: 'no-store' });
+    if (!response.ok) {
+      let body = null;
+      try { body = await response.json(); } catch (e) { body = null; }
+      throw new ApiError(response.status, messageFor(response.status, body));
+    }
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return { text: new TextDecoder('utf-8').decode(bytes), etag: response.headers.get('ETag') };
+  }
+
+  async function startEditor(item, path, body) {
+    let loaded;
+    try { loaded = await fetchText(path); } catch (e) { report(e, 'The editor could not open the file'); return; }
+    if (previewItem !== item) return;
+    const textarea = el('textarea', { id: 'editor-text', class: 'editor-text', spellcheck: 'false', 'aria-label': 'Text of ' + item.name });
+    textarea.value = loaded.text;
+    const status = el('span', { id: 'editor-status', class: 'editor-status', role: 'status', text: 'Saved' });
+    const done = el('button', { type: 'button', id: 'editor-done', class: 'button', text: 'Done' });
+    body.replaceChildren(el('div', { class: 'editor' }, el('div', { class: 'editor-bar' }, status, done), textarea));
+    editor = { item, path, body, etag: loaded.etag, saved: loaded.text, textarea, status, timer: null, saving: null, conflict: null };
+    textarea.addEventListener('input', editorEdited);
+    done.addEventListener('click', async () => {
+      await editorFlush();
+      if (editor && !editor.conflict && previewItem === item) { closeEditor(); openPreview(item); }
+    });
+    textarea.focus();
+  }
+
+  function editorStatus(text, kind) {
+    if (!editor) return;
+    editor.status.textContent = text;
+    editor.status.className = 'editor-status' + (kind ? ' ' + kind : '');
+  }
+
+  function editorDirty() { return editor && !editor.conflict && editor.textarea.value !== editor.saved; }
+
+  function editorEdited() {
+    if (!editor || editor.conflict) return;
+    clearTimeout(editor.timer);
+    if (!editorDirty()) { editorStatus('Saved'); return; }
+    editorStatus('Unsaved changes');
+    editor.timer = setTimeout(() => { editorSave(); }, EDITOR_QUIET_MS);
+  }
+
+  // Saves now if there is something to save (waiting for a save under way first).
+  async function editorFlush() {
+    if (!editor) return;
+    clearTimeout(editor.timer);
+    while (editor && editor.saving) await editor.saving;
+    if (editorDirty()) await editorSave();
+  }
+
+  function editorSave() {
+    const current = editor;
+    if (!current || current.saving || current.conflict) return current && current.saving;
+    const text = current.textarea.value;
+    if (text === current.saved) return null;
+    editorStatus('Saving…');
+    current.saving = (async () => {
+      try {
+        const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
+        if (current.etag) headers['If-Match'] = current.etag;
+        const response = await fetch(serverURL(fileURL(current.path)), { method: 'PUT', body: text, headers, credentials: 'same-origin', keepalive: text.length < 60000 });
+        if (response.status === 412) { await editorCollision(current, text); return; }
+        if (!response.ok) {
+          let body = null;
+          try { body = await response.json(); } catch (e) { body = null; }
+          throw new ApiError(response.status, messageFor(response.status, body));
+        }
+        current.saved = text;
+        current.etag = response.headers.get('ETag') || current.etag;
+        current.item.size = new Blob([text]).size;
+        if (editor === current) editorStatus(current.textarea.value === text ? 'Saved' : 'Unsaved changes');
+      } catch (e) {
+        // The changes stay in the editor; the next keystroke (or Done) tries again.
+        if (editor === current) editorStatus('Not saved: ' + e.message, 'error');
+      } finally {
+        current.saving = null;
+      }
+      if (editor === current && editorDirty()) editorEdited();
+    })();
+    return current.saving;
+  }
+
+  // Someone else saved since this editor read the file: show both.
+  async function editorCollision(current, mine) {
+    let theirs;
+    try { theirs = await fetchText(current.path); } catch (e) { theirs = { text: '', etag: null, gone: true }; }
+    if (editor !== current) return;
+    current.conflict = { mine, theirs };
+    editorStatus('Someone else changed this file while you were editing', 'warning');
+    const mineArea = el('textarea', { id: 'conflict-mine', class: 'editor-text', readonly: true, 'aria-label': 'Your version' });
+    mineArea.value = mine;
+    const theirsArea = el('textarea', { id: 'conflict-theirs', class: 'editor-text', readonly: true, 'aria-label': 'Their version' });
+    theirsArea.value = theirs.text;
+    const view = el('div', { class: 'conflict', id: 'editor-conflict', role: 'group', 'aria-label': 'Two versions of ' + current.item.name },
+      el('p', { class: 'conflict-note', text: theirs.gone ? 'The file was deleted or cannot be read by now. Keep your version to put it back.' : 'Your changes and theirs were both kept. Choose what the file should hold:' }),
+      el('div', { class: 'conflict-sides' },
+        el('section', { class: 'conflict-side' }, el('h3', { text: 'Your version' }), mineArea),
+        el('section', { class: 'conflict-side' }, el('h3', { text: 'Their version (on the server now)' }), theirsArea)),
+      el('div', { class: 'conflict-actions' },
+        el('button', { type: 'button', id: 'conflict-keep-mine', class: 'button primary', text: 'Keep mine', onclick: () => resolveCollision(current, 'mine') }),
+        el('button', { type: 'button', id: 'conflict-keep-theirs', class: 'button', text: 'Keep theirs', onclick: () => resolveCollision(current, 'theirs') }),
+        theirs.gone ? null : el('button', { type: 'button', id: 'conflict-keep-both', class: 'button', text: 'Keep both', onclick: () => resolveCollision(current, 'both') })));
+    current.textarea.hidden = true;
+    current.textarea.after(view);
+    $('#conflict-keep-mine').focus();
+  }
+
+  // A free name beside `path` for the other version: "notes (your version).txt", then numbered.
+  async function freeSiblingName(path) {
+    const dir = parentOf(path);
+    const name = baseName(path);
+    const dot = name.lastIndexOf('.');
+    const stem = dot > 0 ? name.slice(0, dot) : name;
+    const ext = dot > 0 ? name.slice(dot) : '';
+    const listing = await api('GET', listURL(dir));
+    const taken = new Set((listing.items || []).map((i) => i.name));
+    for (let n = 1; ; n++) {
+      const candidate = stem + (n === 1 ? ' (your version)' : ' (your version ' + n + ')') + ext;
+      if (!taken.has(candidate)) return joinPath(dir, candidate);
+    }
+  }
+
+  async function resolveCollision(current, keep) {
+    if (editor !== current || !current.conflict) return;
+    const { mine, theirs } = current.conflict;
+    try {
+      if (keep === 'both') {
+        // Theirs stays the file; yours goes beside it, never over anything.
+        const other = await freeSiblingName(current.path);
+        const response = await fetch(serverURL(fileURL(other)), { method: 'PUT', body: mine, headers: { 'If-None-Match': '*', 'Content-Type': 'text/plain; charset=utf-8' }, credentials: 'same-origin' });
+        if (!response.ok) throw new ApiError(response.status, messageFor(response.status, null));
+        toast('Your version was saved as “' + baseName(other) + '”.', 'success');
+      }
+      if (keep === 'mine') {
+        const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
+        headers[theirs.etag ? 'If-Match' : 'If-None-Match'] = theirs.etag || '*';
+        const response = await fetch(serverURL(fileURL(current.path)), { method: 'PUT', body: mine, headers, credentials: 'same-origin' });
+        if (response.status === 412) { current.conflict = null; $('#editor-conflict').remove(); current.textarea.hidden = false; await editorCollision(current, mine); return; }
+        if (!response.ok) throw new ApiError(response.status, messageFor(response.status, null));
+        current.saved = mine;
+        current.etag = response.headers.get('ETag');
+      } else {
+        current.textarea.value = theirs.text;
+        current.saved = theirs.text;
+        current.etag = theirs.etag;
+      }
+      current.item.size = new Blob([current.saved]).size;
+      current.conflict = null;
+      $('#editor-conflict').remove();
+      current.textarea.hidden = false;
+      current.textarea.focus();
+      editorStatus('Saved');
+    } catch (e) {
+      report(e, 'The versions could not be settled');
+    }
+  }
+
+  // An event about the file being edited: someone else may have changed it.
+  async function editorHeard(event) {
+    const current = editor;
+    if (!current || current.conflict) return;
+    if ((event.type === 'renamed' || event.type === 'moved') && event.from === current.path) {
+      current.path = event.to;
+      editorStatus('Moved to “' + event.to + '” by someone else; saving there');
+      return;
+    }
+    if (event.path !== current.path) return;
+    if (event.type === 'removed') { editorStatus('Deleted by someone else; saving puts it back', 'warning'); current.etag = null; return; }
+    if (!['modified', 'added', 'finished'].includes(event.type) || event.writing) return;
+    while (current.saving) await current.saving;
+    let response;
+    try { response = await fetch(serverURL(fileURL(current.path)), { method: 'HEAD', credentials: 'same-origin', cache: 'no-store' }); } catch (e) { return; }
+    const tag = response.ok ? response.headers.get('ETag') : null;
+    if (editor !== current || !tag || tag === current.etag) return;   // our own save
+    if (!editorDirty()) {
+      const loaded = await fetchText(current.path).catch(() => null);
+      if (!loaded || editor !== current || editorDirty()) return;
+      current.textarea.value = loaded.text;
+      current.saved = loaded.text;
+      current.etag = loaded.etag;
+      editorStatus('Updated: someone else changed this file', 'info');
+    } else {
+      editorStatus('Someone else changed this file; saving will show both versions', 'warning');
+    }
+  }
+
+  function closeEditor() {
+    const current = editor;
+    if (!current) return;
+    editor = null;
+    clearTimeout(current.timer);
+    // Closing never loses what was typed: a last save (kept alive past the page).
+    if (!current.conflict && current.textarea.value !== current.saved && !current.saving) {
+      const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
+      if (current.etag) headers['If-Match'] = current.etag;
+      fetch(serverURL(fileURL(current.path)), { method: 'PUT', body: current.textarea.value, headers, credentials: 'same-origin', keepalive: current.textarea.value.length < 60000 })
+        .then((response) => { if (response.status === 412) toast('Someone else changed “' + current.item.name + '” meanwhile: your last edit was not saved over it. Open it again to compare.', 'error', 0); })
+        .catch(() => toast('Your last edit of “' + current.item.name + '” could not be saved.', 'error', 0));
+    }
+  }
+
   function setupPreview() {
     const dialog = $('#preview');
     $('#preview-close').addEventListener('click', () => dialog.close());
@@ -1411,7 +1630,7 @@
       else restoreFocus(dialog);
     });
     dialog.addEventListener('keydown', (e) => {
-      if (e.target.matches('video, audio, input')) return;
+      if (e.target.matches('video, audio, input, textarea')) return;
       if (e.key === 'ArrowLeft') { e.preventDefault(); stepPreview(-1); }
       else if (e.key === 'ArrowRight') { e.preventDefault(); stepPreview(1); }
     });
@@ -2147,6 +2366,7 @@
   }
 
   function onChange(event) {
+    if (editor) editorHeard(event);
     const here = state.path;
     if (here === null) return;
     const type = event.type;
