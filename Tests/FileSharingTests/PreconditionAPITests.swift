@@ -352,3 +352,30 @@ func eventuallyTrue(_ condition: () async throws -> Bool) async -> Bool {
     }
     return (try? await condition()) == true
 }
+
+extension PreconditionAPITests {
+    @Test("PUT answers the stored file's ETag: the download's, and good for the next save's If-Match")
+    func putAnswersEntityTag() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let made = try await client.request("/api/files/e.txt", .put, body: "one")
+                #expect(made.status == .created)
+                let tag = try #require(made.headers[.eTag])
+                #expect(try await client.request("/api/files/e.txt").headers[.eTag] == tag)
+                // The editor's next save, chained on the answer alone.
+                let next = try await client.request(
+                    "/api/files/e.txt", .put, headers: [Self.ifMatch: tag], body: "one, two")
+                #expect(next.status == .ok)
+                let nextTag = try #require(next.headers[.eTag])
+                #expect(nextTag != tag)
+                // Someone else writes: the chained tag is stale now.
+                try share.write("e.txt", "theirs")
+                let stale = try await client.request(
+                    "/api/files/e.txt", .put, headers: [Self.ifMatch: nextTag], body: "lost?")
+                #expect(stale.status == .preconditionFailed)
+                #expect(share.read("e.txt") == "theirs")
+            }
+        }
+    }
+}
