@@ -65,6 +65,8 @@
     symlink: 'M10 13a5 5 0 0 0 7.54.54l3-3a5 5 0 0 0-7.07-7.07l-1.72 1.71 M14 11a5 5 0 0 0-7.54-.54l-3 3a5 5 0 0 0 7.07 7.07l1.71-1.71',
     other: 'M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z M9.1 9a3 3 0 0 1 5.8 1c0 2-3 3-3 3 M12 17h.01',
     download: 'M21 15v4a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2v-4 M7 10l5 5l5-5 M12 15V3',
+    history: 'M3 12a9 9 0 1 0 3-6.7 M3 4v5h5 M12 7v5l3 2',
+    trash: 'M4 7h16 M10 11v6 M14 11v6 M6 7l1 12a2 2 0 0 0 2 2h6a2 2 0 0 0 2-2l1-12 M9 7V4h6v3',
     upload: 'M21 15v4a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2v-4 M17 8l-5-5l-5 5 M12 3v12',
     'upload-folder': 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z M12 16v-6 M9.5 12.5L12 10l2.5 2.5',
     'new-folder': 'M3 7a2 2 0 0 1 2-2h4l2 2h8a2 2 0 0 1 2 2v8a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2z M12 10v6 M9 13h6',
@@ -1403,6 +1405,128 @@
     if (next) openPreview(next);
   }
 
+  // ---------------------------------------------------------------- versions and trash
+
+  // What replaced or deleted content: every overwrite and delete made
+  // through fileshare keeps the previous content (GET /api/versions,
+  // /api/trash); these dialogs show it, with who, when and from where, and
+  // put it back.
+  function formatWhen(value) {
+    const date = new Date(value);
+    return isNaN(date) ? '' : mediumFormat.format(date);
+  }
+
+  function formatWho(origin) {
+    if (!origin || typeof origin !== 'object') return 'another program';
+    const faces = { api: 'the page or the API', dav: 'WebDAV', tus: 'a resumable upload', page: 'the page', inbox: 'the Inbox' };
+    const who = origin.user ? origin.user : 'someone';
+    return origin.face ? who + ' through ' + (faces[origin.face] || origin.face) : who;
+  }
+
+  async function openVersions(path) {
+    const dialog = $('#versions');
+    const list = $('#versions-list');
+    $('#versions-title').textContent = 'Versions of “' + baseName(path) + '”';
+    $('#versions-note').textContent = 'Loading…';
+    list.replaceChildren();
+    if (!dialog.open) openModal(dialog);
+    $('#versions-title').focus();
+    let answer;
+    try { answer = await api('GET', '/api/versions?path=' + encodeURIComponent(path)); } catch (e) {
+      $('#versions-note').textContent = 'The versions could not be loaded: ' + e.message;
+      return;
+    }
+    const versions = (answer && answer.versions) || [];
+    $('#versions-note').textContent = versions.length
+      ? 'Newest first. Restoring one keeps what it replaces as a version too.'
+      : 'No earlier versions. They are kept whenever the file is replaced or deleted through fileshare (not by other programs).';
+    for (const version of versions) {
+      const contentURL = '/api/versions/content?path=' + encodeURIComponent(path) + '&version=' + encodeURIComponent(version.version);
+      const when = formatWhen(version.saved);
+      const item = el('li', { class: 'record' },
+        el('div', { class: 'record-text' },
+          el('strong', { text: when || version.version }),
+          version.conflict ? el('span', { class: 'badge warning', text: 'conflict' }) : null,
+          el('span', { class: 'record-meta', text: formatSize(version.size) + ' · replaced by ' + formatWho(version.origin) })),
+        el('div', { class: 'record-actions' },
+          el('a', { class: 'button', href: contentURL, download: baseName(path), 'aria-label': 'Download the version of ' + (when || version.version) }, icon('download'), 'Download'),
+          el('button', { type: 'button', class: 'button write-action', 'aria-label': 'Restore the version of ' + (when || version.version), onclick: () => restoreVersion(path, version, when) }, icon('history'), 'Restore')));
+      list.append(item);
+    }
+  }
+
+  async function restoreVersion(path, version, when) {
+    const answer = await confirmDialog({ title: 'Restore this version?', message: '“' + baseName(path) + '” gets the content it had ' + (when ? 'before ' + when : 'then') + '. What it holds now is kept as a version.', ok: 'Restore' });
+    if (answer !== 'ok') return;
+    try {
+      await api('POST', '/api/versions/restore', { json: { path, version: version.version } });
+      toast('“' + baseName(path) + '” restored.', 'success');
+      openVersions(path);
+      scheduleRefresh(0);
+    } catch (e) { report(e, 'The version could not be restored'); }
+  }
+
+  async function openTrash() {
+    const dialog = $('#trash');
+    const list = $('#trash-list');
+    $('#trash-note').textContent = 'Loading…';
+    list.replaceChildren();
+    if (!dialog.open) openModal(dialog);
+    $('#trash-title').focus();
+    let answer;
+    try { answer = await api('GET', '/api/trash'); } catch (e) {
+      $('#trash-note').textContent = 'The trash could not be loaded: ' + e.message;
+      return;
+    }
+    const items = (answer && answer.items) || [];
+    $('#trash-note').textContent = items.length
+      ? 'What was deleted through fileshare, newest first. It empties by age and size.'
+      : 'The trash is empty.';
+    for (const entry of items) {
+      const when = formatWhen(entry.deleted);
+      list.append(el('li', { class: 'record' },
+        el('div', { class: 'record-text' },
+          el('strong', { text: entry.path }),
+          el('span', { class: 'record-meta', text: [entry.kind === 'directory' ? 'folder' : formatSize(entry.size), when && 'deleted ' + when, 'by ' + formatWho(entry.by)].filter(Boolean).join(' · ') })),
+        el('div', { class: 'record-actions write-action' },
+          el('button', { type: 'button', class: 'button', 'aria-label': 'Restore ' + entry.path, onclick: () => restoreTrashed(entry) }, icon('history'), 'Restore'),
+          el('button', { type: 'button', class: 'button danger', 'aria-label': 'Delete ' + entry.path + ' for good', onclick: () => purgeTrashed(entry) }, icon('delete'), 'Delete for good'))));
+    }
+  }
+
+  async function restoreTrashed(entry) {
+    try {
+      const answer = await api('POST', '/api/trash/restore', { json: { trashId: entry.trashId } });
+      const where = (answer && answer.path) || entry.path;
+      toast(where === entry.path ? '“' + where + '” is back.' : '“' + entry.path + '” is back, as “' + where + '” (the name was taken).', 'success');
+      openTrash();
+      scheduleRefresh(0);
+    } catch (e) { report(e, 'It could not be restored'); }
+  }
+
+  async function purgeTrashed(entry) {
+    const answer = await confirmDialog({ title: 'Delete for good?', message: '“' + entry.path + '” will be gone from the trash and cannot be restored.', ok: 'Delete for good', danger: true });
+    if (answer !== 'ok') return;
+    try {
+      await api('DELETE', '/api/trash/' + encodeURIComponent(entry.trashId));
+      openTrash();
+    } catch (e) { report(e, 'It could not be deleted'); }
+  }
+
+  function setupHistory() {
+    $('#trash-button').addEventListener('click', () => openTrash());
+    $('#trash-close').addEventListener('click', () => $('#trash').close());
+    $('#versions-close').addEventListener('click', () => $('#versions').close());
+    $('#preview-history').addEventListener('click', () => {
+      if (!previewItem) return;
+      openVersions(previewItem.path || joinPath(state.path, previewItem.name));
+    });
+    for (const id of ['#versions', '#trash']) {
+      const dialog = $(id);
+      dialog.addEventListener('close', () => restoreFocus(dialog));
+    }
+  }
+
   // ---------------------------------------------------------------- editor
 
   // A text editor for text documents, in the preview: it saves by itself a
@@ -2415,6 +2539,7 @@
     setupList();
     setupKeys();
     setupPreview();
+    setupHistory();
     setupUploads();
     loadSort();
     renderSortHeader();
