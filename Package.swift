@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "ChangeLog", targets: ["ChangeLog"]),
         .library(name: "Accounts", targets: ["Accounts"]),
         .library(name: "Previews", targets: ["Previews"]),
+        .library(name: "Versions", targets: ["Versions"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -69,6 +70,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "Versions",
+            dependencies: [
+                "CFileshareShim", "FileWatching", "ChangeLog",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Accounts",
             dependencies: [
                 "FileWatching",
@@ -106,6 +115,7 @@ let package = Package(
                 "CFileshareShim",
                 "CJPEGThumbnail",
                 "Previews",
+                "Versions",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -169,6 +179,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "VersionsTests",
+            dependencies: [
+                "Versions", "FileWatching", "ChangeLog", "FileshareTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "AccountsTests",
             dependencies: ["Accounts", "FileshareTestSupport"],
             swiftSettings: swiftSettings
@@ -193,7 +211,7 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "FileshareTestSupport",
+                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "Versions", "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
