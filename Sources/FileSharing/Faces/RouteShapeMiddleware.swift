@@ -62,6 +62,15 @@ struct RouteShapeMiddleware: RouterMiddleware {
         Operation(pattern: .exact("/api/events"), method: .get, query: ["since"]),
         Operation(pattern: .exact("/api/changes"), method: .get, query: ["since", "limit"]),
         Operation(pattern: .exact("/api/openapi.json"), method: .get),
+        // Versions and the trash (`HistoryFace`).
+        Operation(pattern: .exact("/api/versions"), method: .get, query: ["path"]),
+        Operation(pattern: .exact("/api/versions/content"), method: .get, query: ["path", "version", "download"]),
+        Operation(pattern: .exact("/api/versions/content"), method: .head, query: ["path", "version", "download"]),
+        Operation(pattern: .exact("/api/versions/restore"), method: .post),
+        Operation(pattern: .exact("/api/versions/resolve"), method: .post),
+        Operation(pattern: .exact("/api/trash"), method: .get),
+        Operation(pattern: .exact("/api/trash/restore"), method: .post),
+        Operation(pattern: .segment("/api/trash/"), method: .delete),
     ]
 
     func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
