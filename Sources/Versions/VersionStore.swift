@@ -170,6 +170,39 @@ public final class VersionStore: Sendable {
         return versions(of: id)
     }
 
+    /// Gives the versions of `old` to `new`: for an item that came back
+    /// under another id (a restore from the trash the observer could not
+    /// pair with the id it had). Each version moves in one rename; a crash
+    /// between two leaves some under each id, every one whole.
+    public func moveVersions(of old: ItemID, to new: ItemID) throws(VersionError) {
+        let records = versions(of: old)
+        guard old != new, !records.isEmpty else { return }
+        let source = try folder.folder(old.description)
+        try folder.makeFolder(new.description, existing: true)
+        let target = try folder.folder(new.description)
+        for record in records {
+            var moved = record
+            moved.id = new
+            var time = StoreName.time(of: record.version) ?? record.saved
+            while true {
+                moved.version = StoreName.make(nanoseconds: time)
+                do {
+                    try source.rename(record.version, to: target, as: moved.version)
+                    break
+                } catch  where error.systemError == .exists || error.systemError == Errno(rawValue: ENOTEMPTY) {
+                    time += 1
+                }
+            }
+            index.withLock { index in
+                index[old]?.removeAll { $0.version == record.version }
+                if index[old]?.isEmpty == true { index[old] = nil }
+                index[new, default: []].append(moved)
+            }
+        }
+        try? target.sync()
+        _ = cfs_unlinkat(folder.descriptor, old.description, Int32(CFS_AT_REMOVEDIR))
+    }
+
     /// Applies the retention policy now (it is after each keep).
     public func trim(protecting protected: VersionRecord? = nil) {
         let expired = retention.expired(

@@ -195,6 +195,87 @@ struct HistoryAPITests {
         }
     }
 
+    @Test("a file replaced, deleted and restored gets its inode's id, and its versions go with it")
+    func restoredAfterReplace() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try await share.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/api/files/r.txt", .put, body: "one").status == .created)
+                #expect(try await client.request("/api/files/r.txt", .put, body: "two").status == .ok)
+                let id = try #require(try await Self.listedID(client, "r.txt"))
+                #expect(try await client.request("/api/files/r.txt", .delete).status == .noContent)
+                let entry = try #require(try await Self.trash(client).first)
+                #expect(entry["id"] as? String == id)
+                let restored = try await client.request(
+                    "/api/trash/restore", .post, body: #"{"trashId":"\#(entry["trashId"]!)"}"#)
+                #expect(restored.status == .ok)
+                #expect(share.read("r.txt") == "two")
+                // The id was kept across the replace, so it is not the one the
+                // inode gives: the observer cannot pair them (http-api.md says so).
+                let now = try #require(try await Self.listedID(client, "r.txt"))
+                #expect(now != id)
+                let versions = try await Self.versions(client, "r.txt")
+                #expect(versions.count == 1)
+                #expect(try await Self.versionContent(client, "r.txt", versions.first?["version"]) == "one")
+            }
+        }
+    }
+
+    @Test("what a killed keep or delete left half-made is dropped when the server starts")
+    func crashLeftovers() async throws {
+        try await MachineSettings.shared {
+            let folder = try TemporaryFolder()
+            let root = folder.path + "/share"
+            // The first server stays referenced: a fixture removes its folder when it goes.
+            let first = try ShareFixture(root: root)
+            try first.write("a.txt", "one")
+            try await first.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/api/files/a.txt", .put, body: "two").status == .ok)
+            }
+            let kept = try #require(first.server.core.folder.history.versions.allVersions.first?.version)
+            first.stop()
+            let manager = FileManager.default
+            let id = try #require(try manager.contentsOfDirectory(atPath: root + "/.fileshare/versions").first)
+            // A keep killed before its rename, one whose record never came, a delete killed before its item moved in.
+            try manager.createDirectory(
+                atPath: root + "/.fileshare/versions/.tmp-killed", withIntermediateDirectories: true)
+            try Data("half".utf8).write(to: URL(fileURLWithPath: root + "/.fileshare/versions/.tmp-killed/content"))
+            let recordless = root + "/.fileshare/versions/\(id)/" + StoreName.make(nanoseconds: 7)
+            try manager.createDirectory(atPath: recordless, withIntermediateDirectories: true)
+            try Data("x".utf8).write(to: URL(fileURLWithPath: recordless + "/content"))
+            let itemless = root + "/.fileshare/trash/" + StoreName.make(nanoseconds: 9)
+            try manager.createDirectory(atPath: itemless, withIntermediateDirectories: true)
+            try Data("{}".utf8).write(to: URL(fileURLWithPath: itemless + "/meta.json"))
+            let share = try ShareFixture(root: root)
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let versions = try await Self.versions(client, "a.txt")
+                #expect(versions.map { $0["version"] as? String } == [kept])
+                #expect(try await Self.versionContent(client, "a.txt", kept) == "one")
+                #expect(try await Self.trash(client).isEmpty)
+            }
+            #expect(!manager.fileExists(atPath: root + "/.fileshare/versions/.tmp-killed"))
+            #expect(!manager.fileExists(atPath: recordless) && !manager.fileExists(atPath: itemless))
+            withExtendedLifetime(first) {}
+        }
+    }
+
+    @Test("live: WebDAV PUT and DELETE over sockets keep the old bytes")
+    func webDAVLive() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try share.write("live.txt", "before")
+            try await share.test(.live) { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/dav/live.txt", .put, body: "after").status == .noContent)
+                let versions = try await Self.versions(client, "live.txt")
+                #expect(try await Self.versionContent(client, "live.txt", versions.first?["version"]) == "before")
+                #expect(try await client.request("/dav/live.txt", .delete).status == .noContent)
+                let entry = try #require(try await Self.trash(client).first)
+                #expect(entry["path"] as? String == "live.txt" && entry["size"] as? Int == 5)
+                #expect((entry["by"] as? [String: Any])?["method"] as? String == "DELETE")
+            }
+        }
+    }
+
     @Test("resolve ends a conflict: the kept conflict versions stay, the others go")
     func resolve() async throws {
         try await MachineSettings.shared {
@@ -253,6 +334,19 @@ struct HistoryAPITests {
                 #expect(response.json["error"] is String)
                 #expect(share.privateTree() == before)
                 #expect(share.read("a.txt") == "three")
+            }
+        }
+    }
+
+    @Test("an exact path is not given the methods of a token pattern beside it")
+    func routeShape() async throws {
+        try await MachineSettings.shared {
+            let share = try ShareFixture()
+            try await share.test { (client: any TestClientProtocol) async throws in
+                let wrong = try await client.request("/api/trash/restore", .delete)
+                #expect(wrong.status == .methodNotAllowed && wrong.headers[.allow] == "POST")
+                let options = try await client.request("/api/trash/restore", .options)
+                #expect(options.headers[.allow] == "POST")
             }
         }
     }

@@ -190,6 +190,25 @@ struct VersionStoreTests {
         #expect(try fixture.store().versions(of: Self.id).allSatisfy { !$0.conflict })
     }
 
+    @Test func versionsMoveToAnotherID() throws {
+        let fixture = try StoreFixture()
+        let store = try fixture.store()
+        let other = ItemID(rawValue: 0x123)
+        for text in ["old", "older"] {
+            try fixture.write(text, to: "h.txt")
+            try store.keep("h.txt", in: fixture.shareFD, id: Self.id, path: "h.txt", origin: nil)
+            fixture.clock.advance(1)
+        }
+        try store.moveVersions(of: Self.id, to: other)
+        #expect(store.versions(of: Self.id).isEmpty)
+        #expect(
+            try store.versions(of: other).map { try fixture.content(of: store, $0.version, of: other) } == [
+                "older", "old",
+            ])
+        #expect(try fixture.store().versions(of: other).count == 2)
+        #expect(!FileManager.default.fileExists(atPath: fixture.versionsPath + "/\(Self.id)"))
+    }
+
     @Test(arguments: ["../../x", "00000000000000000001/../..", "", "1"])
     func hostileVersionNamesAreRefusedBeforeTheDisk(_ name: String) throws {
         let fixture = try StoreFixture()

@@ -2,6 +2,7 @@ import CFileshareShim
 import ChangeLog
 import DocumentTypes
 import FileWatching
+import Logging
 import Versions
 
 #if canImport(Glibc)
@@ -82,6 +83,7 @@ extension ShareCore {
                         try SharedFolder.check(result, target, doing: .trash)
                     }
                 }
+                keepVersions(of: record, restoredAt: target)
                 return target
             } catch let error as FolderError where error.code == .exists {
                 // Taken between the look and the rename: the next free name.
@@ -89,6 +91,22 @@ extension ShareCore {
             } catch let error as VersionError {
                 throw FolderHistory.folderError(error, path: target)
             }
+        }
+    }
+
+    /// Keeps an item's versions with it when it came back from the trash
+    /// under another id than it had (see the README: an id kept across an
+    /// atomic save is not the one its inode gives): they move to the id the
+    /// observer gives it now. What is inside a restored folder keeps the
+    /// versions of the ids its items get.
+    private func keepVersions(of record: TrashRecord, restoredAt path: SharePath) {
+        guard let old = record.id, let new = observer.item(at: path.itemPath)?.id, new != old else { return }
+        do {
+            try folder.history.versions.moveVersions(of: old, to: new)
+        } catch {
+            logger.warning(
+                "the versions of a restored item stay under its old id",
+                metadata: ["path": "\(path)", "error": "\(error)"])
         }
     }
 }

@@ -73,11 +73,20 @@ struct RouteShapeMiddleware: RouterMiddleware {
         Operation(pattern: .segment("/api/trash/"), method: .delete),
     ]
 
+    /// The operations on `path`. A path named exactly is a resource of its
+    /// own: a token pattern beside it (`/api/trash/{token}` beside
+    /// `/api/trash/restore`) does not lend it its methods.
+    static func candidates(for path: String) -> [Operation] {
+        let matching = operations.filter { $0.pattern.matches(path) }
+        let exact = matching.filter { if case .exact = $0.pattern { true } else { false } }
+        return exact.isEmpty ? matching : exact
+    }
+
     func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
         async throws -> Response
     {
         let path = request.uri.path
-        let candidates = Self.operations.filter { $0.pattern.matches(path) }
+        let candidates = Self.candidates(for: path)
         guard !candidates.isEmpty else { return try await next(request, context) }
         guard let operation = candidates.first(where: { $0.method == request.method }) else {
             let allow = candidates.map(\.method.rawValue).joined(separator: ", ")
