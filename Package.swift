@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "Accounts", targets: ["Accounts"]),
         .library(name: "Previews", targets: ["Previews"]),
         .library(name: "Documents", targets: ["Documents"]),
+        .library(name: "Versions", targets: ["Versions"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -74,9 +75,17 @@ let package = Package(
         .target(
             name: "Documents",
             dependencies: [
-                "FileWatching", "CFileshareShim",
+                "FileWatching", "CFileshareShim", "Versions", "ChangeLog",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Versions",
+            dependencies: [
+                "CFileshareShim", "FileWatching", "ChangeLog",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -118,6 +127,7 @@ let package = Package(
                 "CFileshareShim",
                 "CJPEGThumbnail",
                 "Previews",
+                "Versions",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -183,6 +193,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "VersionsTests",
+            dependencies: [
+                "Versions", "FileWatching", "ChangeLog", "FileshareTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "AccountsTests",
             dependencies: ["Accounts", "FileshareTestSupport"],
             swiftSettings: swiftSettings
@@ -207,7 +225,7 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "FileshareTestSupport",
+                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "Versions", "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -12,6 +12,9 @@ struct JSONBytes {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends JSON text made elsewhere (an origin's object).
+    mutating func rawText(_ text: String) { bytes.append(contentsOf: text.utf8) }
+
     mutating func integer(_ value: Int64) {
         if value < 0 {
             bytes.append(UInt8(ascii: "-"))

@@ -47,6 +47,9 @@ public struct ShareConfiguration: Sendable {
     public var observerOptions: ObserverOptions
     /// How the change log (`.fileshare/changes/`) is kept.
     public var changeLog: FileChangeLog.Options
+    /// How many versions of replaced files (`.fileshare/versions/`) and
+    /// deleted items (`.fileshare/trash/`) are kept.
+    public var history = HistoryOptions()
     /// How long clients may take: to send a request header, between
     /// requests, within a body (slow clients are closed, live ones are not).
     public var limits: ConnectionLimits

@@ -38,7 +38,7 @@ public final class ShareServer: Service {
         self.logger = logger
         let folder: SharedFolder
         do {
-            folder = try SharedFolder(rootPath: configuration.root)
+            folder = try SharedFolder(rootPath: configuration.root, history: configuration.history, logger: logger)
         } catch {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
         }
@@ -90,7 +90,9 @@ public final class ShareServer: Service {
         router.add(middleware: webDAV)
         router.add(middleware: RouteShapeMiddleware())
         router.addRoutes(PageFace().routes())
-        router.addRoutes(APIFace(core: core, readOnly: configuration.readOnly).routes(), atPath: "/api")
+        let api = APIFace(core: core, readOnly: configuration.readOnly)
+        router.addRoutes(api.routes(), atPath: "/api")
+        router.addRoutes(HistoryFace(api: api).routes(), atPath: "/api")
         router.addRoutes(EventStreamFace(core: core).routes(), atPath: "/api")
         router.addRoutes(TusFace(core: core).routes(), atPath: "/api/tus")
         router.addRoutes(MetricsFace(metrics: metrics, snapshot: snapshot).routes())

@@ -75,6 +75,10 @@ public struct FolderError: Error, Sendable, CustomStringConvertible {
         public static let commit = Operation(name: "commit")
         /// Reading or writing WebDAV properties.
         public static let properties = Operation(name: "properties")
+        /// Keeping a version of a file, or reading or restoring one.
+        public static let keepVersion = Operation(name: "keep version")
+        /// Moving an item into the trash, or back out.
+        public static let trash = Operation(name: "trash")
         /// The operation's name.
         public var description: String { name }
     }

@@ -33,7 +33,8 @@ extension ShareCore {
         let result = try await exclusion.withPaths(paths) {
             try await blocking {
                 for (path, condition) in conditions { try condition.check(path, in: folder) }
-                return try work()
+                // What the work replaces or deletes is kept with its origin.
+                return try FolderHistory.$origin.withValue(origin) { try work() }
             }
         }
         await observer.sync()

@@ -101,6 +101,9 @@ final class ShareCore: Sendable {
                 programs: $0.programs, limits: $0.limits, size: $0.size, scratchFolder: thumbnailFolder, logger: logger)
         }
         thumbnails = configuration.thumbnailer == nil ? nil : ThumbnailCache(folder: thumbnailFolder)
+        // Versions and trash entries are named by the ids the change feed gives.
+        let observer = self.observer
+        folder.history.identify { path in observer.item(at: path.itemPath)?.id }
         // Subscribed before the observer starts, so its first changes are numbered too.
         observation = observer.observe { batch in feed.record(batch) }
     }

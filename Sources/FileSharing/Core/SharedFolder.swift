@@ -4,6 +4,7 @@
     import CFileshareShim
     import FileWatching
     import Glibc
+    import Logging
 
     /// The shared folder on disk: every access goes through the root's
     /// descriptor with `openat2(RESOLVE_BENEATH)`, so no path (`..`, a symbolic
@@ -17,14 +18,17 @@
         let rootPath: String
         let rootFD: Int32
         let stagingFD: Int32
+        /// What is kept of what the server replaces and deletes: versions and the trash.
+        let history: FolderHistory
         /// Where the server keeps its own files, relative to the root.
         static let privateFolder = ".fileshare"
 
         /// What the file system says about an item.
         typealias Metadata = FileStatus
 
-        /// Opens (and creates, if missing) the shared folder and its private staging folder.
-        init(rootPath: String) throws(FolderError) {
+        /// Opens (and creates, if missing) the shared folder, its private
+        /// staging folder, and its versions and trash.
+        init(rootPath: String, history options: HistoryOptions = HistoryOptions(), logger: Logger) throws(FolderError) {
             mkdir(rootPath, 0o755)
             let fd = Glibc.open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard fd >= 0 else {
@@ -53,6 +57,14 @@
                     path: .root, systemError: Errno(rawValue: errno))
             }
             self.stagingFD = staging
+            do {
+                history = try FolderHistory(
+                    privatePath: self.rootPath + "/" + SharedFolder.privateFolder, options: options, logger: logger)
+            } catch {
+                close(staging)
+                close(fd)
+                throw error
+            }
             cleanStaging()
         }
 
@@ -169,7 +181,7 @@
             try SharedFolder.check(result, path, doing: .makeFolder)
         }
 
-        /// Removes a file, or a folder with everything in it.
+        /// Removes a file, or a folder with everything in it: into the trash, in one rename.
         func remove(_ path: SharePath) throws(FolderError) {
             guard !path.isRoot else {
                 throw FolderError(
@@ -177,7 +189,7 @@
             }
             let parentFD = try parent(of: path, creating: false)
             defer { close(parentFD) }
-            try SharedFolder.removeEntry(path.name, in: parentFD, path: path)
+            try history.moveToTrash(path.name, in: parentFD, path: path)
         }
 
         static func removeEntry(_ name: String, in directory: Int32, path: SharePath) throws(FolderError) {
@@ -219,7 +231,9 @@
             }
         }
 
-        /// Renames or moves; 409 when the destination exists and `overwrite` is false.
+        /// Renames or moves; 409 when the destination exists and `overwrite`
+        /// is false. What it replaces is kept: a file as a version, a folder
+        /// (or a file replaced by a folder) in the trash.
         func move(from: SharePath, to: SharePath, overwrite: Bool) throws(FolderError) {
             guard !from.isRoot, !to.isRoot else {
                 throw FolderError(
@@ -237,12 +251,14 @@
             if result == -EEXIST && overwrite {
                 let target = try metadataNoFollow(name: to.name, in: destination, path: to)
                 // rename(2) replaces a file with a file in one step; a folder on
-                // either side is removed first.
+                // either side goes to the trash first.
                 if target.kind == .directory || moved.kind == .directory {
-                    try SharedFolder.removeEntry(to.name, in: destination, path: to)
+                    try history.moveToTrash(to.name, in: destination, path: to)
                     result = cfs_renameat2(source, from.name, destination, to.name, UInt32(CFS_RENAME_NOREPLACE))
                 } else {
+                    let kept = try history.keepReplaced(to.name, in: destination, path: to)
                     result = cfs_renameat2(source, from.name, destination, to.name, 0)
+                    if result != 0 { history.forget(kept) }
                 }
             }
             if result == -EEXIST {

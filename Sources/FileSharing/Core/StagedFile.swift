@@ -163,16 +163,20 @@
                 }
             case .anything:
                 // rename(2) replaces a file with a file in one step; a folder on
-                // either side is removed first.
+                // either side goes to the trash first.
                 let staged = try SharedFolder.metadata(fd: descriptor, path: path)
                 if existing.kind == .directory || staged.kind == .directory {
-                    try SharedFolder.removeEntry(path.name, in: parentFD, path: path)
+                    try folder.history.moveToTrash(path.name, in: parentFD, path: path)
                     let second = cfs_renameat2(stagingFD, name, parentFD, path.name, UInt32(CFS_RENAME_NOREPLACE))
                     try SharedFolder.check(second, path, doing: .commit)
                     return true
                 }
             }
+            // The file replaced lives on as a version: its inode is linked
+            // into the store before the rename unlinks it here.
+            let kept = try folder.history.keepReplaced(path.name, in: parentFD, path: path)
             let second = cfs_renameat2(stagingFD, name, parentFD, path.name, 0)
+            if second != 0 { folder.history.forget(kept) }
             try SharedFolder.check(second, path, doing: .commit)
             return true
         }

@@ -28,6 +28,21 @@ enum FileResponses {
     /// Sends the file at `path`, with ranges, validators and conditional requests.
     static func download(_ path: SharePath, request: Request, head: Bool, core: ShareCore) async throws -> Response {
         let folder = core.folder
+        return try await send(
+            named: path.name, path: path, request: request, head: head, core: core,
+            notFile: "'\(path)' is a folder; list it with /api/list or download it with /api/zip"
+        ) { try folder.open(path, flags: O_RDONLY | O_NONBLOCK) }
+    }
+
+    /// Sends the file `open` opens (a shared file, or a kept version), as a
+    /// file called `name`, with ranges, validators and conditional requests.
+    /// - Parameters:
+    ///   - path: The shared path it is about (for errors).
+    ///   - notFile: The 404's message when what is opened is not a file.
+    static func send(
+        named name: String, path: SharePath, request: Request, head: Bool, core: ShareCore, notFile: String,
+        open: @escaping @Sendable () throws -> Int32
+    ) async throws -> Response {
         // A small file is read in the same trip off the event loop as its
         // open and stat: one thread hop per request instead of two and a
         // task (most of a small GET's time went to those hops). Not when the
@@ -35,7 +50,7 @@ enum FileResponses {
         let prefetch =
             !head && request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == nil
         let (fd, metadata, content) = try await core.blocking {
-            let fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
+            let fd = try open()
             do throws(FolderError) {
                 let metadata = try SharedFolder.metadata(fd: fd, path: path)
                 guard prefetch, metadata.kind == .file, metadata.size <= FileResponses.smallFileBytes else {
@@ -49,15 +64,13 @@ enum FileResponses {
         }
         var closeHere = true
         defer { if closeHere { close(fd) } }
-        guard metadata.kind == .file else {
-            throw ShareError(.notFound, "'\(path)' is a folder; list it with /api/list or download it with /api/zip")
-        }
+        guard metadata.kind == .file else { throw ShareError(.notFound, notFile) }
         let etag = metadata.entityTag
         var headers: HTTPFields = [
             .eTag: etag,
             .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
             .acceptRanges: "bytes",
-            .contentType: FileResponses.mediaType(for: path.name),
+            .contentType: FileResponses.mediaType(for: name),
             .cacheControl: "no-cache",
             .init("X-Content-Type-Options")!: "nosniff",
             // A user's HTML or SVG must not run as the share's own page.
@@ -65,7 +78,7 @@ enum FileResponses {
                 "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'",
         ]
         if (try? APIRequest.query(request, "download")) ?? nil != nil {
-            headers[.contentDisposition] = FileResponses.attachment(path.name)
+            headers[.contentDisposition] = FileResponses.attachment(name)
         }
         // Conditional requests (RFC 9110 section 13).
         if let match = request.headers[.ifNoneMatch] {

@@ -62,13 +62,31 @@ struct RouteShapeMiddleware: RouterMiddleware {
         Operation(pattern: .exact("/api/events"), method: .get, query: ["since"]),
         Operation(pattern: .exact("/api/changes"), method: .get, query: ["since", "limit"]),
         Operation(pattern: .exact("/api/openapi.json"), method: .get),
+        // Versions and the trash (`HistoryFace`).
+        Operation(pattern: .exact("/api/versions"), method: .get, query: ["path"]),
+        Operation(pattern: .exact("/api/versions/content"), method: .get, query: ["path", "version", "download"]),
+        Operation(pattern: .exact("/api/versions/content"), method: .head, query: ["path", "version", "download"]),
+        Operation(pattern: .exact("/api/versions/restore"), method: .post),
+        Operation(pattern: .exact("/api/versions/resolve"), method: .post),
+        Operation(pattern: .exact("/api/trash"), method: .get),
+        Operation(pattern: .exact("/api/trash/restore"), method: .post),
+        Operation(pattern: .segment("/api/trash/"), method: .delete),
     ]
+
+    /// The operations on `path`. A path named exactly is a resource of its
+    /// own: a token pattern beside it (`/api/trash/{token}` beside
+    /// `/api/trash/restore`) does not lend it its methods.
+    static func candidates(for path: String) -> [Operation] {
+        let matching = operations.filter { $0.pattern.matches(path) }
+        let exact = matching.filter { if case .exact = $0.pattern { true } else { false } }
+        return exact.isEmpty ? matching : exact
+    }
 
     func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
         async throws -> Response
     {
         let path = request.uri.path
-        let candidates = Self.operations.filter { $0.pattern.matches(path) }
+        let candidates = Self.candidates(for: path)
         guard !candidates.isEmpty else { return try await next(request, context) }
         guard let operation = candidates.first(where: { $0.method == request.method }) else {
             let allow = candidates.map(\.method.rawValue).joined(separator: ", ")
