@@ -234,7 +234,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentsTests",
-            dependencies: ["Documents", "FileWatching", "FileshareTestSupport"],
+            dependencies: ["Documents", "FileWatching", "Versions", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -49,6 +49,13 @@ public final class ConflictCopies: ReplacedContentKeeper {
         return version
     }
 
+    /// Removes the copies a person discarded; the others stay.
+    public func resolve(_ id: ItemID, discarding: [String]) throws(DocumentsError) {
+        for version in discarding where version.hasPrefix("\(id)-") && !version.contains("/") {
+            try valueOrError(cfs_unlinkat(fd, version, 0), doing: "discarding a conflict version of", path: "")
+        }
+    }
+
     /// The conflict versions kept for `id`, oldest first.
     public func versions(of id: ItemID) -> [String] {
         let prefix = "\(id)-"

@@ -87,9 +87,22 @@ public actor Document {
         perform(machine.edited(.cleared, now: now()))
     }
 
-    /// Ends a conflict: the current content stays, and the conflict versions
-    /// stay kept (in the keeper) for as long as its retention says.
-    public func resolveConflict() {
+    /// Ends a conflict: the current content stays; the conflict versions
+    /// become ordinary versions (kept for as long as the keeper's retention
+    /// says), except those in `discarding`, which a person chose to let go.
+    public func resolveConflict(discarding: [String] = []) async throws(DocumentsError) {
+        if let id {
+            let keeper = workspace.folder.keeper
+            let result: Result<Void, DocumentsError> = await runBlocking {
+                do throws(DocumentsError) {
+                    try keeper.resolve(id, discarding: discarding)
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            try result.get()
+        }
         perform(machine.conflictResolved())
     }
 

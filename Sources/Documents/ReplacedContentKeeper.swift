@@ -12,4 +12,13 @@ public protocol ReplacedContentKeeper: Sendable {
     /// when it was not kept (an ordinary replaced content, with no versions kept).
     func keep(_ name: String, in folder: Int32, path: ItemPath, id: ItemID?, conflict: Bool)
         throws(DocumentsError) -> String?
+
+    /// Ends a conflict of the document `id`: its conflict versions become
+    /// ordinary versions, except those in `discarding`, which are removed (a
+    /// person chose to let them go). The default does nothing.
+    func resolve(_ id: ItemID, discarding: [String]) throws(DocumentsError)
+}
+
+extension ReplacedContentKeeper {
+    public func resolve(_ id: ItemID, discarding: [String]) throws(DocumentsError) {}
 }

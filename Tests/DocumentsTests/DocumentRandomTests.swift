@@ -66,7 +66,7 @@ struct DocumentRandomTests {
                     }
                     let kept = FileManager.default.contents(atPath: keeper.path(of: version))
                     #expect(kept == Data(previous.utf8), "seed \(seed): their content is the conflict version: \(log)")
-                    await document.resolveConflict()
+                    try await document.resolveConflict()
                 case (_?, false):
                     #expect(outcome == .clean, "seed \(seed): \(log)")
                 }

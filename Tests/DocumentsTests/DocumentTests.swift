@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import Versions
 
 @testable import Documents
 
@@ -117,7 +118,7 @@ struct DocumentTests {
             FileManager.default.contents(atPath: keeper.path(of: version)).map { String(decoding: $0, as: UTF8.self) }
                 == "theirs")
         #expect(await document.state == .inConflict)
-        await document.resolveConflict()
+        try await document.resolveConflict()
         #expect(await document.state == .normal)
         #expect(FileManager.default.fileExists(atPath: keeper.path(of: version)), "resolving loses nothing")
     }
@@ -281,5 +282,56 @@ extension DocumentTests {
             FileManager.default.contents(atPath: keeper.path(of: version)).map { String(decoding: $0, as: UTF8.self) }
                 == "original + late")
         #expect(setup.text("w.txt") == "mine")
+    }
+}
+
+extension DocumentTests {
+    @Test(
+        "with the version store: each save keeps the content before it; someone else's is a conflict version until resolved"
+    )
+    func versionStore() async throws {
+        let folder = try TemporaryFolder()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let observer = try FileObserver(
+            root: folder.path, options: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), logger: logger)
+        try observer.start()
+        defer { observer.stop() }
+        try FileManager.default.createDirectory(atPath: folder(".fileshare"), withIntermediateDirectories: true)
+        let store = try VersionStore(path: folder(".fileshare/versions"), logger: logger)
+        let keeper = try VersionStoreKeeper(store: store, origin: nil, root: folder.path)
+        let workspace = DocumentWorkspace(
+            folder: try DocumentFolder(root: folder.path, keeper: keeper), observer: observer,
+            options: DocumentWorkspace.Options(autosaveDelay: .seconds(60)), logger: logger)
+        try folder.write("one", to: "v.txt")
+        let document = try await workspace.open("v.txt")
+        let id = try #require(await document.id)
+        try await document.update(Array("two".utf8))
+        #expect(try await document.save() == .clean)
+        var versions = store.versions(of: id)
+        #expect(versions.count == 1 && versions.first?.conflict == false)
+        // Someone else's save, then ours: theirs is a conflict version.
+        try folder.write("theirs", to: "v.txt.tmp")
+        #expect(rename(folder("v.txt.tmp"), folder("v.txt")) == 0)
+        try await document.update(Array("three".utf8))
+        guard case .conflict(let version) = try await document.save() else {
+            Issue.record("expected a conflict")
+            return
+        }
+        let currentID = try #require(await document.id)
+        versions = store.versions(of: currentID) + (currentID == id ? [] : store.versions(of: id))
+        let conflict = try #require(versions.first { $0.version == version })
+        #expect(conflict.conflict)
+        let fd = try store.openContent(version, of: conflict.id)
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let count = read(fd, &bytes, 16)
+        close(fd)
+        #expect(String(decoding: bytes[..<max(0, count)], as: UTF8.self) == "theirs")
+        #expect(await document.state == .inConflict)
+        try await document.resolveConflict()
+        #expect(await document.state == .normal)
+        #expect(
+            try store.version(version, of: conflict.id).conflict == false, "resolving keeps it, as an ordinary version")
+        await document.close()
     }
 }
