@@ -42,18 +42,26 @@ struct ServeThumbnailTests {
     }
 
     @Test(
-        "a 100-megapixel PNG's thumbnail raises the server's peak memory by a bounded amount; a 60000×60000 bomb is 415"
+        "a 100-megapixel PNG's thumbnail raises the server's peak memory by a bounded amount; a 60000×60000 bomb, a zip bomb and a 10 GiB claim are 415"
     )
     func largeImageMemory() async throws {
         let dir = try TemporaryFolder()
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Samples/make_sample.py").path
-        for (name, options) in [
-            ("large.png", ["10000", "10000"]), ("bomb.png", ["64", "64", "--declare", "60000x60000"]),
-        ] {
+        let samples: [(String, [String])] = [
+            ("large.png", ["png", dir.path + "/large.png", "10000", "10000"]),
+            ("bomb.png", ["png", dir.path + "/bomb.png", "64", "64", "--declare", "60000x60000"]),
+            // 256 MiB of zeros in a comic whose directory says 1,000 bytes; a page claiming 10 GiB.
+            ("bomb.cbz", ["zip", dir.path + "/bomb.cbz", "--bomb", "p1.png=268435456"]),
+            (
+                "claim.cbz",
+                ["zip", dir.path + "/claim.cbz", "p1.png=" + dir.path + "/bomb.png", "--claim", "p1.png=10737418240"]
+            ),
+        ]
+        for (name, arguments) in samples {
             let python = Process()
             python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            python.arguments = ["python3", script, "png", dir.path + "/" + name] + options
+            python.arguments = ["python3", script] + arguments
             try python.run()
             python.waitUntilExit()
             try #require(python.terminationStatus == 0, "make_sample.py could not write \(name)")
@@ -68,8 +76,10 @@ struct ServeThumbnailTests {
             _ = await serve.exitStatus()
             try Test.cancel("skipped: \(message)")
         }
-        // Listed: the observer has seen both files whole.
-        #expect(await waitFor { (try? curl([url + "api/list?path="]).1.contains("bomb.png")) == true })
+        // Listed: the observer has seen the files whole.
+        #expect(
+            await waitFor { (try? curl([url + "api/list?path="]).1.contains("claim.cbz")) == true },
+            "\((try? curl([url + "api/list?path="]).1) ?? "")")
         let pid = serve.processIdentifier
         func status(_ field: String) -> Int? {
             guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
@@ -88,7 +98,12 @@ struct ServeThumbnailTests {
         )
         // The PNG's pixels alone would be 300 MB; its rows, sums and libpng's state are a few MiB.
         #expect(raisedMiB < 48, "the server's peak rose by \(raisedMiB) MiB")
-        #expect(try curl([url + "api/thumbnail/bomb.png"]).0 == 415)
+        for hostile in ["bomb.png", "bomb.cbz", "claim.cbz"] {
+            #expect(try curl([url + "api/thumbnail/" + hostile]).0 == 415, "\(hostile)")
+        }
+        let hostilePeak = try #require(status("VmHWM"))
+        print("hostile files: peak \(hostilePeak / 1024) MiB")
+        #expect(Double(hostilePeak - before) / 1024 < 80, "a zip bomb inflates no further than its declared size")
         #expect(try curl([url + "api/info"]).0 == 200, "the server is up")
         serve.send(SIGTERM)
         #expect(await serve.exitStatus() == 0)

@@ -121,7 +121,9 @@ struct ArchiveAndHostileTests {
         #expect(try image(folder, good, .cbz).width == 256, "the good archive still works")
     }
 
-    @Test("hostile images: truncated before the first row, a corrupt header, a 60000×60000 bomb — each refused")
+    @Test(
+        "hostile images of every kind: truncated, a corrupt header, empty, a 60000×60000 bomb — each refused within seconds"
+    )
     func hostileImages() throws {
         try requireImageLibraries()
         let folder = try TemporaryFolder()
@@ -160,13 +162,29 @@ struct ArchiveAndHostileTests {
             Array("RIFF".utf8) + withUnsafeBytes(of: UInt32(4 + 8 + vp8l.count).littleEndian, Array.init)
             + Array("WEBPVP8L".utf8) + withUnsafeBytes(of: UInt32(vp8l.count).littleEndian, Array.init) + vp8l
         cases.append((try folder.write(riff, to: "bomb.webp"), .webp))
+        // A real JPEG and HEIC whose headers are made to say 60000×60000.
+        var jpegBomb = try [UInt8](Data(contentsOf: URL(fileURLWithPath: jpeg)))
+        let frame = try #require((0..<jpegBomb.count - 9).first { jpegBomb[$0] == 0xFF && jpegBomb[$0 + 1] == 0xC0 })
+        jpegBomb.replaceSubrange(frame + 5..<frame + 9, with: [0xEA, 0x60, 0xEA, 0x60])
+        cases.append((try folder.write(jpegBomb, to: "bomb.jpg"), .jpeg))
+        var heifBomb = try [UInt8](Data(contentsOf: URL(fileURLWithPath: heic)))
+        let ispe = Array("ispe".utf8)
+        let box = try #require((0..<heifBomb.count - 16).first { Array(heifBomb[$0..<$0 + 4]) == ispe })
+        heifBomb.replaceSubrange(box + 8..<box + 16, with: [0, 0, 0xEA, 0x60, 0, 0, 0xEA, 0x60])
+        cases.append((try folder.write(heifBomb, to: "bomb.heic"), .heif))
+        // Cut in the middle of their data: WebP and HEIF decode nothing of it.
+        for (path, kind) in [(webp, ImageKind.webp), (heic, .heif)] {
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            let name = "half-" + URL(fileURLWithPath: path).lastPathComponent
+            cases.append((try folder.write(Array(bytes.prefix(bytes.count / 2)), to: name), kind))
+        }
         let clock = ContinuousClock()
         for (path, kind) in cases {
             let start = clock.now
             #expect(try refused(folder, path, kind), "\(path)")
             #expect(clock.now - start < .seconds(5), "\(path) took \(clock.now - start)")
         }
-        // A PNG or GIF cut after its first rows keeps them, as a cut JPEG does: a picture, white below.
+        // A PNG cut after its first rows keeps them, as a cut JPEG or GIF does: a picture, white below.
         // (Large enough that libpng has read rows before the data runs out.)
         let halfPNG = try ImageSamples.png(folder.path + "/half.png", width: 4000, height: 3000, ["--truncate", "0.6"])
         #expect(try image(folder, halfPNG, .png).quadrantColours.first == .red)
