@@ -3,7 +3,18 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+int64_t cit_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int cit_past_deadline(cit_input input, long row) {
+    return input.deadline > 0 && row % 64 == 0 && cit_now() > input.deadline;
+}
 
 void cit_copy_message(char *message, size_t size, const char *text) {
     if (!message || size == 0) return;

@@ -142,6 +142,10 @@ int cit_gif_thumbnail(const cit_library *library, cit_input input, int max_side,
     if (!indices || !rgba) goto done;
     int rows = 0;
     for (int line = 0; line < frame.height; line++) {
+        if (cit_past_deadline(input, line)) {
+            rows = 0;  // too slow: the icon, not half a picture
+            break;
+        }
         if (gif->get_line(file, indices, frame.width) != GIF_OK) break;  // cut short: keep the rows read
         for (int x = 0; x < frame.width; x++) {
             int index = indices[x];

@@ -45,6 +45,10 @@ long long cit_input_size(cit_input input);
 /// Reads up to `count` bytes at `offset`; the bytes read, 0 at the end, -1 on error.
 ssize_t cit_input_read(cit_input input, void *buffer, size_t count, long long offset);
 
+/// Whether the input's deadline has passed (checked every 64 rows: a
+/// clock read per row would cost more than the row).
+int cit_past_deadline(cit_input input, long row);
+
 /// The whole input, at most CIT_MAX_INPUT bytes, malloc'ed (or the bytes
 /// in memory themselves, not copied: then `*owned` is 0).
 unsigned char *cit_input_whole(cit_input input, size_t *size, int *owned);

@@ -177,6 +177,7 @@ int cit_png_thumbnail(const cit_library *library, cit_input input, int max_side,
             long rows = pass_count(height, adam7_y[pass], adam7_dy[pass]);
             if (columns == 0) continue;  // libpng skips an empty pass
             for (long y = 0; y < rows; y++) {
+                if (cit_past_deadline(input, y)) goto done;
                 png->read_row(ptr, row, NULL);
                 if (pass == 6) {
                     cit_scaler_add_rgba(&reading.scaler, adam7_y[6] + y * adam7_dy[6], row, 0, 1, columns);
@@ -194,6 +195,7 @@ int cit_png_thumbnail(const cit_library *library, cit_input input, int max_side,
         started = 1;
     } else {
         for (uint32_t y = 0; y < height; y++) {
+            if (cit_past_deadline(input, y)) goto done;  // too slow: the icon, not half a picture
             png->read_row(ptr, row, NULL);
             cit_scaler_add_rgba(&reading.scaler, y, row, 0, 1, width);
             started = 1;

@@ -21,21 +21,29 @@ public struct ImageThumbnailer: Sendable {
     public let size: Int
     /// The decodes at once, at most.
     public let concurrent: Int
+    /// How long a PNG or GIF, read row by row, may take before it is given
+    /// up (its icon): a slow file holds a decode slot no longer. The other
+    /// kinds are one library call each, bounded by their pixel limits.
+    public let timeLimit: Duration
     let libraries: ImageLibraries
     let pool: RunPool
     let logger: Logger
 
     /// A thumbnailer with the libraries this process finds.
-    public init(size: Int = 256, concurrent: Int = 2, logger: Logger = Logger(label: "fileshare.previews")) {
-        self.init(libraries: .shared, size: size, concurrent: concurrent, logger: logger)
+    public init(
+        size: Int = 256, concurrent: Int = 2, timeLimit: Duration = .seconds(10),
+        logger: Logger = Logger(label: "fileshare.previews")
+    ) {
+        self.init(libraries: .shared, size: size, concurrent: concurrent, timeLimit: timeLimit, logger: logger)
     }
 
     /// A thumbnailer with these libraries (a test's, with some missing).
     package init(
-        libraries: ImageLibraries, size: Int = 256, concurrent: Int = 2,
+        libraries: ImageLibraries, size: Int = 256, concurrent: Int = 2, timeLimit: Duration = .seconds(10),
         logger: Logger = Logger(label: "fileshare.previews")
     ) {
         self.libraries = libraries
+        self.timeLimit = timeLimit
         self.size = max(1, size)
         self.concurrent = max(1, concurrent)
         self.pool = RunPool(limit: max(1, concurrent))
@@ -114,13 +122,17 @@ public struct ImageThumbnailer: Sendable {
         ) throws(ThumbnailError) -> (RGBImage, exif: [UInt8]?) {
             guard let library else { throw missing(name) }
             var out = cit_image()
+            let (seconds, attoseconds) = timeLimit.components
+            let deadline = cit_now() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
             let status: Int32
             if let bytes {
                 status = bytes.withUnsafeBufferPointer {
-                    decode(library, cit_input(fd: -1, bytes: $0.baseAddress, size: $0.count), Int32(size), &out)
+                    decode(
+                        library, cit_input(fd: -1, bytes: $0.baseAddress, size: $0.count, deadline: deadline),
+                        Int32(size), &out)
                 }
             } else {
-                status = decode(library, cit_input(fd: fd, bytes: nil, size: 0), Int32(size), &out)
+                status = decode(library, cit_input(fd: fd, bytes: nil, size: 0, deadline: deadline), Int32(size), &out)
             }
             let exif = out.exif.map { Array(UnsafeBufferPointer(start: $0, count: out.exif_size)) }
             guard status == 0, let image = RGBImage(taking: &out) else {

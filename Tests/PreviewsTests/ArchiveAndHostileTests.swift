@@ -190,6 +190,21 @@ struct ArchiveAndHostileTests {
         #expect(try image(folder, halfPNG, .png).quadrantColours.first == .red)
     }
 
+    @Test("a PNG or GIF read row by row is given up at the time limit")
+    func timeLimit() throws {
+        try requireImageLibraries()
+        let folder = try TemporaryFolder()
+        let png = try ImageSamples.png(folder.path + "/slow.png", width: 2000, height: 1500)
+        let gif = try ImageSamples.ffmpeg(png, to: folder.path + "/slow.gif")
+        let hurried = ImageThumbnailer(libraries: .shared, timeLimit: .zero)
+        for (path, kind) in [(png, ImageKind.png), (gif, .gif)] {
+            #expect(throws: ThumbnailError.self) {
+                try folder.withOpen(path) { try hurried.image(fd: $0, bytes: nil, kind: kind) }
+            }
+            #expect(try image(folder, path, kind).size == [256, 192], "in time")
+        }
+    }
+
     @Test("a 100-megapixel PNG takes a bounded amount of memory: read row by row, never whole")
     func largePNG() throws {
         try requireImageLibraries()

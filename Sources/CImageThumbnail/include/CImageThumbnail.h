@@ -30,12 +30,19 @@ extern "C" {
 #define CIT_MAX_INPUT 67108864L // 64 MiB
 
 /// Where an image is read from: the file open at `fd` (from offset 0), or
-/// `size` bytes in memory at `bytes` when `bytes` is not NULL.
+/// `size` bytes in memory at `bytes` when `bytes` is not NULL; and when a
+/// decode read row by row (PNG, GIF) gives up: at `deadline` on the
+/// monotonic clock, in nanoseconds (0: never), so a slow image holds a
+/// decode slot for a bounded time.
 typedef struct cit_input {
     int fd;
     const unsigned char *bytes;
     size_t size;
+    int64_t deadline;
 } cit_input;
+
+/// The monotonic clock, in nanoseconds: what `cit_input.deadline` is read against.
+int64_t cit_now(void);
 
 /// A thumbnail's pixels: RGB, 3 bytes each, rows top to bottom, allocated
 /// with malloc. `exif` is the TIFF block of a PNG's eXIf chunk, if any (for

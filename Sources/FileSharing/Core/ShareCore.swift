@@ -103,7 +103,7 @@ final class ShareCore: Sendable {
                 programs: $0.programs, limits: $0.limits, size: $0.size, scratchFolder: thumbnailFolder, logger: logger)
         }
         imageThumbnailer = configuration.imageThumbnailer.map {
-            ImageThumbnailer(size: $0.size, concurrent: $0.concurrent, logger: logger)
+            ImageThumbnailer(size: $0.size, concurrent: $0.concurrent, timeLimit: $0.timeLimit, logger: logger)
         }
         if let missing = imageThumbnailer?.missingLibraries { logger.warning("\(missing)") }
         thumbnails =
