@@ -35,7 +35,7 @@ typedef struct {
     int image_orientation;
 } heif_encoding_options_head;
 
-enum { HEIF_OK = 0, HEIF_COLORSPACE_RGB = 1, HEIF_CHROMA_RGB = 10, HEIF_CHROMA_RGBA = 11 };
+enum { HEIF_OK = 0, HEIF_COLORSPACE_RGB = 1, HEIF_CHROMA_RGB = 10 };
 enum { HEIF_CHANNEL_INTERLEAVED = 10, HEIF_COMPRESSION_HEVC = 1 };
 enum { HEIF_GROW_SIZE_REACHED = 0, HEIF_GROW_BEYOND_EOF = 2 };
 
@@ -186,16 +186,17 @@ int cit_heif_thumbnail(const cit_library *library, cit_input input, int max_side
     long width = heif->handle_width(source), height = heif->handle_height(source);
     if (width <= 0 || height <= 0 || width * height > CIT_MAX_WHOLE_PIXELS) goto done;
     // With no options libheif applies the image's rotation and mirroring.
-    if (heif->decode(source, &image, HEIF_COLORSPACE_RGB, HEIF_CHROMA_RGBA, NULL).code != HEIF_OK) goto done;
+    // RGB, 3 bytes a pixel: the whole image is held, so no alpha byte.
+    if (heif->decode(source, &image, HEIF_COLORSPACE_RGB, HEIF_CHROMA_RGB, NULL).code != HEIF_OK) goto done;
     int stride = 0;
     const uint8_t *plane = heif->plane_readonly(image, HEIF_CHANNEL_INTERLEAVED, &stride);
     int decoded_width = heif->image_width(image, HEIF_CHANNEL_INTERLEAVED);
     int decoded_height = heif->image_height(image, HEIF_CHANNEL_INTERLEAVED);
-    if (!plane || decoded_width <= 0 || decoded_height <= 0 || stride < decoded_width * 4) goto done;
+    if (!plane || decoded_width <= 0 || decoded_height <= 0 || stride < decoded_width * 3) goto done;
     cit_scaler scaler;
     if (cit_scaler_init(&scaler, decoded_width, decoded_height, max_side) != 0) goto done;
     for (int y = 0; y < decoded_height; y++) {
-        cit_scaler_add_rgba(&scaler, y, plane + (size_t)y * (size_t)stride, 0, 1, decoded_width);
+        cit_scaler_add_rgb(&scaler, y, plane + (size_t)y * (size_t)stride, decoded_width);
     }
     status = cit_scaler_finish(&scaler, out);
 done:
