@@ -66,6 +66,9 @@ let package = Package(
             name: "Previews",
             dependencies: [
                 "FileWatching",
+                "CFileshareShim",
+                "CJPEGThumbnail",
+                "CImageThumbnail",
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -117,6 +120,9 @@ let package = Package(
         // libturbojpeg is loaded at run time (dlopen): building needs no JPEG
         // header or library. glibc before 2.34 keeps dlopen in libdl.
         .target(name: "CJPEGThumbnail", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // libpng16, libwebp, giflib, libheif and zlib, the same way: loaded
+        // at run time, so building needs none of their headers or libraries.
+        .target(name: "CImageThumbnail", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(
             name: "FileSharing",
             dependencies: [
@@ -125,7 +131,6 @@ let package = Package(
                 "ZipStream",
                 "DocumentTypes",
                 "CFileshareShim",
-                "CJPEGThumbnail",
                 "Previews",
                 "Versions",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -189,7 +194,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PreviewsTests",
-            dependencies: ["Previews", "FileWatching", "FileshareTestSupport"],
+            dependencies: ["Previews", "CImageThumbnail", "FileWatching", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

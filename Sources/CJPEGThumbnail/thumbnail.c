@@ -146,51 +146,65 @@ static int compress(const cjt_codec *codec, const unsigned char *pixels, int wid
     return *out ? 0 : -1;
 }
 
-int cjt_thumbnail(const cjt_codec *codec, int fd, int max_side, unsigned char **out, unsigned long *out_size) {
-    *out = NULL;
-    *out_size = 0;
-    if (!codec || max_side <= 0) return -1;
-    unsigned long size = 0;
-    unsigned char *jpeg = read_file(fd, &size);
-    if (!jpeg) return -1;
-    tj_handle handle = codec->init_decompress();
-    if (!handle) {
-        free(jpeg);
-        return -1;
-    }
-    unsigned char *pixels = NULL;
-    int status = -1;
-    int width = 0, height = 0, subsampling = 0, colorspace = 0;
-    if (codec->decompress_header3(handle, jpeg, size, &width, &height, &subsampling, &colorspace) != 0) goto done;
-    if (width <= 0 || height <= 0 || colorspace == TJ_CS_CMYK || colorspace == TJ_CS_YCCK) goto done;
-    unsigned int longer = (unsigned int)(width > height ? width : height);
-    int denominator = 1;
-    while (denominator < 8 && longer / (unsigned int)denominator > (unsigned int)max_side * 2) denominator *= 2;
-    while (!has_factor(codec, denominator)) denominator /= 2;
-    int scaled_width = (width + denominator - 1) / denominator;
-    int scaled_height = (height + denominator - 1) / denominator;
-    if ((long)scaled_width * scaled_height > CJT_MAX_PIXELS) goto done;
-    int gray = colorspace == TJ_CS_GRAY;
-    int components = gray ? 1 : 3;
-    pixels = malloc((size_t)scaled_width * (size_t)scaled_height * (size_t)components);
-    if (!pixels) goto done;
-    int decoded = codec->decompress2(handle, jpeg, size, pixels, scaled_width, 0, scaled_height,
-                                     gray ? TJ_PF_GRAY : TJ_PF_RGB, TJ_FLAG_FASTDCT);
-    // A warning (a truncated file, say) still leaves a picture worth showing.
-    if (decoded != 0 && !(codec->error_code && codec->error_code(handle) == TJ_ERR_WARNING)) goto done;
-    status = compress(codec, pixels, scaled_width, scaled_height, gray ? TJ_PF_GRAY : TJ_PF_RGB,
-                      gray ? TJ_SAMP_GRAY : TJ_SAMP_420, 80, out, out_size);
-done:
-    codec->destroy(handle);
-    free(pixels);
-    free(jpeg);
-    return status;
-}
-
 int cjt_encode_rgb(const cjt_codec *codec, const unsigned char *pixels, unsigned int width, unsigned int height,
                    int quality, unsigned char **out, unsigned long *out_size) {
     *out = NULL;
     *out_size = 0;
     if (!codec || width == 0 || height == 0 || width > 65535 || height > 65535) return -1;
     return compress(codec, pixels, (int)width, (int)height, TJ_PF_RGB, TJ_SAMP_420, quality, out, out_size);
+}
+
+int cjt_decode(const cjt_codec *codec, int fd, const unsigned char *bytes, unsigned long size, int max_side,
+               unsigned char **pixels, int *width, int *height) {
+    *pixels = NULL;
+    *width = 0;
+    *height = 0;
+    if (!codec || max_side <= 0) return -1;
+    unsigned char *owned = NULL;
+    const unsigned char *jpeg = bytes;
+    if (!jpeg) {
+        owned = read_file(fd, &size);
+        jpeg = owned;
+    } else if (size > CJT_MAX_INPUT) {
+        return -1;
+    }
+    if (!jpeg || size == 0) {
+        free(owned);
+        return -1;
+    }
+    tj_handle handle = codec->init_decompress();
+    if (!handle) {
+        free(owned);
+        return -1;
+    }
+    int status = -1;
+    int full_width = 0, full_height = 0, subsampling = 0, colorspace = 0;
+    if (codec->decompress_header3(handle, jpeg, size, &full_width, &full_height, &subsampling, &colorspace) != 0)
+        goto done;
+    if (full_width <= 0 || full_height <= 0 || colorspace == TJ_CS_CMYK || colorspace == TJ_CS_YCCK) goto done;
+    unsigned int longer = (unsigned int)(full_width > full_height ? full_width : full_height);
+    int denominator = 1;
+    // The smallest scale still at least max_side: the box filter after it does the rest.
+    while (denominator < 8 && longer / (unsigned int)(denominator * 2) >= (unsigned int)max_side) denominator *= 2;
+    while (!has_factor(codec, denominator)) denominator /= 2;
+    int scaled_width = (full_width + denominator - 1) / denominator;
+    int scaled_height = (full_height + denominator - 1) / denominator;
+    if ((long)scaled_width * scaled_height > CJT_MAX_PIXELS) goto done;
+    *pixels = malloc((size_t)scaled_width * (size_t)scaled_height * 3);
+    if (!*pixels) goto done;
+    int decoded = codec->decompress2(handle, jpeg, size, *pixels, scaled_width, 0, scaled_height, TJ_PF_RGB,
+                                     TJ_FLAG_FASTDCT);
+    // A warning (a truncated file, say) still leaves a picture worth showing.
+    if (decoded != 0 && !(codec->error_code && codec->error_code(handle) == TJ_ERR_WARNING)) goto done;
+    *width = scaled_width;
+    *height = scaled_height;
+    status = 0;
+done:
+    if (status != 0) {
+        free(*pixels);
+        *pixels = NULL;
+    }
+    codec->destroy(handle);
+    free(owned);
+    return status;
 }

@@ -56,6 +56,10 @@ public struct ShareConfiguration: Sendable {
     /// Makes thumbnails of PDFs, videos and audio covers with the programs
     /// this machine has (found when the configuration is made); `nil`: none.
     public var thumbnailer: ExternalThumbnailer? = ExternalThumbnailer()
+    /// Makes thumbnails of images, comics and books with the image
+    /// libraries this machine has (loaded at run time); `nil`: none, and
+    /// every image gets its icon.
+    public var imageThumbnailer: ImageThumbnailer? = ImageThumbnailer()
 
     /// Creates a configuration; the defaults are those of `fileshare serve`.
     public init(

@@ -20,9 +20,11 @@ public final class ThumbnailCache: Sendable {
         mkdir(folder, 0o700)
     }
 
-    /// The file name of a thumbnail: id, modification time and size.
-    public static func name(id: String, modified: Int64, size: Int64) -> String {
-        "\(id)-\(modified)-\(size).png"
+    /// The file name of a thumbnail: id, modification time and size, and
+    /// the image format's extension (`png` from programs, `jpg` from image
+    /// libraries).
+    public static func name(id: String, modified: Int64, size: Int64, format: String = "png") -> String {
+        "\(id)-\(modified)-\(size).\(format)"
     }
 
     /// The thumbnail kept under `name`, if any.
@@ -45,7 +47,7 @@ public final class ThumbnailCache: Sendable {
     public func trim() {
         var entries: [(name: String, size: Int64, time: Int64)] = []
         var total: Int64 = 0
-        for name in names() where name.hasSuffix(".png") {
+        for name in names() where name.hasSuffix(".png") || name.hasSuffix(".jpg") {
             var info = stat()
             guard stat(folder + "/" + name, &info) == 0 else { continue }
             let size = Int64(info.st_size)

@@ -1,4 +1,4 @@
-/// Why no thumbnail was made. It knows no HTTP: the server answers each
+/// Why no thumbnail was made, by a program or an image library. It knows no HTTP: the server answers each
 /// with the file's icon (415).
 public struct ThumbnailError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
@@ -9,8 +9,11 @@ public struct ThumbnailError: Error, Sendable, CustomStringConvertible {
         case timedOut
         /// The program failed (a corrupt or hostile file, a memory limit hit).
         case failed
-        /// The program wrote no image, or a larger one than allowed.
+        /// The program wrote no image, or a larger one than allowed; an
+        /// archive has no image to show.
         case noImage
+        /// The image library for this kind is not installed.
+        case libraryMissing
     }
 
     public var reason: Reason

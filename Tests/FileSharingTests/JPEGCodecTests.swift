@@ -1,8 +1,7 @@
 import FileshareTestSupport
 import Foundation
+import Previews
 import Testing
-
-@testable import FileSharing
 
 #if canImport(Glibc)
     import Glibc
@@ -26,24 +25,30 @@ struct JPEGCodecTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test("the C target includes no JPEG header and the package links no JPEG library")
-    func buildsWithoutJPEGHeaders() throws {
-        let target = JPEGCodecTests.packageRoot.appendingPathComponent("Sources/CJPEGThumbnail")
-        let files = try #require(FileManager.default.subpaths(atPath: target.path)).filter {
-            $0.hasSuffix(".c") || $0.hasSuffix(".h")
-        }
-        #expect(!files.isEmpty)
-        for file in files {
-            let text = try String(contentsOf: target.appendingPathComponent(file), encoding: .utf8)
-            let includes = text.split(separator: "\n").filter {
-                $0.trimmingCharacters(in: .whitespaces).hasPrefix("#include")
+    @Test("the C targets include no image or zlib header and the package links no such library")
+    func buildsWithoutImageHeaders() throws {
+        for targetName in ["CJPEGThumbnail", "CImageThumbnail"] {
+            let target = JPEGCodecTests.packageRoot.appendingPathComponent("Sources/" + targetName)
+            let files = try #require(FileManager.default.subpaths(atPath: target.path)).filter {
+                $0.hasSuffix(".c") || $0.hasSuffix(".h")
             }
-            #expect(!includes.isEmpty)
-            #expect(!includes.contains { $0.contains("jpeg") }, "\(file) includes a JPEG header")
+            #expect(!files.isEmpty)
+            for file in files {
+                let text = try String(contentsOf: target.appendingPathComponent(file), encoding: .utf8)
+                let includes = text.split(separator: "\n").filter {
+                    $0.trimmingCharacters(in: .whitespaces).hasPrefix("#include")
+                }
+                #expect(!includes.isEmpty)
+                for library in ["jpeg", "png", "webp", "gif", "heif", "zlib"] {
+                    #expect(!includes.contains { $0.contains(library) }, "\(file) includes a \(library) header")
+                }
+            }
         }
         let manifest = try String(
             contentsOf: JPEGCodecTests.packageRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
-        #expect(!manifest.contains("linkedLibrary(\"jpeg\")") && !manifest.contains("linkedLibrary(\"turbojpeg\")"))
+        for library in ["jpeg", "turbojpeg", "png16", "png", "webp", "gif", "heif", "z"] {
+            #expect(!manifest.contains("linkedLibrary(\"\(library)\")"), "links \(library)")
+        }
     }
 
     @Test("a missing library is reported with the dynamic linker's reason, and nothing else fails")
@@ -68,7 +73,7 @@ struct JPEGCodecTests {
     }
 
     @Test(
-        "thumbnails at 1/2 to 1/8 scale; input that is not a JPEG refused, a cut-short one still shown",
+        "decoded at 1/2 to 1/8 scale, from a file or from memory; input that is not a JPEG refused, a cut-short one still decoded",
         .enabled(if: libraryIsPresentOrRequired))
     func thumbnails() throws {
         let codec = try JPEGCodec.loaded.get()
@@ -77,19 +82,20 @@ struct JPEGCodecTests {
         let pixels = [UInt8](repeating: 0x80, count: width * height * 3)
         let photo = try #require(codec.encode(rgb: pixels, width: width, height: height, quality: 90))
         for (maxSide, expectedWidth) in [(1000, 1000), (400, 500), (200, 250), (100, 125), (10, 125)] {
-            let thumbnail = try #require(try folder.withFile(photo) { codec.thumbnail(fd: $0, maxSide: maxSide) })
-            let size = try #require(TestJPEG.size(of: thumbnail))
-            #expect(size.0 == expectedWidth && size.1 == (expectedWidth * 7 + 9) / 10, "max side \(maxSide)")
+            let image = try #require(try folder.withFile(photo) { codec.decode(fd: $0, maxSide: maxSide) })
+            #expect(image.width == expectedWidth && image.height == (expectedWidth * 7 + 9) / 10, "max side \(maxSide)")
+            // The same from bytes in memory (a comic's page).
+            #expect(codec.decode(fd: -1, bytes: photo, maxSide: maxSide)?.width == expectedWidth)
         }
         for garbage in [
             [UInt8](), [0xFF, 0xD8], Array("not a JPEG at all".utf8),
             [0xFF, 0xD8, 0xFF, 0xC0] + [UInt8](repeating: 0xFF, count: 300),
         ] {
-            #expect(try folder.withFile(garbage) { codec.thumbnail(fd: $0, maxSide: 256) } == nil)
+            #expect(try folder.withFile(garbage) { codec.decode(fd: $0, maxSide: 256) } == nil)
         }
         // A photo cut short still gives a picture (libjpeg's warning, not an error).
         let cut = Array(photo.prefix(photo.count / 2))
-        #expect(try folder.withFile(cut) { codec.thumbnail(fd: $0, maxSide: 256) } != nil)
+        #expect(try folder.withFile(cut) { codec.decode(fd: $0, maxSide: 256) } != nil)
     }
 
     @Test("one codec serves many threads at once", .enabled(if: libraryIsPresentOrRequired))
@@ -104,7 +110,7 @@ struct JPEGCodecTests {
                 group.addTask {
                     let fd = open(path, O_RDONLY)
                     defer { close(fd) }
-                    return codec.thumbnail(fd: fd, maxSide: 64).map { TestJPEG.size(of: $0)?.width ?? -1 }
+                    return codec.decode(fd: fd, maxSide: 64)?.width
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }

@@ -1,4 +1,5 @@
 import FileSharing
+import FileWatching
 import FileshareTestSupport
 import Foundation
 import HTTPTypes
@@ -234,15 +235,16 @@ struct ShareAPITests {
         }
     }
 
-    @Test("thumbnails: small images are sent for the page to scale; other files answer 415")
+    @Test("thumbnails: an image that does not decode answers 415, as other files do; a missing one 404")
     func thumbnails() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             try share.write("Photos/cat.png", "not really a png")
             try share.write("notes.txt", "text")
+            #expect(await eventually { share.server.observer.item(at: ItemPath("Photos/cat.png"))?.isWriting == false })
             try await share.test { client in
                 let image = try await client.request("/api/thumbnail/Photos/cat.png?v=1")
-                #expect(image.status == .ok && image.headers[.contentType] == "image/png")
+                #expect(image.status == .unsupportedMediaType)
                 #expect(try await client.request("/api/thumbnail/notes.txt").status == .unsupportedMediaType)
                 #expect(try await client.request("/api/thumbnail/missing.png").status == .notFound)
             }
@@ -340,6 +342,9 @@ struct ShareAPITests {
             try Data(TestJPEG.bytes(thumbnail: nil, padding: 5_000_000)).write(
                 to: URL(fileURLWithPath: share.path("plain.jpg")))
             try share.write("huge.png", String(repeating: "p", count: 5_000_000))
+            for name in ["IMG_0001.jpg", "plain.jpg", "huge.png"] {
+                #expect(await eventually { share.server.observer.item(at: ItemPath(name))?.isWriting == false })
+            }
             try await share.test { client in
                 let embedded = try await client.request("/api/thumbnail/IMG_0001.jpg")
                 #expect(embedded.status == .ok && embedded.headers[.contentType] == "image/jpeg")
@@ -351,7 +356,7 @@ struct ShareAPITests {
     }
 
     @Test(
-        "a JPEG without an embedded thumbnail gets one made by libturbojpeg, at most 512 pixels a side; a corrupt one answers 415",
+        "a JPEG without an embedded thumbnail gets one made by libturbojpeg, 256 pixels on its longer side; a corrupt one answers 415",
         .enabled(if: JPEGCodecTests.libraryIsPresentOrRequired))
     func madeThumbnail() async throws {
         try await MachineSettings.shared {
@@ -370,13 +375,16 @@ struct ShareAPITests {
             try Data(photo).write(to: URL(fileURLWithPath: share.path("photo.jpg")))
             try Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + [UInt8](repeating: 0x13, count: 5_000_000))
                 .write(to: URL(fileURLWithPath: share.path("corrupt.jpg")))
+            for name in ["photo.jpg", "corrupt.jpg"] {
+                #expect(await eventually { share.server.observer.item(at: ItemPath(name))?.isWriting == false })
+            }
             try await share.test { client in
                 let thumbnail = try await client.request("/api/thumbnail/photo.jpg")
                 #expect(thumbnail.status == .ok && thumbnail.headers[.contentType] == "image/jpeg")
                 let bytes = Array(thumbnail.body.readableBytesView)
                 #expect(bytes.count < photo.count / 4)
                 let (thumbWidth, thumbHeight) = try #require(TestJPEG.size(of: bytes))
-                #expect(max(thumbWidth, thumbHeight) <= 512 && thumbWidth * 2 == thumbHeight * 3)
+                #expect(thumbWidth == 256 && thumbHeight == 171, "the size asked for, the aspect kept")
                 #expect(try await client.request("/api/thumbnail/corrupt.jpg").status == .unsupportedMediaType)
                 #expect(try await client.request("/api/info").status == .ok, "the server survives a corrupt JPEG")
             }

@@ -7,11 +7,12 @@ import Testing
 #endif
 
 /// `fileshare serve` on a machine without libturbojpeg (the library name
-/// pointed at a file that does not exist): nothing fails but made thumbnails.
-@Suite("fileshare serve without libturbojpeg")
+/// pointed at a file that does not exist): nothing fails but made
+/// thumbnails; and the server's memory while it makes a large one.
+@Suite("fileshare serve and image thumbnails")
 struct ServeThumbnailTests {
     @Test(
-        "embedded thumbnails still served, small JPEGs sent as they are, large ones 415; one warning naming the package"
+        "without libturbojpeg: embedded thumbnails still served, other JPEGs 415 (their icon); one warning naming the package"
     )
     func withoutLibrary() async throws {
         try await MachineSettings.shared {
@@ -29,8 +30,7 @@ struct ServeThumbnailTests {
             let camera = try curlResponse([url + "api/thumbnail/camera.jpg"])
             #expect(camera.status == 200 && camera.header("Content-Type") == "image/jpeg")
             #expect(camera.header("Content-Length") == String(embedded.count))
-            let sent = try curlResponse([url + "api/thumbnail/small.jpg"])
-            #expect(sent.status == 200 && sent.header("Content-Length") == String(small.count))
+            #expect(try curl([url + "api/thumbnail/small.jpg"]).0 == 415)
             #expect(try curl([url + "api/thumbnail/large.jpg"]).0 == 415)
             #expect(try curl([url + "api/thumbnail/large.jpg"]).0 == 415)
             #expect(try curl([url + "api/info"]).0 == 200)
@@ -39,5 +39,73 @@ struct ServeThumbnailTests {
             serve.send(SIGTERM)
             #expect(await serve.exitStatus() == 0)
         }
+    }
+
+    @Test(
+        "a 100-megapixel PNG's thumbnail raises the server's peak memory by a bounded amount; a 60000×60000 bomb, a zip bomb and a 10 GiB claim are 415"
+    )
+    func largeImageMemory() async throws {
+        let dir = try TemporaryFolder()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Samples/make_sample.py").path
+        let samples: [(String, [String])] = [
+            ("large.png", ["png", dir.path + "/large.png", "10000", "10000"]),
+            ("bomb.png", ["png", dir.path + "/bomb.png", "64", "64", "--declare", "60000x60000"]),
+            // 256 MiB of zeros in a comic whose directory says 1,000 bytes; a page claiming 10 GiB.
+            ("bomb.cbz", ["zip", dir.path + "/bomb.cbz", "--bomb", "p1.png=268435456"]),
+            (
+                "claim.cbz",
+                ["zip", dir.path + "/claim.cbz", "p1.png=" + dir.path + "/bomb.png", "--claim", "p1.png=10737418240"]
+            ),
+        ]
+        for (name, arguments) in samples {
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            python.arguments = ["python3", script] + arguments
+            try python.run()
+            python.waitUntilExit()
+            try #require(python.terminationStatus == 0, "make_sample.py could not write \(name)")
+        }
+        let serve = try CommandProcess(["serve", dir.path, "--port", "0", "--no-auth"])
+        #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
+        let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+        guard try curl([url + "api/info"]).1.contains("\"png\"") else {
+            let message = "libpng16 or libturbojpeg is missing (.ci/run installs them)"
+            if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record(Comment(rawValue: message)) }
+            serve.send(SIGTERM)
+            _ = await serve.exitStatus()
+            try Test.cancel("skipped: \(message)")
+        }
+        // Listed: the observer has seen the files whole.
+        #expect(
+            await waitFor { (try? curl([url + "api/list?path="]).1.contains("claim.cbz")) == true },
+            "\((try? curl([url + "api/list?path="]).1) ?? "")")
+        let pid = serve.processIdentifier
+        func status(_ field: String) -> Int? {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+            let line = text.split(whereSeparator: \.isNewline).first { $0.hasPrefix(field + ":") }
+            return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }  // kB
+        }
+        let before = try #require(status("VmRSS"))
+        // The peak starts again from the memory in use now (Linux 4.0 and later).
+        try "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
+        let response = try curlResponse([url + "api/thumbnail/large.png"])
+        #expect(response.status == 200 && response.header("Content-Type") == "image/jpeg")
+        let peak = try #require(status("VmHWM"))
+        let raisedMiB = Double(peak - before) / 1024
+        print(
+            "100-megapixel PNG thumbnail: server RSS \(before / 1024) MiB before, peak \(peak / 1024) MiB (+\(raisedMiB) MiB)"
+        )
+        // The PNG's pixels alone would be 300 MB; its rows, sums and libpng's state are a few MiB.
+        #expect(raisedMiB < 48, "the server's peak rose by \(raisedMiB) MiB")
+        for hostile in ["bomb.png", "bomb.cbz", "claim.cbz"] {
+            #expect(try curl([url + "api/thumbnail/" + hostile]).0 == 415, "\(hostile)")
+        }
+        let hostilePeak = try #require(status("VmHWM"))
+        print("hostile files: peak \(hostilePeak / 1024) MiB")
+        #expect(Double(hostilePeak - before) / 1024 < 80, "a zip bomb inflates no further than its declared size")
+        #expect(try curl([url + "api/info"]).0 == 200, "the server is up")
+        serve.send(SIGTERM)
+        #expect(await serve.exitStatus() == 0)
     }
 }

@@ -1,8 +1,8 @@
-// Downscaled JPEG thumbnails with libjpeg-turbo's TurboJPEG library, loaded
-// at run time with dlopen: building needs no JPEG header or library, and a
-// machine without libturbojpeg runs everything else. Decoded at 1/2, 1/4 or
-// 1/8 scale (the DCT does the scaling, so a large photo costs little),
-// encoded again at quality 80. Corrupt input returns an error, never exits.
+// JPEG decoding at reduced scale and encoding with libjpeg-turbo's TurboJPEG
+// library, loaded at run time with dlopen: building needs no JPEG header or
+// library, and a machine without libturbojpeg runs everything else. Decoded
+// at 1/2, 1/4 or 1/8 scale (the DCT does the scaling, so a large photo costs
+// little). Corrupt input returns an error, never exits.
 #ifndef CJPEG_THUMBNAIL_H
 #define CJPEG_THUMBNAIL_H
 
@@ -28,12 +28,14 @@ cjt_codec *cjt_codec_open(const char *name, char *message, size_t message_size);
 /// another codec holds it).
 void cjt_codec_close(cjt_codec *codec);
 
-/// Reads the JPEG open at `fd` (from offset 0, at most 64 MiB) and writes a
-/// thumbnail whose longer side is at most about `max_side` pixels (at most
-/// twice that for images smaller than 8 times `max_side`) into a buffer
+/// Decodes the JPEG open at `fd` (from offset 0, at most 64 MiB), or the
+/// `size` bytes at `bytes` when `bytes` is not NULL, to RGB pixels (3 bytes
+/// each) at the smallest of 1/1, 1/2, 1/4 or 1/8 scale whose longer side is
+/// still at least `max_side` (the DCT does the scaling), into a buffer
 /// allocated with malloc. Returns 0, or -1 when the input is not a JPEG the
-/// library can decode to RGB or grey (CMYK is not), or is too large.
-int cjt_thumbnail(const cjt_codec *codec, int fd, int max_side, unsigned char **out, unsigned long *out_size);
+/// library can decode to RGB (CMYK is not), or is too large.
+int cjt_decode(const cjt_codec *codec, int fd, const unsigned char *bytes, unsigned long size, int max_side,
+               unsigned char **pixels, int *width, int *height);
 
 /// Encodes RGB pixels (3 bytes each, rows top to bottom) as a JPEG into a
 /// buffer allocated with malloc. Returns 0, or -1 on failure.

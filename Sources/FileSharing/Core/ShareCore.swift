@@ -46,6 +46,8 @@ final class ShareCore: Sendable {
     let locks: any LockLookup
     /// Thumbnails made by programs (PDF, video, audio), and where they are kept.
     let thumbnailer: ExternalThumbnailer?
+    /// Thumbnails of images, comics and books, decoded in the process.
+    let imageThumbnailer: ImageThumbnailer?
     let thumbnails: ThumbnailCache?
     let logger: Logger
     private let observation: ObservationToken
@@ -100,7 +102,13 @@ final class ShareCore: Sendable {
             ExternalThumbnailer(
                 programs: $0.programs, limits: $0.limits, size: $0.size, scratchFolder: thumbnailFolder, logger: logger)
         }
-        thumbnails = configuration.thumbnailer == nil ? nil : ThumbnailCache(folder: thumbnailFolder)
+        imageThumbnailer = configuration.imageThumbnailer.map {
+            ImageThumbnailer(size: $0.size, concurrent: $0.concurrent, timeLimit: $0.timeLimit, logger: logger)
+        }
+        if let missing = imageThumbnailer?.missingLibraries { logger.warning("\(missing)") }
+        thumbnails =
+            configuration.thumbnailer == nil && configuration.imageThumbnailer == nil
+            ? nil : ThumbnailCache(folder: thumbnailFolder)
         // Versions and trash entries are named by the ids the change feed gives.
         let observer = self.observer
         folder.history.identify { path in observer.item(at: path.itemPath)?.id }

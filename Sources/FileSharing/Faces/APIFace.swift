@@ -74,9 +74,10 @@ struct APIFace: Sendable {
         var body =
             "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(readOnly),"
             + "\"maxUploadBytes\":\(core.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
-        // The kinds beyond images whose thumbnails this machine can make.
-        let kinds = core.thumbnailer?.kinds ?? []
-        body += ",\"thumbnailKinds\":[" + kinds.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]"
+        // The kinds whose thumbnails this machine can make.
+        let kinds =
+            (core.imageThumbnailer?.kinds.map(\.rawValue) ?? []) + (core.thumbnailer?.kinds.map(\.rawValue) ?? [])
+        body += ",\"thumbnailKinds\":[" + kinds.map { "\"\($0)\"" }.joined(separator: ",") + "]"
         // Only when uploads are limited: no "acceptedTypes" means every type.
         if let identifiers = core.uploadTypes.identifiers {
             body += ",\"acceptedTypes\":[" + identifiers.map(JSONText.quoted).joined(separator: ",") + "]"

@@ -171,60 +171,61 @@ enum FileResponses {
         return read == size ? buffer : nil
     }
 
-    /// `GET /api/thumbnail/P`: a small image for the list. For a JPEG, the
-    /// thumbnail a camera embedded in its EXIF block, or else one made with
-    /// libturbojpeg where it is installed (decoded at 1/2 to 1/8 scale, so a
-    /// large photo costs little); other images up to 4 MiB as they are, for
-    /// the page to scale; anything else answers 415 (the page shows an icon).
+    /// `GET /api/thumbnail/P`: a small image for the list. Images, comics
+    /// and books are decoded with the image libraries this machine has
+    /// (`ImageThumbnailer`), PDFs, videos and audio covers made by programs
+    /// (`ExternalThumbnailer`); anything else, a kind whose library or
+    /// program is missing, and a file that fails, answer 415 (the page
+    /// shows an icon).
     static func thumbnail(_ path: SharePath, request: Request, core: ShareCore) async throws -> Response {
-        let folder = core.folder
         let type = FileResponses.mediaType(for: path.name)
         if let kind = ThumbnailKind(mediaType: type) {
             return try await madeThumbnail(path, kind: kind, core: core)
         }
-        guard type.hasPrefix("image/") && type != "image/svg+xml" else {
-            throw ShareError(.unsupportedMediaType, "no thumbnail for this kind of file")
+        if let kind = ImageKind(mediaType: type) {
+            return try await imageThumbnail(path, kind: kind, core: core)
         }
-        let (metadata, embedded) = try await core.blocking { () throws -> (SharedFolder.Metadata, [UInt8]?) in
-            let fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
-            defer { close(fd) }
-            let metadata = try SharedFolder.metadata(fd: fd, path: path)
-            guard metadata.kind == .file, type == "image/jpeg" else { return (metadata, nil) }
-            var head = [UInt8](repeating: 0, count: ExifThumbnail.headerBytes)
-            let read = head.withUnsafeMutableBytes { cfs_pread(fd, $0.baseAddress!, $0.count, 0) }
-            head.removeSubrange(max(0, read)...)
-            if let embedded = ExifThumbnail.extract(from: head) { return (metadata, embedded) }
-            return (metadata, JPEGCodec.shared(logger: core.logger)?.thumbnail(fd: fd, maxSide: 256))
+        throw ShareError(.unsupportedMediaType, "no thumbnail for this kind of file")
+    }
+
+    /// The thumbnail of an image, a comic or a book: a JPEG decoded in the
+    /// process, kept like a program's (see `cachedThumbnail`).
+    static func imageThumbnail(_ path: SharePath, kind: ImageKind, core: ShareCore) async throws -> Response {
+        guard let thumbnailer = core.imageThumbnailer, thumbnailer.mayMake(kind) else {
+            throw ShareError(
+                .unsupportedMediaType,
+                "no thumbnail for this kind of file on this server (its library, Debian's \(kind.package), is not installed)"
+            )
         }
-        if let embedded {
-            var buffer = ByteBuffer()
-            buffer.writeBytes(embedded)
-            return Response(
-                status: .ok,
-                headers: [
-                    .contentType: "image/jpeg", .contentLength: String(embedded.count),
-                    .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff",
-                ],
-                body: ResponseBody(byteBuffer: buffer))
+        return try await cachedThumbnail(path, format: "jpg", contentType: "image/jpeg", core: core) {
+            (fd) async throws(ThumbnailError) -> [UInt8] in
+            try await thumbnailer.thumbnail(of: fd, kind: kind)
         }
-        guard metadata.size <= 4 * 1024 * 1024 else {
-            throw ShareError(.unsupportedMediaType, "the image is too large for a thumbnail and has none embedded")
-        }
-        var response = try await download(path, request: request, head: false, core: core)
-        response.headers[.cacheControl] = "private, max-age=60"
-        return response
     }
 
     /// The thumbnail of a PDF, video or audio file, made by a program
-    /// (`ExternalThumbnailer`) once the file is finished, and kept by id and
-    /// version; 415 (the page shows an icon) while the file is being
-    /// written, when the program is missing, or when it fails or times out.
+    /// (`ExternalThumbnailer`), kept as `cachedThumbnail` keeps it.
     static func madeThumbnail(_ path: SharePath, kind: ThumbnailKind, core: ShareCore) async throws -> Response {
-        guard let thumbnailer = core.thumbnailer, let cache = core.thumbnails, thumbnailer.programs[kind] != nil
-        else {
+        guard let thumbnailer = core.thumbnailer, thumbnailer.programs[kind] != nil else {
             throw ShareError(
                 .unsupportedMediaType,
                 "no thumbnail for this kind of file on this server (\(kind.program) is not installed)")
+        }
+        return try await cachedThumbnail(path, format: "png", contentType: "image/png", core: core) {
+            (fd) async throws(ThumbnailError) -> [UInt8] in
+            try await thumbnailer.thumbnail(of: fd, kind: kind)
+        }
+    }
+
+    /// A thumbnail made by `make` once the file is finished, and kept by id
+    /// and version in the cache; 415 (the page shows an icon) while the
+    /// file is being written, or when `make` fails.
+    static func cachedThumbnail(
+        _ path: SharePath, format: String, contentType: String, core: ShareCore,
+        make: @Sendable (Int32) async throws(ThumbnailError) -> [UInt8]
+    ) async throws -> Response {
+        guard let cache = core.thumbnails else {
+            throw ShareError(.unsupportedMediaType, "no thumbnails on this server")
         }
         guard let item = core.observer.item(at: path.itemPath) else {
             throw ShareError(.notFound, "'\(path)' does not exist")
@@ -243,7 +244,8 @@ enum FileResponses {
                     close(fd)
                     throw FolderError(.isFolder, "'\(path)' is a folder", operation: .read, path: path)
                 }
-                let name = ThumbnailCache.name(id: id, modified: metadata.modified, size: metadata.size)
+                let name = ThumbnailCache.name(
+                    id: id, modified: metadata.modified, size: metadata.size, format: format)
                 return (fd, name, cache.thumbnail(named: name))
             } catch {
                 close(fd)
@@ -251,24 +253,24 @@ enum FileResponses {
             }
         }
         defer { close(fd) }
-        let png: [UInt8]
+        let image: [UInt8]
         if let cached {
-            png = cached
+            image = cached
         } else {
             do {
-                png = try await thumbnailer.thumbnail(of: fd, kind: kind)
+                image = try await make(fd)
             } catch {
                 throw ShareError(.unsupportedMediaType, "no thumbnail: \(error.message)")
             }
-            try await core.blocking { cache.keep(png, named: name, id: id) }
+            try await core.blocking { cache.keep(image, named: name, id: id) }
         }
         return Response(
             status: .ok,
             headers: [
-                .contentType: "image/png", .contentLength: String(png.count),
+                .contentType: contentType, .contentLength: String(image.count),
                 .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff",
             ],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: image)))
     }
 
     /// A single byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`): `nil` to
@@ -316,6 +318,7 @@ enum FileResponses {
         case "webp": return "image/webp"
         case "svg": return "image/svg+xml"
         case "heic": return "image/heic"
+        case "heif": return "image/heif"
         case "mp3": return "audio/mpeg"
         case "m4a": return "audio/mp4"
         case "wav": return "audio/wav"

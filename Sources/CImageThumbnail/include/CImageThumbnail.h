@@ -1,0 +1,117 @@
+// Thumbnails of PNG, WebP, GIF and HEIF images, and the inflating of ZIP
+// entries, with libpng16, libwebp, giflib, libheif and zlib loaded at run
+// time with dlopen: building needs no image header or library, and a
+// machine without one of them makes every thumbnail but that kind's.
+//
+// Every decoder writes into a box-filter scaler (`cit_scaler`) that keeps
+// one sum per thumbnail pixel, never the whole image: PNG and GIF are read
+// row by row, WebP is decoded at the thumbnail's size by libwebp's own
+// scaler. Only HEIF, which libheif decodes whole, holds a full image, and
+// only up to `CIT_MAX_HEIF_PIXELS`. Corrupt input returns an error, never
+// exits.
+#ifndef CIMAGE_THUMBNAIL_H
+#define CIMAGE_THUMBNAIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The most pixels an image read row by row (PNG, GIF, lossy WebP) may
+/// declare: a 60000×60000 decompression bomb is refused before any row.
+#define CIT_MAX_STREAMED_PIXELS 268435456L // 256 Mi
+/// The widest image scaled: its rows and column map stay a few MiB.
+#define CIT_MAX_WIDTH 1048576L
+/// The most pixels of an image decoded whole (HEIF, lossless WebP).
+#define CIT_MAX_WHOLE_PIXELS 50000000L
+/// The largest file or ZIP entry read into memory (WebP, HEIF).
+#define CIT_MAX_INPUT 67108864L // 64 MiB
+
+/// Where an image is read from: the file open at `fd` (from offset 0), or
+/// `size` bytes in memory at `bytes` when `bytes` is not NULL; and when a
+/// decode read row by row (PNG, GIF) gives up: at `deadline` on the
+/// monotonic clock, in nanoseconds (0: never), so a slow image holds a
+/// decode slot for a bounded time.
+typedef struct cit_input {
+    int fd;
+    const unsigned char *bytes;
+    size_t size;
+    int64_t deadline;
+} cit_input;
+
+/// The monotonic clock, in nanoseconds: what `cit_input.deadline` is read against.
+int64_t cit_now(void);
+
+/// A thumbnail's pixels: RGB, 3 bytes each, rows top to bottom, allocated
+/// with malloc. `exif` is the TIFF block of a PNG's eXIf chunk, if any (for
+/// its orientation), also malloc'ed.
+typedef struct cit_image {
+    unsigned char *pixels;
+    int width;
+    int height;
+    unsigned char *exif;
+    size_t exif_size;
+} cit_image;
+
+/// Frees what `image` holds (not `image` itself).
+void cit_image_free(cit_image *image);
+
+/// The thumbnail's size for an image of `width`×`height` whose longer side
+/// must be at most `max_side`: the image's own size when it is smaller (no
+/// enlarging), else scaled to fit with its aspect kept, at least 1×1.
+void cit_fit(long width, long height, int max_side, int *out_width, int *out_height);
+
+/// Box-filters RGB pixels (3 bytes each) down to fit `max_side`.
+/// Returns 0, or -1 when out of memory.
+int cit_scale_rgb(const unsigned char *pixels, int width, int height, int max_side, cit_image *out);
+
+/// A loaded library: which one is told by the function that opened it.
+typedef struct cit_library cit_library;
+
+/// Loads one of the libraries (`name`: a file name the dynamic linker
+/// searches for, or a path) and resolves its functions. Returns NULL when
+/// the library or a function is missing, with the dynamic linker's reason
+/// in `message` (at most `message_size` bytes, NUL-terminated).
+cit_library *cit_png_open(const char *name, char *message, size_t message_size);
+cit_library *cit_webp_open(const char *name, char *message, size_t message_size);
+cit_library *cit_gif_open(const char *name, char *message, size_t message_size);
+cit_library *cit_heif_open(const char *name, char *message, size_t message_size);
+cit_library *cit_zlib_open(const char *name, char *message, size_t message_size);
+
+/// Releases a library from one of the `cit_*_open` functions.
+void cit_library_close(cit_library *library);
+
+/// Thumbnails whose longer side is at most `max_side`, from a library of
+/// the matching kind. Each returns 0, or -1 when the input is not an image
+/// that library decodes, is damaged before its first row, or declares more
+/// pixels than allowed. A PNG or GIF cut short keeps the rows it had.
+int cit_png_thumbnail(const cit_library *png, cit_input input, int max_side, cit_image *out);
+int cit_webp_thumbnail(const cit_library *webp, cit_input input, int max_side, cit_image *out);
+int cit_gif_thumbnail(const cit_library *gif, cit_input input, int max_side, cit_image *out);
+/// HEIF and HEIC: the largest embedded thumbnail whose longer side is at
+/// least `max_side`, or else the primary image decoded whole (up to
+/// `CIT_MAX_WHOLE_PIXELS`). Its rotation and mirroring (irot, imir) are
+/// applied by libheif.
+int cit_heif_thumbnail(const cit_library *heif, cit_input input, int max_side, cit_image *out);
+
+/// Inflates the raw DEFLATE data of `compressed_size` bytes at `offset` in
+/// the file open at `fd`, read 64 KiB at a time, into a malloc'ed buffer.
+/// Returns 0, or -1 when the data is damaged, ends early, or inflates to
+/// more than `limit` bytes (a bomb stops there).
+int cit_inflate(const cit_library *zlib, int fd, int64_t offset, int64_t compressed_size, size_t limit,
+                unsigned char **out, size_t *out_size);
+
+/// Test support: encodes RGB pixels as a HEIC with libheif's HEVC encoder,
+/// with `orientation` (1 to 8, as EXIF's) stored as irot/imir, and, when
+/// `thumbnail_pixels` is not NULL, a thumbnail of `thumbnail_side` pixels
+/// made from those pixels (of the same size as the image). Returns 0, or
+/// -1 when libheif has no HEVC encoder.
+int cit_heif_encode(const cit_library *heif, const unsigned char *pixels, int width, int height, int orientation,
+                    const unsigned char *thumbnail_pixels, int thumbnail_side, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,193 @@
+import CImageThumbnail
+import FileWatching
+public import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Makes thumbnails of images, comics and books in the server's process,
+/// with image libraries loaded at run time (``ImageLibraries``): JPEG at
+/// reduced DCT scale (the camera's embedded thumbnail first), PNG and GIF
+/// row by row, WebP at the thumbnail's size, HEIF from its embedded
+/// thumbnail or decoded whole up to 50 megapixels; a comic's cover or first
+/// page and a book's declared cover, read from the ZIP with bounded reads.
+/// Every result is a JPEG (quality 80) whose longer side is at most
+/// ``size``, turned as its EXIF orientation says. Decoding runs off the
+/// cooperative pool, at most ``concurrent`` at once, so a burst of large
+/// images costs a bounded share of memory and cores.
+public struct ImageThumbnailer: Sendable {
+    /// The thumbnail's longer side, in pixels, at most.
+    public let size: Int
+    /// The decodes at once, at most.
+    public let concurrent: Int
+    /// How long a PNG or GIF, read row by row, may take before it is given
+    /// up (its icon): a slow file holds a decode slot no longer. The other
+    /// kinds are one library call each, bounded by their pixel limits.
+    public let timeLimit: Duration
+    let libraries: ImageLibraries
+    let pool: RunPool
+    let logger: Logger
+
+    /// A thumbnailer with the libraries this process finds.
+    public init(
+        size: Int = 256, concurrent: Int = 2, timeLimit: Duration = .seconds(10),
+        logger: Logger = Logger(label: "fileshare.previews")
+    ) {
+        self.init(libraries: .shared, size: size, concurrent: concurrent, timeLimit: timeLimit, logger: logger)
+    }
+
+    /// A thumbnailer with these libraries (a test's, with some missing).
+    package init(
+        libraries: ImageLibraries, size: Int = 256, concurrent: Int = 2, timeLimit: Duration = .seconds(10),
+        logger: Logger = Logger(label: "fileshare.previews")
+    ) {
+        self.libraries = libraries
+        self.timeLimit = timeLimit
+        self.size = max(1, size)
+        self.concurrent = max(1, concurrent)
+        self.pool = RunPool(limit: max(1, concurrent))
+        self.logger = logger
+    }
+
+    /// The kinds this machine can make thumbnails of.
+    public var kinds: [ImageKind] { libraries.kinds }
+
+    /// A JPEG thumbnail of the file open as `fd` (read from the start with
+    /// positioned reads; the descriptor stays open), made off the
+    /// cooperative pool.
+    /// - Throws: ``ThumbnailError``: `libraryMissing`, or `failed` for a
+    ///   file the library cannot decode (corrupt, truncated before its
+    ///   first row, or declaring more pixels than allowed), `noImage` for
+    ///   an archive without a cover.
+    public func thumbnail(of fd: Int32, kind: ImageKind) async throws(ThumbnailError) -> [UInt8] {
+        await pool.acquire()
+        defer { Task { await pool.release() } }
+        let result: Result<[UInt8], ThumbnailError> = await runBlocking {
+            do throws(ThumbnailError) {
+                return .success(try self.encoded(fd: fd, bytes: nil, kind: kind))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The thumbnail, as JPEG bytes: the camera's own when it needs no
+    /// turning (no library needed), else decoded, turned and encoded.
+    package func encoded(fd: Int32, bytes: [UInt8]?, kind: ImageKind) throws(ThumbnailError) -> [UInt8] {
+        if kind == .jpeg {
+            let head = ImageThumbnailer.head(fd: fd, bytes: bytes)
+            if let embedded = ExifThumbnail.extract(from: head), (ExifThumbnail.orientation(from: head) ?? 1) == 1 {
+                return embedded
+            }
+        }
+        guard let jpeg = libraries.jpeg else { throw ThumbnailError(.libraryMissing, JPEGCodec.installHint) }
+        let image = try self.image(fd: fd, bytes: bytes, kind: kind)
+        guard let encoded = jpeg.encode(rgb: image.pixels, width: image.width, height: image.height, quality: 80)
+        else { throw ThumbnailError(.failed, "the thumbnail could not be encoded") }
+        return encoded
+    }
+
+    /// The start of the file, where a JPEG keeps its EXIF block.
+    static func head(fd: Int32, bytes: [UInt8]?) -> [UInt8] {
+        bytes.map { Array($0.prefix(ExifThumbnail.headerBytes)) }
+            ?? ZipArchive.read(fd, at: 0, count: ExifThumbnail.headerBytes)
+    }
+
+    /// Whether a thumbnail of `kind` may be made here: a kind whose
+    /// libraries are loaded, or a JPEG, whose camera's thumbnail needs none.
+    public func mayMake(_ kind: ImageKind) -> Bool { kind == .jpeg || kinds.contains(kind) }
+
+    /// What the image libraries missing here take away, and which packages
+    /// add them: for a warning when the server starts; `nil` when none is missing.
+    public var missingLibraries: String? {
+        let missing = ImageKind.allCases.filter { !kinds.contains($0) }
+        guard !missing.isEmpty else { return nil }
+        let packages = Set(missing.map(\.package) + (libraries.jpeg == nil ? ["libturbojpeg0"] : []))
+        return "no thumbnails of " + missing.map(\.rawValue).joined(separator: ", ")
+            + " (Debian: apt-get install " + packages.sorted().joined(separator: " ") + "): "
+            + libraries.missing.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+    }
+
+    /// The thumbnail's pixels: at most ``size`` a side, as it is meant to be seen.
+    package func image(fd: Int32, bytes: [UInt8]?, kind: ImageKind) throws(ThumbnailError) -> RGBImage {
+        func missing(_ library: String) -> ThumbnailError {
+            ThumbnailError(
+                .libraryMissing, "\(kind) thumbnails need \(library) (Debian: apt-get install \(kind.package))")
+        }
+        func decoded(
+            _ library: OpaquePointer?, _ name: String,
+            _ decode: (OpaquePointer?, cit_input, Int32, UnsafeMutablePointer<cit_image>) -> Int32
+        ) throws(ThumbnailError) -> (RGBImage, exif: [UInt8]?) {
+            guard let library else { throw missing(name) }
+            var out = cit_image()
+            let (seconds, attoseconds) = timeLimit.components
+            let deadline = cit_now() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            let status: Int32
+            if let bytes {
+                status = bytes.withUnsafeBufferPointer {
+                    decode(
+                        library, cit_input(fd: -1, bytes: $0.baseAddress, size: $0.count, deadline: deadline),
+                        Int32(size), &out)
+                }
+            } else {
+                status = decode(library, cit_input(fd: fd, bytes: nil, size: 0, deadline: deadline), Int32(size), &out)
+            }
+            let exif = out.exif.map { Array(UnsafeBufferPointer(start: $0, count: out.exif_size)) }
+            guard status == 0, let image = RGBImage(taking: &out) else {
+                throw ThumbnailError(.failed, "not a \(kind) image \(name) can decode, or larger than allowed")
+            }
+            return (image, exif)
+        }
+        switch kind {
+        case .jpeg:
+            guard let jpeg = libraries.jpeg else { throw missing("libturbojpeg") }
+            guard let image = jpeg.decode(fd: fd, bytes: bytes, maxSide: size)?.fitted(maxSide: size) else {
+                throw ThumbnailError(.failed, "not a JPEG libturbojpeg can decode, or larger than allowed")
+            }
+            return image.oriented(ExifThumbnail.orientation(from: ImageThumbnailer.head(fd: fd, bytes: bytes)) ?? 1)
+        case .png:
+            let (image, exif) = try decoded(libraries.png, "libpng16", cit_png_thumbnail)
+            return image.oriented(exif.flatMap(ExifThumbnail.orientation(inTIFF:)) ?? 1)
+        case .webp:
+            return try decoded(libraries.webp, "libwebp", cit_webp_thumbnail).0
+        case .gif:
+            return try decoded(libraries.gif, "giflib", cit_gif_thumbnail).0
+        case .heif:
+            // libheif turns the image itself (irot, imir).
+            return try decoded(libraries.heif, "libheif", cit_heif_thumbnail).0
+        case .cbz, .epub:
+            guard bytes == nil else { throw ThumbnailError(.noImage, "an archive inside an archive") }
+            let (page, pageKind) = try cover(fd: fd, kind: kind)
+            return try image(fd: -1, bytes: page, kind: pageKind)
+        }
+    }
+
+    /// The cover's bytes and kind: a comic's marked cover or first page, a
+    /// book's declared cover.
+    func cover(fd: Int32, kind: ImageKind) throws(ThumbnailError) -> ([UInt8], ImageKind) {
+        let archive = try ZipArchive(fd: fd)
+        // The small XML files that name the cover, at most 1 MiB each.
+        func text(_ name: String) throws(ThumbnailError) -> String? {
+            guard let entry = archive.entry(named: name) else { return nil }
+            return String(decoding: try archive.data(of: entry, zlib: libraries.zlib, limit: 1 << 20), as: UTF8.self)
+        }
+        let name: String?
+        if kind == .cbz {
+            let pages = ArchiveCover.comicPages(archive.entries.map(\.name))
+            let info = archive.entries.first { $0.name.lowercased() == "comicinfo.xml" }.map(\.name)
+            name = ArchiveCover.comicCover(pages: pages, comicInfo: try info.flatMap(text))
+        } else {
+            guard let container = try text("META-INF/container.xml"),
+                let packagePath = ArchiveCover.bookPackage(container: container),
+                let package = try text(packagePath)
+            else { throw ThumbnailError(.noImage, "the EPUB has no package document") }
+            name = ArchiveCover.bookCover(package: package, packagePath: packagePath)
+        }
+        guard let name, let entry = archive.entry(named: name), let pageKind = ImageKind(fileName: name) else {
+            throw ThumbnailError(.noImage, "the \(kind) has no cover image")
+        }
+        return (try archive.data(of: entry, zlib: libraries.zlib), pageKind)
+    }
+}
