@@ -661,6 +661,56 @@ def main():
         checks.run("two pages edit one file: both edits kept, the collision shown side by side and resolved",
                    two_editors, requires=["page opens signed in, the empty folder shown"])
 
+        def history_and_trash():
+            # The editor's saves replaced "shared notes.txt" several times: each
+            # replaced content is a version. Restore the oldest from the page;
+            # then delete the file and bring it back from the trash.
+            name = "shared notes.txt"
+            target = os.path.join(shared, name)
+            address = server.url.replace("://", f"://{USER}:{PASSWORD}@", 1)
+            driver.get(address)
+            wait_listed(name)
+            click(row_selector(name) + " a.open", "the file's name")
+            click("#preview-history", "the preview's Versions button")
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#versions[open]")))
+            try:
+                wait().until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#versions-list > li")) >= 2)
+            except Exception:
+                note = driver.find_element(By.ID, "versions-note").text
+                raise AssertionError(f"fewer than two versions listed; note: {note!r}")
+            detail = axe_clean("with a file's versions open")
+            before = read(target)
+            click("#versions-list > li:last-child button.write-action", "the oldest version's Restore button")
+            click("dialog#confirm[open] #confirm-ok", "Restore in the confirmation")
+            wait_until(lambda: read(target) == b"first line\n", WAIT,
+                       f"the oldest version was not restored: {read(target)!r}; messages: {toasts()!r}")
+            # What it replaced became a version itself.
+            if b"and one more" not in (before or b""):
+                raise AssertionError(f"the file held {before!r} before the restore, not the editor's last save")
+            wait().until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#versions-list > li")) >= 3)
+            click("#versions-close", "Close")
+            wait().until_not(EC.presence_of_element_located((By.CSS_SELECTOR, "dialog#versions[open]")))
+            press(Keys.ESCAPE)
+            wait().until_not(EC.presence_of_element_located((By.CSS_SELECTOR, "dialog#preview[open]")))
+            click(row_selector(name) + " button.delete", "the Delete button")
+            click("dialog#confirm[open] #confirm-ok", "the confirmation's OK button")
+            wait_unlisted(name)
+            wait_until(lambda: not os.path.lexists(target), WAIT, f"{name!r} is still on disk")
+            click("#trash-button", "the Trash button")
+            wait().until(EC.visibility_of_element_located((By.CSS_SELECTOR, "dialog#trash[open]")))
+            entry = f"#trash-list > li button[aria-label={css_string('Restore ' + name)}]"
+            wait().until(EC.presence_of_element_located((By.CSS_SELECTOR, entry)))
+            trash_detail = axe_clean("with the trash open")
+            click(entry, "Restore in the trash")
+            wait_until(lambda: read(target) == b"first line\n", WAIT,
+                       f"{name!r} did not come back from the trash; messages: {toasts()!r}")
+            click("#trash-close", "Close")
+            wait_listed(name)
+            return f"{detail}; {trash_detail}"
+        checks.run("a file's versions: listed, the oldest restored; deleted, then restored from the trash (axe-clean)",
+                   history_and_trash,
+                   requires=["two pages edit one file: both edits kept, the collision shown side by side and resolved"])
+
         def screenshot():
             path = os.path.join(work, "page.png")
             if not driver.save_screenshot(path):
