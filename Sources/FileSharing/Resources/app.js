@@ -170,6 +170,23 @@
     if (!ext && TEXT_NAMES.includes(item.name.toLowerCase())) return 'text';
     return null;
   }
+  // The kind of thumbnail the server names in /api/info's thumbnailKinds, by extension.
+  const THUMBNAIL_KIND = new Map([
+    ['jpg', 'jpeg'], ['jpeg', 'jpeg'], ['jfif', 'jpeg'], ['png', 'png'], ['webp', 'webp'], ['gif', 'gif'],
+    ['heic', 'heif'], ['heif', 'heif'], ['cbz', 'cbz'], ['epub', 'epub'], ['pdf', 'pdf'],
+    ['mp4', 'video'], ['m4v', 'video'], ['webm', 'video'], ['mov', 'video'], ['mkv', 'video'], ['avi', 'video'],
+    ['mp3', 'audio'], ['m4a', 'audio'], ['flac', 'audio'], ['ogg', 'audio'], ['opus', 'audio'],
+  ]);
+
+  // Whether the list asks the server for a thumbnail of this item: only kinds
+  // this server makes thumbnails of (a refusal costs a request per row).
+  function wantsThumbnail(item) {
+    if (item.kind !== 'file') return false;
+    const kinds = state.info.thumbnailKinds;
+    if (!Array.isArray(kinds)) return fileType(item) === 'image';
+    return kinds.includes(THUMBNAIL_KIND.get(extension(item.name)));
+  }
+
   function iconFor(item) {
     if (item.kind === 'directory') return 'folder';
     if (item.kind === 'symlink') return 'symlink';
@@ -772,7 +789,7 @@
     check.append(el('input', { type: 'checkbox', class: 'select', 'aria-label': 'Select ' + item.name, dataset: { role: 'select' } }));
 
     const thumb = el('span', { class: 'thumb' }, icon(iconFor(item)));
-    if (type === 'image' && item.kind === 'file') {
+    if (wantsThumbnail(item) && !item.writing) {
       const version = encodeURIComponent(item.modified || '') + '-' + (item.size || 0);
       // The icon stays until the thumbnail has arrived; a refused thumbnail leaves the icon.
       const img = el('img', { src: '/api/thumbnail/' + encodePath(path) + '?v=' + version, alt: '', loading: 'lazy', decoding: 'async', draggable: 'false' });
