@@ -30,6 +30,9 @@ public actor Document {
     private let continuation: AsyncStream<DocumentEvent>.Continuation
     private var autosave: Task<Void, Never>?
     private var saving: Task<SaveResult, Never>?
+    /// The file last seen at the path (someone else's, after an atomic save
+    /// by them), to know it again when the observer reports it elsewhere.
+    private var lastSeen: ContentStamp?
 
     typealias SaveResult = Result<(SaveOutcome, ContentStamp), DocumentsError>
 
@@ -139,8 +142,8 @@ public actor Document {
     func claims(_ landing: ItemPath, stamp: ContentStamp?) async -> Bool {
         while let running = saving { _ = await running.value }
         if landing == path { return true }
-        guard let stamp, let known = machine.known else { return false }
-        return stamp.device == known.device && stamp.inode == known.inode
+        guard let stamp else { return false }
+        return [machine.known, lastSeen].contains { $0?.device == stamp.device && $0?.inode == stamp.inode }
     }
 
     /// The document's file has a new id from now on (see ``claims(_:stamp:)``).
@@ -192,7 +195,9 @@ public actor Document {
 
     /// Whether what is at the path now is someone else's content.
     private func judgeContent() async {
-        if let stamp = await currentStamp() { perform(machine.changedOnDisk(stamp, path: path)) }
+        guard let stamp = await currentStamp() else { return }
+        lastSeen = stamp
+        perform(machine.changedOnDisk(stamp, path: path))
     }
 
     /// The workspace shuts down: save and close.

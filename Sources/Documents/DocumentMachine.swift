@@ -36,6 +36,8 @@ struct DocumentMachine: Sendable {
     private var otherWriter = false
     private var lockedByOther = false
     private var closing = false
+    /// Someone else's content last reported, so it is reported once.
+    private var reported: ContentStamp?
 
     init(autosaveDelay: Int64, known: ContentStamp?) {
         self.autosaveDelay = autosaveDelay
@@ -124,7 +126,10 @@ struct DocumentMachine: Sendable {
     /// The file changed on disk (reported by the observer), now at `stamp`.
     /// Our own saves are recognised and not reported.
     mutating func changedOnDisk(_ stamp: ContentStamp, path: ItemPath) -> [Action] {
-        guard !state.contains(.closed), stamp != known else { return [] }
+        // Once per content: the observer may speak of one write more than once
+        // (modified, finished, a move).
+        guard !state.contains(.closed), stamp != known, stamp != reported else { return [] }
+        reported = stamp
         return [.publish(.changedBySomeoneElse(path: path))]
     }
 

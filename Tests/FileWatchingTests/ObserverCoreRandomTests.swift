@@ -1,3 +1,4 @@
+import FileshareTestSupport
 import Testing
 
 @testable import FileWatching

@@ -1,3 +1,4 @@
+import FileshareTestSupport
 import Testing
 import ZipStream
 
@@ -30,7 +31,7 @@ struct CRC32Tests {
             var crc = CRC32()
             var start = 0
             while start < data.count {
-                let end = min(data.count, start + Int(random.next() % 300))
+                let end = min(data.count, start + Int(random.next() as UInt64 % 300))
                 crc.update(data[start..<end])
                 start = end
             }

@@ -1,3 +1,4 @@
+import FileshareTestSupport
 import Foundation
 import Testing
 import ZipStream
