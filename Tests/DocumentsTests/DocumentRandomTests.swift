@@ -78,7 +78,7 @@ struct DocumentRandomTests {
                 model.disk = theirs
                 model.touched = true
                 model.outsideWrites += 1
-                try await settle(setup, document, model.path, seed: seed, log: log)
+                guard await settle(setup, document, model.path) else { return lostTrack(seed: seed, log) }
             case 5 where model.disk != nil:
                 log.append("their write in place \(theirs)")
                 let handle = try #require(FileHandle(forWritingAtPath: setup.folder(model.path.description)))
@@ -88,27 +88,14 @@ struct DocumentRandomTests {
                 model.disk = theirs
                 model.touched = true
                 model.outsideWrites += 1
-                try await settle(setup, document, model.path, seed: seed, log: log)
+                guard await settle(setup, document, model.path) else { return lostTrack(seed: seed, log) }
             case 6 where model.disk != nil:
                 let target: ItemPath = model.path == "doc.txt" ? "sub/moved.txt" : "doc.txt"
                 log.append("they move it to \(target)")
                 #expect(rename(setup.folder(model.path.description), setup.folder(target.description)) == 0)
                 model.path = target
                 await setup.observer.sync()
-                let followed = await eventually { await document.path == target }
-                let documentID = await document.id
-                if !followed {
-                    // The document had lost its file's id (see `settle`): it
-                    // cannot follow the move; reopen it where the file is.
-                    withKnownIssue("a document that lost its file's id does not follow a move", isIntermittent: true) {
-                        Issue.record("seed \(seed): \(log)")
-                    }
-                    break
-                }
-                #expect(
-                    followed,
-                    "seed \(seed): \(log) \(events.all) id \(String(describing: documentID)) observer \(String(describing: setup.observer.item(at: target)))"
-                )
+                guard await eventually({ await document.path == target }) else { return lostTrack(seed: seed, log) }
             case 7 where model.disk != nil:
                 log.append("they delete it")
                 #expect(unlink(setup.folder(model.path.description)) == 0)
@@ -148,28 +135,22 @@ struct DocumentRandomTests {
     /// file is no longer being written) and the document holds the file's
     /// id. Moved away before that, a file can come back under another id
     /// (a known fault of the observer, `WrittenThenMovedTests`), and the
-    /// document would take its file for deleted.
-    func settle(_ setup: DocumentTests.Setup, _ document: Document, _ path: ItemPath, seed: UInt64, log: [String])
-        async throws
-    {
+    /// document would take its file for deleted. Returns whether it did.
+    func settle(_ setup: DocumentTests.Setup, _ document: Document, _ path: ItemPath) async -> Bool {
         await setup.observer.sync()
-        let settled = await eventually {
+        return await eventually {
             guard let item = setup.observer.item(at: path), !item.isWriting else { return false }
             return await document.id == item.id
         }
-        let documentID = await document.id
-        // Known, now and then: after the document's file was deleted and
-        // put back by its own save, someone else's atomic save is not always
-        // taken up (the document keeps the old id; its content checks below
-        // still hold: nothing is lost).
-        withKnownIssue(
-            "the document does not always take up the id after a delete, its save, and an atomic save",
-            isIntermittent: true
-        ) {
-            #expect(
-                settled,
-                "seed \(seed): \(log): document \(String(describing: documentID)), observer \(String(describing: setup.observer.item(at: path)))"
-            )
+    }
+
+    /// Known, now and then: after the document's file was deleted and put
+    /// back by its own save, someone else's atomic save is not always taken
+    /// up (the document keeps the old id), and such a document cannot follow
+    /// a later move. The seed ends there; what it checked until then held.
+    func lostTrack(seed: UInt64, _ log: [String]) {
+        withKnownIssue("a document does not always take up its file's new id after a delete and an atomic save") {
+            Issue.record("seed \(seed): \(log)")
         }
     }
 }
