@@ -1,3 +1,4 @@
+import Accounts
 public import ChangeLog
 public import FileWatching
 public import Hummingbird
@@ -21,11 +22,14 @@ public final class ShareServer: Service {
     let core: ShareCore
     let webDAV: WebDAVFace
     let logger: Logger
+    /// Sign-ins against the users file, when there is one.
+    let signIn: SignIn?
     private let boundPort = Mutex<Int?>(nil)
 
     /// Opens the folder (creating it if missing), its change log and its
     /// observer; nothing runs until ``run()`` (or ``start()``).
     /// - Throws: `FileWatchingError` for a folder that cannot be shared,
+    ///   `AccountsError` for a users file that is missing or broken,
     ///   `ChangeLogError` when the change log cannot be opened (`.busy`:
     ///   another server shares the folder).
     /// - Parameter changePrinter: Called with each change's JSON line (the command prints them to stderr).
@@ -34,6 +38,13 @@ public final class ShareServer: Service {
     {
         self.configuration = configuration
         self.logger = logger
+        // Read before the folder is opened: a broken users file changes nothing.
+        signIn = try configuration.usersFile.map { path in
+            let users = try LiveUsers(path: path, logger: logger)
+            return SignIn(
+                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
+                limits: configuration.signInLimits, logger: logger)
+        }
         let folder: SharedFolder
         do {
             folder = try SharedFolder(rootPath: configuration.root)
@@ -79,7 +90,9 @@ public final class ShareServer: Service {
     func makeRouter() -> Router<ShareContext> {
         let router = Router(context: ShareContext.self)
         router.add(middleware: ErrorMiddleware())
-        if let credentials = configuration.credentials {
+        if let signIn {
+            router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil))
+        } else if let credentials = configuration.credentials {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
         }
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }

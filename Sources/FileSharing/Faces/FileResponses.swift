@@ -27,6 +27,7 @@ extension APIFace {
 enum FileResponses {
     /// Sends the file at `path`, with ranges, validators and conditional requests.
     static func download(_ path: SharePath, request: Request, head: Bool, core: ShareCore) async throws -> Response {
+        try core.authorize(.read, path)
         let folder = core.folder
         // A small file is read in the same trip off the event loop as its
         // open and stat: one thread hop per request instead of two and a
@@ -164,6 +165,7 @@ enum FileResponses {
     /// large photo costs little); other images up to 4 MiB as they are, for
     /// the page to scale; anything else answers 415 (the page shows an icon).
     static func thumbnail(_ path: SharePath, request: Request, core: ShareCore) async throws -> Response {
+        try core.authorize(.read, path)
         let folder = core.folder
         let type = FileResponses.mediaType(for: path.name)
         if let kind = ThumbnailKind(mediaType: type) {

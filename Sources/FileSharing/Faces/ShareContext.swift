@@ -7,6 +7,8 @@ struct ShareContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     /// The client's address and port.
     let client: String
+    /// The client's address alone (what failed sign-ins are counted by).
+    let address: String
     /// The user, once authenticated.
     var user: String?
 
@@ -14,8 +16,10 @@ struct ShareContext: RequestContext {
         coreContext = .init(source: source)
         if let address = source.channel.remoteAddress {
             client = "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+            self.address = address.ipAddress ?? "?"
         } else {
             client = "unknown"
+            address = "unknown"
         }
     }
 

@@ -269,6 +269,8 @@
       try { body = await response.json(); } catch (e) { body = null; }
     }
     if (!response.ok) {
+      // Signed in with a users file, and the session ended: to the sign-in form.
+      if (response.status === 401 && body && body.signIn) location.assign(serverURL(body.signIn));
       if (response.status === 403 && !state.info.readOnly) refreshInfo();
       throw new ApiError(response.status, messageFor(response.status, body));
     }
@@ -481,6 +483,8 @@
     document.body.classList.toggle('read-only', readOnly);
     $('#readonly-badge').hidden = !readOnly;
     $('#share-name').textContent = state.info.name || 'fileshare';
+    $('#signed-in').hidden = !state.info.user;
+    $('#signed-in-user').textContent = state.info.user || '';
     if (readOnly !== wasReadOnly && state.loaded) {
       state.selected.clear();
       renderList(true);
