@@ -97,7 +97,7 @@ public final class LiveUsers: Sendable {
         case .success(.some):
             if changed {
                 credentials.removeAll()
-                logger.info("the users file changed; its users and rights apply now", metadata: ["file": "\(path)"])
+                logger.notice("the users file changed; its users and rights apply now", metadata: ["file": "\(path)"])
             }
         case .success(.none):
             logger.error(
