@@ -197,8 +197,13 @@ struct AccessMatrixTests {
             // Listings show what is there for the user, and only that.
             let root = try await Self.send(client, "reader", "GET", "/api/list?path=").text
             #expect(root.contains("\"Team\"") && root.contains("\"Reports\""), "\(root)")
+            #expect(root.contains(#""access":"none""#))
+            let team = try await Self.send(client, "reader", "GET", "/api/list?path=Team").text
+            #expect(team.contains(#""access":"read""#) && team.contains("plan.txt"), "\(team)")
             let drop = try await Self.send(client, "dropper", "GET", "/api/list?path=").text
             #expect(drop.contains("\"Drop\""), "\(drop)")
+            let dropBox = try await Self.send(client, "dropper", "GET", "/api/list?path=Drop").text
+            #expect(dropBox == #"{"path":"Drop","access":"upload","items":[]}"#)
             let zip = try await Self.send(client, "reader", "GET", "/api/zip?path=").text
             #expect(zip.contains("Team/plan.txt") && zip.contains("Reports/2026/q1.txt"))
 

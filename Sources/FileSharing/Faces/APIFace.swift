@@ -95,7 +95,7 @@ struct APIFace: Sendable {
         let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
         let policy = Requester.current.policy
         // A drop box lists as empty, whatever it holds, without asking the disk.
-        if try core.listingScope(path) == .empty { return APIFace.emptyListing(path) }
+        if try core.listingScope(path) == .empty { return APIFace.emptyListing(path, access: .upload) }
         // Through the disk first: a link that leads out, or a missing folder, answers as it should.
         let metadata = try await core.blocking { try core.folder.metadata(path) }
         guard metadata.kind == .directory else { throw ShareError(.notFound, "'\(path)' is a file, not a folder") }
@@ -105,6 +105,11 @@ struct APIFace: Sendable {
         var json = JSONBytes(capacity: 64 + items.count * 180)
         json.raw("{\"path\":")
         json.string(path.description)
+        // With a users file: the user's right here, so the page offers only what it allows.
+        if !policy.isAdmin {
+            json.raw(",\"access\":")
+            json.string(policy.right(at: path.components).rawValue)
+        }
         json.raw(",\"items\":[")
         var first = true
         for item in items {
@@ -152,8 +157,10 @@ struct APIFace: Sendable {
     }
 
     /// The listing of a drop box: nothing, whatever it holds.
-    static func emptyListing(_ path: SharePath) -> Response {
-        .json(status: .ok, body: "{\"path\":\(JSONText.quoted(path.description)),\"items\":[]}")
+    static func emptyListing(_ path: SharePath, access: Right) -> Response {
+        .json(
+            status: .ok,
+            body: "{\"path\":\(JSONText.quoted(path.description)),\"access\":\"\(access.rawValue)\",\"items\":[]}")
     }
 
     // MARK: Changes

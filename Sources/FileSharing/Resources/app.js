@@ -470,10 +470,20 @@
     try {
       const info = await api('GET', '/api/info');
       if (info && typeof info === 'object') Object.assign(state.info, info);
+      state.shareReadOnly = !!state.info.readOnly;
     } catch (e) {
       // An older server without /api/info: keep the defaults.
     }
+    state.info.readOnly = !!state.shareReadOnly || !!state.folderReadOnly;
     if (!(state.info.resumableChunkBytes > 0)) state.info.resumableChunkBytes = 8 * MiB;
+    applyInfo();
+  }
+
+  // Read-only for this user here: the share is, or the folder on screen is only theirs to read.
+  function applyReadOnly() {
+    const readOnly = !!state.shareReadOnly || !!state.folderReadOnly;
+    if (readOnly === !!state.info.readOnly) return;
+    state.info.readOnly = readOnly;
     applyInfo();
   }
 
@@ -616,6 +626,9 @@
     const scroll = window.scrollY;
     state.items = Array.isArray(data && data.items) ? data.items : [];
     state.loaded = true;
+    // With accounts, the user's right in this folder: where it is not theirs to change, offer no change.
+    state.folderReadOnly = !!(data && (data.access === 'read' || data.access === 'none'));
+    applyReadOnly();
     $('#file-list').setAttribute('aria-busy', 'false');
     renderList(!isRefresh);
     if (isRefresh) {
