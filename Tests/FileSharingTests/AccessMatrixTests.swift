@@ -209,16 +209,28 @@ struct AccessMatrixTests {
 
             // A move out of what reader sees, and one into it, as reader's changes tell them.
             try FileManager.default.moveItem(
-                atPath: share.path("Private/diary.txt"), toPath: share.path("Team/diary-moved.txt"))
+                atPath: share.path("Private/diary.txt"), toPath: share.path("Team/moved-in.txt"))
             try FileManager.default.moveItem(atPath: share.path("Team/w2.txt"), toPath: share.path("Private/w2.txt"))
             #expect(
                 await eventuallyTrue {
                     try await Self.send(client, "admin", "GET", "/api/changes?since=0").text.contains("Private/w2.txt")
                 })
             let changes = try await Self.send(client, "reader", "GET", "/api/changes?since=0").text
-            #expect(changes.contains(#""type":"added","path":"Team/diary-moved.txt""#), "\(changes)")
+            #expect(changes.contains(#""type":"added","path":"Team/moved-in.txt""#), "\(changes)")
             #expect(changes.contains(#""type":"removed","path":"Team/w2.txt""#), "\(changes)")
             #expect(!changes.contains("Private"), "\(changes)")
+            // The event stream, from the start, as reader: the same records.
+            let stream = try RawConnection(port: try #require(client.port))
+            let reader = "Basic " + Data("reader:reader-pw".utf8).base64EncodedString()
+            stream.send("GET /api/events?since=0 HTTP/1.1\r\nHost: x\r\nAuthorization: \(reader)\r\n\r\n")
+            let events = stream.receive(until: #""type":"removed","path":"Team/w2.txt""#)
+            stream.disconnect()
+            #expect(events.contains(#""type":"added","path":"Team/moved-in.txt""#), "\(events)")
+            #expect(events.contains(#""type":"removed","path":"Team/w2.txt""#), "\(events)")
+            // (Names of digits alone could match an id or a time by chance.)
+            for name in Self.hidden["reader", default: []] where name.contains(where: \.isLetter) {
+                #expect(!events.contains(name), "events show \(name)")
+            }
             #expect(
                 try await Self.send(client, "reader", "GET", "/api/info", authorization: "reader:wrong").status
                     == .unauthorized)
@@ -227,7 +239,7 @@ struct AccessMatrixTests {
         #expect(share.read("Team/plan.txt") == "replaced")
         #expect(share.read("Team/Secret/code.txt") == "code")
         #expect(share.read("Team/copy.txt") == "code")
-        #expect(share.read("Team/diary-moved.txt") == "diary")
+        #expect(share.read("Team/moved-in.txt") == "diary")
         #expect(share.read("Drop/old.pdf") == "old")
         #expect(share.read("Drop/new.txt") == "D")
         #expect(share.read("Drop/dav.txt") == "D")
