@@ -27,7 +27,7 @@ final class ShareFixture: @unchecked Sendable {
         readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
         acceptedTypes: AcceptedTypes? = nil, misleadingNames: MisleadingNames = .refuse,
         changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits(),
-        users: String? = nil
+        users: String? = nil, signInLimits: SignInThrottle.Limits = SignInThrottle.Limits()
     ) throws {
         if let root {
             self.root = root
@@ -48,6 +48,7 @@ final class ShareFixture: @unchecked Sendable {
         // Real bcrypt, at its lowest cost: tests sign in many times.
         configuration.usersFile = users
         configuration.passwordHasher = BcryptHasher(cost: 4)
+        configuration.signInLimits = signInLimits
         server = try ShareServer(
             configuration: configuration,
             logger: logger,

@@ -35,10 +35,12 @@ struct CrossSiteCheckTests {
 /// The page's sign-in, on a live server with a users file.
 @Suite("Sign-in, live")
 struct SignInLiveTests {
-    static func share(in folder: TemporaryFolder) throws -> ShareFixture {
+    static func share(
+        in folder: TemporaryFolder, signInLimits: SignInThrottle.Limits = SignInThrottle.Limits()
+    ) throws -> ShareFixture {
         let usersFile = folder("users.json")
         try UsersFile.write(try AccessFixture.directory(), to: usersFile)
-        let share = try ShareFixture(credentials: false, users: usersFile)
+        let share = try ShareFixture(credentials: false, users: usersFile, signInLimits: signInLimits)
         try share.write("Team/plan.txt", "plan")
         return share
     }
@@ -136,14 +138,16 @@ struct SignInLiveTests {
     @Test("failed sign-ins are slowed per name and per address: 429 with Retry-After, for the form and Basic")
     func throttled() async throws {
         let folder = try TemporaryFolder()
-        let share = try Self.share(in: folder)
+        // A wait long enough that a slow machine does not see it end meanwhile
+        // (its end is the state machine's test, with a clock of its own).
+        let share = try Self.share(in: folder, signInLimits: .init(firstDelay: .seconds(60)))
         try await share.test(.live) { client in
             let wrong = "Basic " + Data("dropper:nope".utf8).base64EncodedString()
             for _ in 0..<6 {
                 #expect(try await Self.send(client, .get, "/api/info", [.authorization: wrong]).status == .unauthorized)
             }
             let slowed = try await Self.send(client, .get, "/api/info", [.authorization: wrong])
-            #expect(slowed.status == .tooManyRequests && slowed.headers[.retryAfter] == "1")
+            #expect(slowed.status == .tooManyRequests && slowed.headers[.retryAfter] == "60")
             // Even the right password waits: nothing is checked while slowed.
             let right = "Basic " + Data("dropper:dropper-pw".utf8).base64EncodedString()
             #expect(try await Self.send(client, .get, "/api/info", [.authorization: right]).status == .tooManyRequests)
@@ -151,11 +155,6 @@ struct SignInLiveTests {
                 client, .post, "/signin", [.contentType: "application/x-www-form-urlencoded"],
                 body: "name=dropper&password=dropper-pw")
             #expect(form.status == .tooManyRequests)
-            // After the wait (a second), the right password goes through.
-            #expect(
-                await eventuallyTrue {
-                    try await Self.send(client, .get, "/api/info", [.authorization: right]).status == .ok
-                })
         }
     }
 }
