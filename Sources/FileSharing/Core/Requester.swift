@@ -2,7 +2,7 @@ public import Accounts
 
 /// Who a request is from, and what they may do: set by the authentication
 /// middleware for the whole of a request's handling, read by the core
-/// wherever it decides (``ShareCore/authorize(_:_:)``, `perform`, `commit`).
+/// wherever it decides (`ShareCore.authorize`, `perform`, `commit`).
 ///
 /// It is a task-local value so that the core's own changes check it
 /// without each face handing it down, and a face added later cannot forget
