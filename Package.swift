@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
@@ -97,6 +98,8 @@ let package = Package(
             dependencies: [
                 "FileWatching",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -127,6 +130,7 @@ let package = Package(
             name: "FileSharing",
             dependencies: [
                 "FileWatching",
+                "Accounts",
                 "ChangeLog",
                 "ZipStream",
                 "DocumentTypes",
@@ -152,6 +156,7 @@ let package = Package(
                 .embedInCode("Resources/app.css"),
                 .embedInCode("Resources/app.js"),
                 .embedInCode("Resources/openapi.json"),
+                .embedInCode("Resources/signin.html"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -207,7 +212,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AccountsTests",
-            dependencies: ["Accounts", "FileshareTestSupport"],
+            dependencies: ["Accounts", "FileshareTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -230,7 +235,8 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "Versions", "FileshareTestSupport",
+                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "Versions", "Accounts",
+                "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,3 +1,4 @@
+public import Accounts
 public import ChangeLog
 public import DocumentTypes
 public import FileWatching
@@ -23,6 +24,13 @@ public struct ShareConfiguration: Sendable {
     public var port: Int
     /// Credentials every request must carry, or `nil` for none.
     public var credentials: Credentials?
+    /// The users file (`--users`): when set, people sign in as its users and
+    /// the core applies their rights; ``credentials`` are not used.
+    public var usersFile: String?
+    /// How failed sign-ins are slowed (with a users file).
+    public var signInLimits = SignInThrottle.Limits()
+    /// Checks passwords against the users file's hashes (bcrypt).
+    public var passwordHasher: any PasswordHasher = BcryptHasher()
     /// Whether no change through the server is allowed (403).
     public var readOnly: Bool
     /// The largest upload accepted (413 above it), or `nil` for no limit.

@@ -1,3 +1,4 @@
+import Accounts
 public import ChangeLog
 public import FileWatching
 public import Hummingbird
@@ -23,11 +24,14 @@ public final class ShareServer: Service {
     let logger: Logger
     /// What `/metrics` reports.
     let metrics = ServerMetrics()
+    /// Sign-ins against the users file, when there is one.
+    let signIn: SignIn?
     private let boundPort = Mutex<Int?>(nil)
 
     /// Opens the folder (creating it if missing), its change log and its
     /// observer; nothing runs until ``run()`` (or ``start()``).
     /// - Throws: `FileWatchingError` for a folder that cannot be shared,
+    ///   `AccountsError` for a users file that is missing or broken,
     ///   `ChangeLogError` when the change log cannot be opened (`.busy`:
     ///   another server shares the folder).
     /// - Parameter changePrinter: Called with each change's JSON line (the command prints them to stderr).
@@ -36,6 +40,13 @@ public final class ShareServer: Service {
     {
         self.configuration = configuration
         self.logger = logger
+        // Read before the folder is opened: a broken users file changes nothing.
+        signIn = try configuration.usersFile.map { path in
+            let users = try LiveUsers(path: path, logger: logger)
+            return SignIn(
+                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
+                limits: configuration.signInLimits, logger: logger)
+        }
         let folder: SharedFolder
         do {
             folder = try SharedFolder(rootPath: configuration.root, history: configuration.history, logger: logger)
@@ -83,7 +94,9 @@ public final class ShareServer: Service {
         let snapshot = metricsSnapshot
         router.add(middleware: MetricsMiddleware(metrics: metrics, snapshot: snapshot))
         router.add(middleware: ErrorMiddleware())
-        if let credentials = configuration.credentials {
+        if let signIn {
+            router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil))
+        } else if let credentials = configuration.credentials {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
         }
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }

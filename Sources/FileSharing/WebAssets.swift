@@ -9,4 +9,6 @@ enum WebAssets {
     static let css = String(decoding: PackageResources.app_css, as: UTF8.self)
     /// The script of the web page, served at `/app.js`.
     static let javaScript = String(decoding: PackageResources.app_js, as: UTF8.self)
+    /// The sign-in page (with a users file), served at `/signin`; `<!--message-->` is where a failure is told.
+    static let signIn = String(decoding: PackageResources.signin_html, as: UTF8.self)
 }

@@ -1,3 +1,4 @@
+import Accounts
 import ArgumentParser
 import ChangeLog
 import DocumentTypes
@@ -19,7 +20,9 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Listens on 127.0.0.1:8080 by default. Every request needs the credentials (HTTP Basic): \
             give them with --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD); without \
-            them a random password is made and printed to stderr. Changes to DIR are printed to stderr \
+            them a random password is made and printed to stderr. With --users FILE, people sign in as \
+            the users of FILE ('fileshare users') and see and change only what they are granted; FILE is \
+            read again when it changes. Changes to DIR are printed to stderr \
             as JSON lines. With --accept or --types, uploads of other types are refused (415); with \
             --inbox, what arrives in DIR/Inbox is taken in as 'fileshare inbox' does. Stops cleanly on \
             SIGINT or SIGTERM.
@@ -40,6 +43,11 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "The password for HTTP Basic authentication.")
     var password: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The users file ('fileshare users'): sign-in as its users, with their rights.", valueName: "FILE"))
+    var users: String?
 
     @Flag(name: .customLong("no-auth"), help: "No credentials (only when bound to a loopback address).")
     var noAuth = false
@@ -167,7 +175,11 @@ struct Serve: AsyncParsableCommand {
         let user = self.user ?? environment["FILESHARE_USER"]
         let password = self.password ?? environment["FILESHARE_PASSWORD"]
         var credentials: ShareConfiguration.Credentials? = nil
-        if noAuth {
+        if users != nil {
+            if noAuth || self.user != nil || self.password != nil {
+                CommandOutput.fail("--users cannot be combined with --user, --password or --no-auth", code: 2)
+            }
+        } else if noAuth {
             guard Serve.isLoopback(bind) else {
                 CommandOutput.fail(
                     "--no-auth is accepted only on a loopback address; bind to 127.0.0.1 or give credentials", code: 2)
@@ -193,10 +205,11 @@ struct Serve: AsyncParsableCommand {
         if !Serve.makeDirectories(directory) {
             CommandOutput.fail("cannot create \(directory): \(String(cString: strerror(errno)))", code: 2)
         }
-        let configuration = ShareConfiguration(
+        var configuration = ShareConfiguration(
             root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
             maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes,
             misleadingNames: fixExtensions ? .correct : .refuse, limits: limits)
+        configuration.usersFile = users
         Serve.raiseOpenFileLimit(logger: logger)
         let server: ShareServer
         do {
@@ -208,6 +221,8 @@ struct Serve: AsyncParsableCommand {
         } catch let error as ChangeLogError {
             // Another server on the folder, or a log that cannot be written: a failure at run time.
             CommandOutput.fail(error.message, code: 1)
+        } catch let error as AccountsError {
+            CommandOutput.fail(error.message, code: 2)
         }
         let announced = ShareAnnouncement(root: server.root)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [

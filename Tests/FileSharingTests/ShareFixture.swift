@@ -1,3 +1,4 @@
+import Accounts
 import ChangeLog
 import DocumentTypes
 import FileWatching
@@ -25,7 +26,8 @@ final class ShareFixture: @unchecked Sendable {
     init(
         readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
         acceptedTypes: AcceptedTypes? = nil, misleadingNames: MisleadingNames = .refuse,
-        changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits()
+        changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits(),
+        users: String? = nil, signInLimits: SignInThrottle.Limits = SignInThrottle.Limits()
     ) throws {
         if let root {
             self.root = root
@@ -37,13 +39,18 @@ final class ShareFixture: @unchecked Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let printed = self.printed
+        var configuration = ShareConfiguration(
+            root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
+            readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
+            misleadingNames: misleadingNames,
+            observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog,
+            limits: limits)
+        // Real bcrypt, at its lowest cost: tests sign in many times.
+        configuration.usersFile = users
+        configuration.passwordHasher = BcryptHasher(cost: 4)
+        configuration.signInLimits = signInLimits
         server = try ShareServer(
-            configuration: ShareConfiguration(
-                root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
-                readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
-                misleadingNames: misleadingNames,
-                observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog,
-                limits: limits),
+            configuration: configuration,
             logger: logger,
             changePrinter: { line in printed.append(line) })
         // The server starts nothing when made; the tests through the router need the observer running.

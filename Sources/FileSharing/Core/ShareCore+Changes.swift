@@ -23,15 +23,22 @@ extension ShareCore {
     /// - Parameters:
     ///   - conditions: What must hold of the items at these paths (each
     ///     under one of `paths`); a failure throws ``PreconditionFailure``.
+    ///   - access: What the requester (``Requester/current``) must be
+    ///     allowed at each path, checked while the paths are held: `nil`
+    ///     for ``AccessOperation/change`` at every one of `paths`; `.add`
+    ///     is a new file, or the replacement of the one there.
     func perform<T: Sendable>(
         _ paths: [SharePath], origin: ChangeOrigin, conditions: [SharePath: WritePreconditions] = [:],
-        _ work: @escaping @Sendable () throws -> T
+        access: [SharePath: AccessOperation]? = nil, _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
+        let requester = Requester.current
+        let access = access ?? Dictionary(paths.map { ($0, AccessOperation.change) }, uniquingKeysWith: { a, _ in a })
         let key = origins.begin(paths.map(\.itemPath), origin)
         defer { origins.finish(key) }
         let folder = self.folder
         let result = try await exclusion.withPaths(paths) {
             try await blocking {
+                try ShareCore.check(access, for: requester, in: folder)
                 for (path, condition) in conditions { try condition.check(path, in: folder) }
                 // What the work replaces or deletes is kept with its origin.
                 return try FolderHistory.$origin.withValue(origin) { try work() }
@@ -84,7 +91,8 @@ extension ShareCore {
         let destination = try await blocking { try policy.check(stagedFile: file.descriptor, for: path) }
         if destination == path {
             let replaced = try await perform(
-                [path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions]
+                [path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions],
+                access: [path: .add]
             ) {
                 try preparing?(file.descriptor)
                 return try file.commit(to: path, replacing: .file, creatingParents: creatingParents)
@@ -112,7 +120,8 @@ extension ShareCore {
             do {
                 // The client's conditions are about the name it sent, held meanwhile.
                 try await perform(
-                    [candidate, path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions]
+                    [candidate, path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions],
+                    access: [candidate: .add]
                 ) {
                     _ = try file.commit(to: candidate, replacing: .nothing, creatingParents: creatingParents)
                 }

@@ -11,6 +11,7 @@ extension APIFace {
     func upload(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try APIRequest.path(of: request, after: "/api/files/")
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
+        try await core.authorizePut(path)
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         try UploadBody.checkSize(declared, core: core)
         try refuseIfLocked([path])
@@ -63,6 +64,7 @@ extension APIFace {
         }
         let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
+        try await core.authorizePut(path)
         try UploadBody.checkSize(length, core: core)
         // An empty file is judged by its name, and can be judged now.
         if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }

@@ -1,3 +1,4 @@
+import Accounts
 import CFileshareShim
 import FileWatching
 import Hummingbird
@@ -15,6 +16,10 @@ extension APIFace {
     /// Hidden names and symbolic links are left out, as everywhere.
     func zip(_ request: Request) async throws -> Response {
         let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
+        // Only what may be read goes in: a drop box's ZIP is empty, a folder
+        // that is only a way in holds only what is shared below it.
+        let scope = try core.listingScope(path)
+        let policy = Requester.current.policy
         let core = self.core
         let folder = core.folder
         let fd = try await core.blocking { try folder.open(path, flags: O_RDONLY | O_DIRECTORY) }
@@ -27,9 +32,12 @@ extension APIFace {
             // Depth first, one open descriptor per level.
             var stack: [(fd: Int32, name: String, entries: [String])] = []
             func push(_ fd: Int32, _ name: String) async throws {
-                let entries = try await core.blocking {
-                    try SharedFolder.entries(fd: fd, path: .root).filter { !$0.hasPrefix(".") }.sorted()
-                }
+                let entries =
+                    scope == .empty
+                    ? []
+                    : try await core.blocking {
+                        try SharedFolder.entries(fd: fd, path: .root).filter { !$0.hasPrefix(".") }.sorted()
+                    }
                 stack.append((fd, name, entries.reversed()))
             }
             if !prefix.isEmpty {
@@ -47,6 +55,9 @@ extension APIFace {
                     continue
                 }
                 let directory = stack[stack.count - 1]
+                let itemPath = (directory.name.dropFirst(prefix.count).split(separator: "/").map(String.init) + [name])
+                    .reduce(path) { $0.child($1) }
+                guard policy.shows(itemPath) else { continue }
                 guard let status = try? FileStatus(name: name, in: directory.fd) else { continue }  // gone meanwhile
                 let entryName = directory.name + name
                 switch status.kind {
@@ -60,6 +71,7 @@ extension APIFace {
                     try await writer.write(ByteBuffer(bytes: try zip.endEntry()))
                     try await push(child, entryName + "/")
                 case .file:
+                    guard policy.isAdmin || policy.right(at: itemPath.components).canRead else { continue }
                     let file = openat(directory.fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
                     guard file >= 0 else { continue }
                     defer { close(file) }

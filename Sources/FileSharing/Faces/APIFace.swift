@@ -1,3 +1,4 @@
+import Accounts
 import ChangeLog
 import FileWatching
 import Hummingbird
@@ -74,6 +75,8 @@ struct APIFace: Sendable {
         var body =
             "{\"name\":\(JSONText.quoted(name)),\"readOnly\":\(readOnly),"
             + "\"maxUploadBytes\":\(core.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
+        // Who signed in (with a users file), for the page's sign-out.
+        if let user = Requester.current.user { body += ",\"user\":\(JSONText.quoted(user))" }
         // The kinds whose thumbnails this machine can make.
         let kinds =
             (core.imageThumbnailer?.kinds.map(\.rawValue) ?? []) + (core.thumbnailer?.kinds.map(\.rawValue) ?? [])
@@ -91,6 +94,9 @@ struct APIFace: Sendable {
     func list(_ request: Request) async throws -> Response {
         let core = self.core
         let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
+        let policy = Requester.current.policy
+        // A drop box lists as empty, whatever it holds, without asking the disk.
+        if try core.listingScope(path) == .empty { return APIFace.emptyListing(path, access: .upload) }
         // Through the disk first: a link that leads out, or a missing folder, answers as it should.
         let metadata = try await core.blocking { try core.folder.metadata(path) }
         guard metadata.kind == .directory else { throw ShareError(.notFound, "'\(path)' is a file, not a folder") }
@@ -100,9 +106,18 @@ struct APIFace: Sendable {
         var json = JSONBytes(capacity: 64 + items.count * 180)
         json.raw("{\"path\":")
         json.string(path.description)
+        // With a users file: the user's right here, so the page offers only what it allows.
+        if !policy.isAdmin {
+            json.raw(",\"access\":")
+            json.string(policy.right(at: path.components).rawValue)
+        }
         json.raw(",\"items\":[")
-        for (index, item) in items.enumerated() {
-            if index > 0 { json.raw(",") }
+        var first = true
+        for item in items {
+            let components = item.path.description.split(separator: "/").map(String.init)
+            guard policy.isAdmin || policy.isListed(components) else { continue }
+            if !first { json.raw(",") }
+            first = false
             json.raw("{\"name\":")
             json.string(item.name)
             json.raw(",\"path\":")
@@ -119,7 +134,7 @@ struct APIFace: Sendable {
             json.time(nanoseconds: item.modificationTime)
             json.raw(",\"id\":")
             json.string(item.id.description)
-            if let count = item.childCount {
+            if let count = item.childCount, AccessRules.showsCount(of: components, policy: policy) {
                 json.raw(",\"childCount\":")
                 json.integer(Int64(count))
             }
@@ -142,11 +157,19 @@ struct APIFace: Sendable {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.bytes)))
     }
 
+    /// The listing of a drop box: nothing, whatever it holds.
+    static func emptyListing(_ path: SharePath, access: Right) -> Response {
+        .json(
+            status: .ok,
+            body: "{\"path\":\(JSONText.quoted(path.description)),\"access\":\"\(access.rawValue)\",\"items\":[]}")
+    }
+
     // MARK: Changes
 
     /// `DELETE /api/files/P`, under the request's conditions on `P`.
     func delete(_ request: Request, context: ShareContext) async throws -> Response {
         let path = try APIRequest.path(of: request, after: "/api/files/")
+        try core.authorize(.change, path)
         let folder = core.folder
         let conditions = WritePreconditions(request.headers)
         try await change([path], method: "DELETE", context: context, conditions: [path: conditions]) {
@@ -167,6 +190,7 @@ struct APIFace: Sendable {
     func makeDirectory(_ request: Request, context: ShareContext) async throws -> Response {
         let body = try await request.decode(as: PathBody.self, context: context)
         let path = try SharePath(plain: body.path)
+        try core.authorize(.change, path)
         let folder = core.folder
         let conditions = WritePreconditions(request.headers)
         try await change([path], method: "POST", context: context, conditions: [path: conditions]) {
@@ -182,6 +206,8 @@ struct APIFace: Sendable {
         let body = try await request.decode(as: MoveBody.self, context: context)
         let from = try SharePath(plain: body.from)
         let to = try SharePath(plain: body.to)
+        try core.authorize(.change, from)
+        try core.authorize(.change, to)
         let folder = core.folder
         let conditions = WritePreconditions(request.headers)
         var checked = [from: conditions.onExisting]

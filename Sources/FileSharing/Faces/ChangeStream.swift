@@ -1,3 +1,4 @@
+import Accounts
 import ChangeLog
 import FileWatching
 import Hummingbird
@@ -37,7 +38,8 @@ final class ChangeStream: Sendable {
 
     // MARK: /api/changes
 
-    func changes(since: String?, limit: String?) async throws -> Response {
+    /// - Parameter visibility: What the requester may be told (``ChangeVisibility``).
+    func changes(since: String?, limit: String?, visibility: Visibility = .everything) async throws -> Response {
         let cursor = try since.map { text throws(ShareError) -> UInt64 in
             guard let value = UInt64(text) else {
                 throw ShareError(
@@ -62,7 +64,9 @@ final class ChangeStream: Sendable {
         case .expired(let oldest, let latest):
             return .json(
                 status: .gone, body: ChangeStream.resyncBody(cursor: cursor ?? 0, oldest: oldest, latest: latest))
-        case .records(let records, let next):
+        case .records(let all, let next):
+            // A page may hold fewer records than asked once filtered; `next` still goes past all of them.
+            let records = visibility.filter(all)
             var bytes: [UInt8] = []
             bytes.reserveCapacity(32 + records.reduce(0) { $0 + $1.json.count + 1 })
             bytes.append(contentsOf: "{\"changes\":[".utf8)
@@ -107,7 +111,7 @@ final class ChangeStream: Sendable {
         return sinceValue ?? log.latest
     }
 
-    func events(after start: UInt64) -> Response {
+    func events(after start: UInt64, visibility: Visibility = .everything) -> Response {
         let log = self.log
         let body = ResponseBody { [self] writer in
             let stop = StreamStop()
@@ -141,8 +145,16 @@ final class ChangeStream: Sendable {
                         if await !ChangeStream.wait(log, after: cursor, stop: stop) {
                             try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                         }
-                    case .records(let records, _):
-                        let page = ChangeStream.frames(records)
+                    case .records(let all, _):
+                        let records = visibility.filter(all)
+                        guard !records.isEmpty else {
+                            // Nothing of this page is the client's: on past it, unsent.
+                            cursor = all.last?.seq ?? cursor
+                            continue
+                        }
+                        var page = ChangeStream.frames(records)
+                        // Filtered records hidden after the last one sent are passed too.
+                        if page.last == records.last?.seq, let last = all.last?.seq { page.last = last }
                         try await writer.write(page.buffer)
                         cursor = page.last
                         // A write to a writable socket returns without
@@ -199,6 +211,22 @@ final class ChangeStream: Sendable {
             let first = await group.next() ?? true
             group.cancelAll()
             return first
+        }
+    }
+}
+
+extension ChangeStream {
+    /// What one client may be told: the requester's policy, and where the
+    /// size of a file that moved into view comes from.
+    struct Visibility: Sendable {
+        var policy: AccessPolicy
+        var size: @Sendable (ItemPath) -> Int64?
+
+        static let everything = Visibility(policy: Requester.everyone.policy, size: { _ in nil })
+
+        func filter(_ records: [ChangeRecord]) -> [ChangeRecord] {
+            if policy.isAdmin { return records }
+            return records.compactMap { ChangeVisibility.filter($0, for: policy, size: size) }
         }
     }
 }

@@ -26,6 +26,9 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let error as UploadRefusal {
             let error = ShareError(error)
             return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        } catch let error as AccessDenied {
+            let error = ShareError(error)
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
         } catch let error as PreconditionFailure {
             return .json(status: .preconditionFailed, error: error.message)
         } catch let error as HTTPError {

@@ -14,11 +14,12 @@ struct EventStreamFace: Sendable {
         routes.get("events") { request, _ in
             let cursor = try core.changeStream.startCursor(
                 lastEventID: request.headers[.lastEventID], since: try APIRequest.query(request, "since"))
-            return core.changeStream.events(after: cursor)
+            return core.changeStream.events(after: cursor, visibility: core.visibility())
         }
         routes.get("changes") { request, _ in
             try await core.changeStream.changes(
-                since: try APIRequest.query(request, "since"), limit: try APIRequest.query(request, "limit"))
+                since: try APIRequest.query(request, "since"), limit: try APIRequest.query(request, "limit"),
+                visibility: core.visibility())
         }
         return routes
     }

@@ -27,6 +27,7 @@ extension APIFace {
 enum FileResponses {
     /// Sends the file at `path`, with ranges, validators and conditional requests.
     static func download(_ path: SharePath, request: Request, head: Bool, core: ShareCore) async throws -> Response {
+        try core.authorize(.read, path)
         let folder = core.folder
         return try await send(
             named: path.name, path: path, request: request, head: head, core: core,
@@ -178,6 +179,8 @@ enum FileResponses {
     /// program is missing, and a file that fails, answer 415 (the page
     /// shows an icon).
     static func thumbnail(_ path: SharePath, request: Request, core: ShareCore) async throws -> Response {
+        try core.authorize(.read, path)
+        let folder = core.folder
         let type = FileResponses.mediaType(for: path.name)
         if let kind = ThumbnailKind(mediaType: type) {
             return try await madeThumbnail(path, kind: kind, core: core)

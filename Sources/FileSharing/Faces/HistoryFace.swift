@@ -32,6 +32,7 @@ struct HistoryFace: Sendable {
     /// `GET /api/versions?path=P`: the file's versions, newest first.
     func versions(_ request: Request) async throws -> Response {
         let path = try HistoryFace.path(request)
+        try core.authorize(.read, path)
         let id = try await core.itemID(at: path)
         var json = JSONBytes(capacity: 256)
         json.raw("{\"path\":")
@@ -51,6 +52,7 @@ struct HistoryFace: Sendable {
     /// as a download of the file is sent (ranges, validators).
     func content(_ request: Request, head: Bool) async throws -> Response {
         let path = try HistoryFace.path(request)
+        try core.authorize(.read, path)
         let version = try HistoryFace.versionName(try APIRequest.query(request, "version"))
         let id = try await core.itemID(at: path)
         let store = core.folder.history.versions
@@ -103,6 +105,7 @@ struct HistoryFace: Sendable {
     func resolve(_ request: Request, context: ShareContext) async throws -> Response {
         let body = try await request.decode(as: ResolveBody.self, context: context)
         let path = try SharePath(plain: body.path)
+        try core.authorize(.change, path)
         let keep = try body.keep.map { try HistoryFace.versionName($0) }
         let id = try await core.itemID(at: path)
         let store = core.folder.history.versions
@@ -129,7 +132,15 @@ struct HistoryFace: Sendable {
     func trash() -> Response {
         var json = JSONBytes(capacity: 256)
         json.raw("{\"items\":[")
-        for (index, item) in core.folder.history.trash.items.enumerated() {
+        // A user sees what was deleted where they may read (admins: all).
+        let requester = Requester.current
+        let items = core.folder.history.trash.items.filter { item in
+            requester.seesEverything
+                || (try? SharePath(plain: item.path)).map { path in
+                    (try? ShareCore.authorize(.read, path, for: requester)) != nil
+                } ?? false
+        }
+        for (index, item) in items.enumerated() {
             if index > 0 { json.raw(",") }
             json.raw("{\"trashId\":")
             json.string(item.trashId)
@@ -163,7 +174,10 @@ struct HistoryFace: Sendable {
         let trashId = try HistoryFace.trashID(body.trashId)
         do {
             let record = try core.folder.history.trash.item(trashId)
-            if let path = try? SharePath(plain: record.path) { try api.refuseIfLocked([path]) }
+            if let path = try? SharePath(plain: record.path) {
+                try core.authorize(.change, path)
+                try api.refuseIfLocked([path])
+            }
         } catch let error as VersionError {
             throw ShareError(error)
         }
@@ -175,6 +189,11 @@ struct HistoryFace: Sendable {
     func purge(context: ShareContext) async throws -> Response {
         let trashId = try HistoryFace.trashID(context.parameters.get("trashId"))
         let trash = core.folder.history.trash
+        if !Requester.current.seesEverything {
+            let record: TrashRecord
+            do { record = try trash.item(trashId) } catch { throw ShareError(error) }
+            try core.authorize(.change, try SharePath(plain: record.path))
+        }
         try await core.blocking {
             do throws(VersionError) { try trash.purge(trashId) } catch { throw ShareError(error) }
         }

@@ -38,6 +38,10 @@ struct RouteShapeMiddleware: RouterMiddleware {
     /// the OpenAPI document's own route, as `openapi.json` describes them.
     static let operations: [Operation] = [
         Operation(pattern: .exact("/api/info"), method: .get),
+        // With a users file, answered before authentication (`SessionFace`); 404 without one.
+        Operation(pattern: .exact("/api/session"), method: .get),
+        Operation(pattern: .exact("/api/session"), method: .post),
+        Operation(pattern: .exact("/api/session"), method: .delete),
         Operation(pattern: .exact("/api/list"), method: .get, query: ["path"]),
         Operation(pattern: .below("/api/files/"), method: .get, query: ["download"]),
         Operation(pattern: .below("/api/files/"), method: .head, query: ["download"]),

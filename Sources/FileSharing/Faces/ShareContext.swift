@@ -7,6 +7,8 @@ struct ShareContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     /// The client's address and port.
     let client: String
+    /// The client's address alone (what failed sign-ins are counted by).
+    let address: String
     /// Whether the client is on this machine (the loopback interface).
     let isLoopback: Bool
     /// The user, once authenticated.
@@ -16,9 +18,11 @@ struct ShareContext: RequestContext {
         coreContext = .init(source: source)
         if let address = source.channel.remoteAddress {
             client = "\(address.ipAddress ?? "?"):\(address.port ?? 0)"
+            self.address = address.ipAddress ?? "?"
             isLoopback = ShareContext.isLoopback(address)
         } else {
             client = "unknown"
+            address = "unknown"
             isLoopback = false
         }
     }

@@ -66,3 +66,18 @@ extension ShareError {
         self.init(error.reason == .hidden ? .forbidden : .badRequest, error.message)
     }
 }
+
+extension ShareError {
+    /// The answer to a refusal of the rights: 404 where the path does not
+    /// exist for the requester (the same as for a missing path), 403 where
+    /// they see it but may not do this, 409 for a name taken in a drop box.
+    init(_ denied: AccessDenied) {
+        let kind: Kind =
+            switch denied.code {
+            case .hidden: .notFound
+            case .forbidden: .forbidden
+            case .dropBox: .conflict
+            }
+        self.init(kind, denied.message)
+    }
+}

@@ -64,6 +64,7 @@ struct TusFace: Sendable {
         let metadata = try TusMetadata(request.headers[.init("Upload-Metadata")!] ?? "")
         let path = try metadata.targetPath()
         try TusFace.checkVersion(request)
+        try await core.authorizePut(path)
         // 413 past the server's limit (`Tus-Max-Size`), 507 when the disk has no room.
         try UploadBody.checkSize(length, core: core)
         try APIFace(core: core, readOnly: false).refuseIfLocked([path])
@@ -238,6 +239,9 @@ struct TusErrorMiddleware: RouterMiddleware {
         } catch let error as TusError {
             return TusErrorMiddleware.answer(error.status, error.message)
         } catch let error as ShareError {
+            return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
+        } catch let error as AccessDenied {
+            let error = ShareError(error)
             return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
         } catch let error as FolderError {
             let error = ShareError(error)

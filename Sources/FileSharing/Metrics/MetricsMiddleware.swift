@@ -44,14 +44,19 @@ struct MetricsMiddleware: RouterMiddleware {
     }
 }
 
-/// `GET /metrics` for signed-in clients (loopback clients are answered by ``MetricsMiddleware``).
+/// `GET /metrics` for signed-in admins (every signed-in client without a
+/// users file; loopback clients are answered by ``MetricsMiddleware``).
 struct MetricsFace {
     let metrics: ServerMetrics
     let snapshot: @Sendable () -> [(String, Double)]
 
     func routes() -> RouteCollection<ShareContext> {
         let routes = RouteCollection(context: ShareContext.self)
-        routes.get("/metrics") { _, _ in MetricsFace.answer(metrics: metrics, snapshot: snapshot) }
+        routes.get("/metrics") { _, _ in
+            // With a users file, for admins only (others: as if it were not there).
+            guard Requester.current.seesEverything else { throw ShareError(.notFound, "there is no such page") }
+            return MetricsFace.answer(metrics: metrics, snapshot: snapshot)
+        }
         return routes
     }
 

@@ -288,6 +288,8 @@
       try { body = await response.json(); } catch (e) { body = null; }
     }
     if (!response.ok) {
+      // Signed in with a users file, and the session ended: to the sign-in form.
+      if (response.status === 401 && body && body.signIn) location.assign(serverURL(body.signIn));
       if (response.status === 403 && !state.info.readOnly) refreshInfo();
       throw new ApiError(response.status, messageFor(response.status, body));
     }
@@ -487,10 +489,20 @@
     try {
       const info = await api('GET', '/api/info');
       if (info && typeof info === 'object') Object.assign(state.info, info);
+      state.shareReadOnly = !!state.info.readOnly;
     } catch (e) {
       // An older server without /api/info: keep the defaults.
     }
+    state.info.readOnly = !!state.shareReadOnly || !!state.folderReadOnly;
     if (!(state.info.resumableChunkBytes > 0)) state.info.resumableChunkBytes = 8 * MiB;
+    applyInfo();
+  }
+
+  // Read-only for this user here: the share is, or the folder on screen is only theirs to read.
+  function applyReadOnly() {
+    const readOnly = !!state.shareReadOnly || !!state.folderReadOnly;
+    if (readOnly === !!state.info.readOnly) return;
+    state.info.readOnly = readOnly;
     applyInfo();
   }
 
@@ -500,6 +512,8 @@
     document.body.classList.toggle('read-only', readOnly);
     $('#readonly-badge').hidden = !readOnly;
     $('#share-name').textContent = state.info.name || 'fileshare';
+    $('#signed-in').hidden = !state.info.user;
+    $('#signed-in-user').textContent = state.info.user || '';
     if (readOnly !== wasReadOnly && state.loaded) {
       state.selected.clear();
       renderList(true);
@@ -631,6 +645,9 @@
     const scroll = window.scrollY;
     state.items = Array.isArray(data && data.items) ? data.items : [];
     state.loaded = true;
+    // With accounts, the user's right in this folder: where it is not theirs to change, offer no change.
+    state.folderReadOnly = !!(data && (data.access === 'read' || data.access === 'none'));
+    applyReadOnly();
     $('#file-list').setAttribute('aria-busy', 'false');
     renderList(!isRefresh);
     if (isRefresh) {

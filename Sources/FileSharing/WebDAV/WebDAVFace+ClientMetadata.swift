@@ -13,6 +13,12 @@ extension WebDAVFace {
     /// `SharedFolder.openClientMetadata`), never in the shared folder, never
     /// listed, never in the events. Locks on them are real locks.
     func davClientMetadata(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
+        // Finder's files about an item go with the folder that holds it: read there to read them, write to write them.
+        switch request.method.rawValue {
+        case "OPTIONS": break
+        case "GET", "HEAD", "PROPFIND": try core.authorize(.read, path.parent)
+        default: try core.authorize(.change, path.parent)
+        }
         switch request.method.rawValue {
         case "OPTIONS":
             return WebDAV.optionsResponse()

@@ -93,12 +93,12 @@ extension WebDAVFace {
             }
             entries.append(DAVEntry(path: path, metadata: metadata, properties: children.0))
             for child in children.1 {
-                guard let childPath = try? path.appending(child.name) else { continue }
+                guard let childPath = try? path.appending(child.name), davShows(childPath) else { continue }
                 entries.append(DAVEntry(path: childPath, metadata: child.metadata, properties: child.properties))
             }
             if depth == 1 && metadata.kind == .directory {
                 for (childPath, placeholder) in state.placeholders(in: path)
-                where !children.1.contains(where: { $0.name == childPath.name }) {
+                where !children.1.contains(where: { $0.name == childPath.name }) && davShows(childPath) {
                     guard let metadata = try? folder.stagingMetadata(named: placeholder.staging) else { continue }
                     let properties = needsDead ? folder.stagingProperties(named: placeholder.staging) : []
                     entries.append(DAVEntry(path: childPath, metadata: metadata, properties: properties))

@@ -46,6 +46,9 @@ struct WebDAVFace: RouterMiddleware {
             return WebDAV.errorResponse(DAVError(status: error.kind == .refused ? 415 : 500, message: error.reason))
         } catch let error as PreconditionFailure {
             return WebDAV.errorResponse(DAVError(status: 412, message: error.message))
+        } catch let error as AccessDenied {
+            let error = ShareError(error)
+            return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
         } catch let error as ShareError {
             return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
         } catch let error as HTTPError {
@@ -72,6 +75,7 @@ extension WebDAVFace {
         guard let path = try WebDAV.requestPath(raw, method: request.method.rawValue) else {
             throw ShareError(.notFound, "not a WebDAV path")
         }
+        try await davAuthorize(request.method.rawValue, path)
         switch request.method.rawValue {
         case "OPTIONS": return WebDAV.optionsResponse()
         case "GET", "HEAD": return try await davGet(path, request: request, head: request.method == .head)
@@ -152,7 +156,7 @@ extension WebDAVFace {
         writer.text(path.isRoot ? "/" : path.description)
         writer.raw("</title><ul>")
         for (name, metadata, _) in names.sorted(by: { $0.name < $1.name }) {
-            guard let child = try? path.appending(name) else { continue }
+            guard let child = try? path.appending(name), davShows(child) else { continue }
             writer.raw("<li><a href=\"")
             writer.href(child, collection: metadata.kind == .directory)
             writer.raw("\">")
@@ -401,6 +405,7 @@ extension WebDAVFace {
         guard let destination = try WebDAV.path(ofURLPath: urlPath) else {
             throw ShareError(.forbidden, "the Destination must be under \(WebDAV.prefix)")
         }
+        try core.authorize(.change, destination)
         let overwrite = try WebDAV.overwrite(request)
         let depth = try WebDAV.depth(request) ?? Int.max
         guard depth == 0 || depth == Int.max else {
@@ -443,7 +448,8 @@ extension WebDAVFace {
         let destinationOnDisk: Bool = if case .item = destinationResource { true } else { false }
         try await core.perform(
             [source, destination], origin: WebDAVFace.origin(context, method: method),
-            conditions: [source: davPreconditions(request, sourceResource)]
+            conditions: [source: davPreconditions(request, sourceResource)],
+            access: [source: move ? .change : .read, destination: .change]
         ) {
             if move {
                 try folder.move(from: source, to: destination, overwrite: overwrite)

@@ -1,0 +1,81 @@
+/// The page's sessions: which session id belongs to whom, until when.
+///
+/// A session ends when it has not been used for ``Limits/idle``, or
+/// ``Limits/absolute`` after sign-in whatever its use, or at sign-out. An id
+/// is made anew at every sign-in (the caller draws it: 256 random bits), so
+/// an id planted in a browser before sign-in is never the one signed in
+/// (no fixation). At most ``Limits/maxSessions`` are kept, the least
+/// recently used dropped first.
+///
+/// A pure state machine: time is given to every call.
+public struct SessionTable: Sendable {
+    /// How long sessions last.
+    public struct Limits: Sendable, Equatable {
+        /// Unused this long, a session ends.
+        public var idle: Duration
+        /// This long after sign-in, a session ends however it is used.
+        public var absolute: Duration
+        /// The most sessions kept at once.
+        public var maxSessions: Int
+
+        public init(
+            idle: Duration = .seconds(2 * 3600), absolute: Duration = .seconds(12 * 3600), maxSessions: Int = 10_000
+        ) {
+            self.idle = idle
+            self.absolute = absolute
+            self.maxSessions = maxSessions
+        }
+    }
+
+    struct Session: Sendable {
+        var user: String
+        var started: ContinuousClock.Instant
+        var used: ContinuousClock.Instant
+    }
+
+    /// The limits in force.
+    public let limits: Limits
+    private var sessions: [String: Session] = [:]
+
+    public init(limits: Limits = Limits()) { self.limits = limits }
+
+    /// Starts a session `id` for `user` at `now`.
+    public mutating func start(id: String, user: String, now: ContinuousClock.Instant) {
+        sessions[id] = Session(user: user, started: now, used: now)
+        guard sessions.count > limits.maxSessions else { return }
+        sessions = sessions.filter { isLive($0.value, now: now) }
+        while sessions.count > limits.maxSessions {
+            guard let oldest = sessions.min(by: { $0.value.used < $1.value.used })?.key else { break }
+            sessions.removeValue(forKey: oldest)
+        }
+    }
+
+    /// The user of session `id` at `now` (and the session is used: its idle time starts again); `nil` when there is none or it ended.
+    public mutating func user(of id: String, now: ContinuousClock.Instant) -> String? {
+        guard var session = sessions[id] else { return nil }
+        guard isLive(session, now: now) else {
+            sessions.removeValue(forKey: id)
+            return nil
+        }
+        session.used = now
+        sessions[id] = session
+        return session.user
+    }
+
+    /// Ends session `id` (sign-out).
+    public mutating func end(_ id: String) {
+        sessions.removeValue(forKey: id)
+    }
+
+    /// Ends every session of `user` (removed from the users file).
+    public mutating func end(user: String) {
+        sessions = sessions.filter { $0.value.user != user }
+    }
+
+    /// The sessions kept.
+    public var count: Int { sessions.count }
+
+    private func isLive(_ session: Session, now: ContinuousClock.Instant) -> Bool {
+        now - session.used < limits.idle && now - session.started < limits.absolute
+    }
+}

@@ -1,0 +1,32 @@
+public import Accounts
+
+/// Who a request is from, and what they may do: set by the authentication
+/// middleware for the whole of a request's handling, read by the core
+/// wherever it decides (`ShareCore.authorize`, `perform`, `commit`).
+///
+/// It is a task-local value so that the core's own changes check it
+/// without each face handing it down, and a face added later cannot forget
+/// it. Work the server does of its own accord (a held-back WebDAV file put
+/// in place by the maintenance task) runs outside any request, as
+/// ``everyone``, which is what a share without a users file is too.
+public struct Requester: Sendable {
+    /// The user name, or `nil` when nobody signed in (a share without a users file).
+    public var user: String?
+    /// What the user may do where.
+    public var policy: AccessPolicy
+
+    /// Creates a requester.
+    public init(user: String?, policy: AccessPolicy) {
+        self.user = user
+        self.policy = policy
+    }
+
+    /// May do everything: a share without a users file, and the server itself.
+    public static let everyone = Requester(user: nil, policy: AccessPolicy(isAdmin: true, rules: []))
+
+    /// Whether every path is open to this requester (nothing to filter).
+    public var seesEverything: Bool { policy.isAdmin }
+
+    /// The requester of the request being handled.
+    @TaskLocal public static var current: Requester = .everyone
+}

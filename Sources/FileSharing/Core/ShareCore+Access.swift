@@ -1,0 +1,77 @@
+import Accounts
+import FileWatching
+
+/// The rights, applied by the core: every face asks these, and the core's
+/// own changes (`perform`, `commit`) check them again, so a face that
+/// forgets to ask still cannot change what the requester may not.
+extension ShareCore {
+    /// Throws unless the current requester (``Requester/current``) may do `operation` at `path`.
+    /// - Throws: ``AccessDenied``.
+    func authorize(_ operation: AccessOperation, _ path: SharePath) throws(AccessDenied) {
+        try ShareCore.authorize(operation, path, for: Requester.current)
+    }
+
+    static func authorize(_ operation: AccessOperation, _ path: SharePath, for requester: Requester)
+        throws(AccessDenied)
+    {
+        if let denied = AccessRules.check(operation, at: path.components, policy: requester.policy) { throw denied }
+    }
+
+    /// Throws unless the current requester may put a file at `path`: a new
+    /// one (``AccessOperation/add``) or over the one there (``AccessOperation/replace``), as the disk says now.
+    /// - Throws: ``AccessDenied``.
+    func authorizePut(_ path: SharePath) async throws {
+        let requester = Requester.current
+        if requester.seesEverything { return }
+        let folder = self.folder
+        try await blocking { try ShareCore.authorizePut(path, for: requester, in: folder) }
+    }
+
+    /// The blocking part of ``authorizePut(_:)``.
+    static func authorizePut(_ path: SharePath, for requester: Requester, in folder: SharedFolder) throws {
+        if requester.seesEverything { return }
+        // Only what the requester may see is asked of the disk.
+        try authorize(.add, path, for: requester)
+        let exists = ((try? folder.existingKind(path)) ?? nil) != nil
+        if exists { try authorize(.replace, path, for: requester) }
+    }
+
+    /// How the current requester sees the folder at `path`.
+    /// - Throws: ``AccessDenied`` (`hidden`) when it does not exist for them.
+    func listingScope(_ path: SharePath) throws(AccessDenied) -> ListingScope {
+        guard let scope = AccessRules.listing(at: path.components, policy: Requester.current.policy) else {
+            throw AccessDenied(code: .hidden, message: "'/\(path)': no such file or folder")
+        }
+        return scope
+    }
+
+    /// Checks `access` (the operation wanted at each path; `.add` meaning a
+    /// new file or, where one is, its replacement) for `requester`, on the disk as it is now (blocking).
+    static func check(_ access: [SharePath: AccessOperation], for requester: Requester, in folder: SharedFolder)
+        throws
+    {
+        if requester.seesEverything { return }
+        for (path, operation) in access {
+            if operation == .add {
+                try authorizePut(path, for: requester, in: folder)
+            } else {
+                try authorize(operation, path, for: requester)
+            }
+        }
+    }
+}
+
+extension AccessPolicy {
+    /// Whether `path` (an item in a listing, an entry of a ZIP) is shown.
+    func shows(_ path: SharePath) -> Bool { isAdmin || isListed(path.components) }
+}
+
+extension ShareCore {
+    /// What the current requester may be told of the change log: their
+    /// policy, with the sizes of files from the observer's tree.
+    func visibility() -> ChangeStream.Visibility {
+        let observer = self.observer
+        return ChangeStream.Visibility(
+            policy: Requester.current.policy, size: { path in observer.item(at: path)?.size })
+    }
+}

@@ -1,0 +1,63 @@
+import FileshareTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `fileshare serve --users FILE` end to end: accounts made with `fileshare
+/// users`, applied by the running server, and changed while it runs.
+@Suite("fileshare serve --users")
+struct ServeUsersTests {
+    @Test("each user's rights apply; passwd, grant and remove take effect without a restart")
+    func liveUsers() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let users = dir.path + "/users.json"
+            for folder in ["share/Team", "share/Private"] {
+                try FileManager.default.createDirectory(atPath: dir(folder), withIntermediateDirectories: true)
+            }
+            try dir.write("plan\n", to: "share/Team/plan.txt")
+            try dir.write("diary\n", to: "share/Private/diary.txt")
+            for arguments in [["add", "alice"], ["grant", "alice", "Team", "read"]] {
+                let run = try await UsersCommandTests.run(arguments, users: users, input: "first password\n")
+                try #require(run.status == 0, "\(run)")
+            }
+            let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--users", users])
+            #expect(await serve.waitForLine { $0.hasPrefix("Serving ") }, "\(serve.errorOutput)")
+            let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+            #expect(!serve.errorOutput.contains("password '"))  // no made-up password with a users file
+            let first = ["-u", "alice:first password"]
+            #expect(try curl(first + [url + "api/files/Team/plan.txt"]) == (200, "plan\n"))
+            #expect(try curl(first + [url + "api/files/Private/diary.txt"]).0 == 404)
+            #expect(try curl(first + ["-T", "/etc/hostname", url + "api/files/Team/x.txt"]).0 == 403)
+            #expect(try curl(["-u", "alice:wrong", url + "api/info"]).0 == 401)
+            // A right granted while it runs applies at the next request (the file is looked at once a second).
+            _ = try await UsersCommandTests.run(["grant", "alice", "Private", "write"], users: users)
+            #expect(await waitFor { (try? curl(first + [url + "api/files/Private/diary.txt"]).0) == 200 })
+            // A new password: the old one is refused, though it was just verified and remembered.
+            _ = try await UsersCommandTests.run(["passwd", "alice"], users: users, input: "second password\n")
+            #expect(await waitFor { (try? curl(first + [url + "api/info"]).0) == 401 })
+            #expect(try curl(["-u", "alice:second password", url + "api/info"]).0 == 200)
+            _ = try await UsersCommandTests.run(["remove", "alice"], users: users)
+            #expect(await waitFor { (try? curl(["-u", "alice:second password", url + "api/info"]).0) == 401 })
+            #expect(await waitFor { serve.errorOutput.contains("the users file changed") })
+            serve.send(SIGTERM)
+            #expect(await serve.exitStatus() == 0)
+        }
+    }
+
+    @Test("--users with --user, or a missing users file: exit 2 naming the problem")
+    func refusals() async throws {
+        let dir = try TemporaryFolder()
+        let both = try CommandProcess([
+            "serve", dir.path, "--port", "0", "--users", dir.path + "/u.json", "--user", "a", "--password", "b",
+        ])
+        #expect(await both.exitStatus() == 2)
+        #expect(both.errorOutput.contains("--users cannot be combined"))
+        let missing = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--users", dir.path + "/u.json"])
+        #expect(await missing.exitStatus() == 2)
+        #expect(missing.errorOutput.contains("no users file"))
+    }
+}
