@@ -172,6 +172,12 @@ struct HistoryAPITests {
                 #expect(share.read("Docs/sub/b.txt") == "beta")
                 #expect(try await Self.listedID(client, "Docs") == folderID)
                 #expect(try await Self.listedID(client, "Docs/a.txt") == fileID)
+                // The change feed says the same: the folder was added back under its old id, by the restore.
+                let added = share.printed.all.last {
+                    $0.contains(#""type":"added""#) && $0.contains(#""path":"Docs""#)
+                }
+                #expect(added?.contains(#""id":"\#(folderID ?? "")""#) == true, "\(added ?? "no added event")")
+                #expect(added?.contains(#""method":"POST""#) == true)
                 #expect(try await Self.trash(client).isEmpty)
                 // A file deleted, and a new one made at its name: the old comes back beside it.
                 #expect(try await client.request("/api/files/Docs/a.txt", .delete).status == .noContent)
