@@ -282,6 +282,35 @@ struct HistoryAPITests {
         }
     }
 
+    @Test("the retention is applied by age on the hourly trim too, not only at the next save")
+    func trimByAge() async throws {
+        try await MachineSettings.shared {
+            let second: Int64 = 1_000_000_000
+            let share = try ShareFixture(
+                history: HistoryOptions(
+                    versions: VersionRetention(maximumAge: 2 * second), trash: TrashRetention(maximumAge: 2 * second)))
+            try share.write("a.txt", "one")
+            try share.write("b.txt", "bee")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/api/files/a.txt", .put, body: "two").status == .ok)
+                #expect(try await client.request("/api/files/b.txt", .delete).status == .noContent)
+                await share.server.core.trimHistory()
+                // Younger than two seconds: both stay.
+                #expect(try await Self.versions(client, "a.txt").count == 1)
+                #expect(try await Self.trash(client).count == 1)
+                let expired = await eventuallyTrue {
+                    await share.server.core.trimHistory()
+                    let versions = try await Self.versions(client, "a.txt")
+                    let items = try await Self.trash(client)
+                    return versions.isEmpty && items.isEmpty
+                }
+                #expect(expired)
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: share.path(".fileshare/trash"))
+            #expect(left.isEmpty)
+        }
+    }
+
     @Test("resolve ends a conflict: the kept conflict versions stay, the others go")
     func resolve() async throws {
         try await MachineSettings.shared {

@@ -25,7 +25,8 @@ final class ShareFixture: @unchecked Sendable {
     init(
         readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
         acceptedTypes: AcceptedTypes? = nil, misleadingNames: MisleadingNames = .refuse,
-        changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits()
+        changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits(),
+        history: HistoryOptions = HistoryOptions()
     ) throws {
         if let root {
             self.root = root
@@ -37,15 +38,15 @@ final class ShareFixture: @unchecked Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let printed = self.printed
+        var configuration = ShareConfiguration(
+            root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
+            readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
+            misleadingNames: misleadingNames,
+            observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog,
+            limits: limits)
+        configuration.history = history
         server = try ShareServer(
-            configuration: ShareConfiguration(
-                root: self.root, port: 0, credentials: credentials ? .init(user: "alice", password: "secret") : nil,
-                readOnly: readOnly, maxUploadBytes: maxUpload, acceptedTypes: acceptedTypes,
-                misleadingNames: misleadingNames,
-                observerOptions: ObserverOptions(settleTime: .milliseconds(100), latency: .zero), changeLog: changeLog,
-                limits: limits),
-            logger: logger,
-            changePrinter: { line in printed.append(line) })
+            configuration: configuration, logger: logger, changePrinter: { line in printed.append(line) })
         // The server starts nothing when made; the tests through the router need the observer running.
         try server.start()
     }
