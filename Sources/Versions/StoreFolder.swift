@@ -94,6 +94,15 @@ final class StoreFolder: Sendable {
         }
     }
 
+    /// Tells the kernel the file's cached pages are not needed soon. Advice
+    /// only: a failure changes nothing.
+    func dropCachedPages(of name: String) {
+        let fd = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+        close(fd)
+    }
+
     /// Renames `name` into `target` as `newName`; unless `replacing`, something there is ``VersionError/Code/io`` with `EEXIST`.
     func rename(_ name: String, to target: StoreFolder, as newName: String, replacing: Bool = false)
         throws(VersionError)

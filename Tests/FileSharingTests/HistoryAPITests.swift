@@ -172,6 +172,12 @@ struct HistoryAPITests {
                 #expect(share.read("Docs/sub/b.txt") == "beta")
                 #expect(try await Self.listedID(client, "Docs") == folderID)
                 #expect(try await Self.listedID(client, "Docs/a.txt") == fileID)
+                // The change feed says the same: the folder was added back under its old id, by the restore.
+                let added = share.printed.all.last {
+                    $0.contains(#""type":"added""#) && $0.contains(#""path":"Docs""#)
+                }
+                #expect(added?.contains(#""id":"\#(folderID ?? "")""#) == true, "\(added ?? "no added event")")
+                #expect(added?.contains(#""method":"POST""#) == true)
                 #expect(try await Self.trash(client).isEmpty)
                 // A file deleted, and a new one made at its name: the old comes back beside it.
                 #expect(try await client.request("/api/files/Docs/a.txt", .delete).status == .noContent)
@@ -273,6 +279,35 @@ struct HistoryAPITests {
                 #expect(entry["path"] as? String == "live.txt" && entry["size"] as? Int == 5)
                 #expect((entry["by"] as? [String: Any])?["method"] as? String == "DELETE")
             }
+        }
+    }
+
+    @Test("the retention is applied by age on the hourly trim too, not only at the next save")
+    func trimByAge() async throws {
+        try await MachineSettings.shared {
+            let second: Int64 = 1_000_000_000
+            let share = try ShareFixture(
+                history: HistoryOptions(
+                    versions: VersionRetention(maximumAge: 2 * second), trash: TrashRetention(maximumAge: 2 * second)))
+            try share.write("a.txt", "one")
+            try share.write("b.txt", "bee")
+            try await share.test { (client: any TestClientProtocol) async throws in
+                #expect(try await client.request("/api/files/a.txt", .put, body: "two").status == .ok)
+                #expect(try await client.request("/api/files/b.txt", .delete).status == .noContent)
+                await share.server.core.trimHistory()
+                // Younger than two seconds: both stay.
+                #expect(try await Self.versions(client, "a.txt").count == 1)
+                #expect(try await Self.trash(client).count == 1)
+                let expired = await eventuallyTrue {
+                    await share.server.core.trimHistory()
+                    let versions = try await Self.versions(client, "a.txt")
+                    let items = try await Self.trash(client)
+                    return versions.isEmpty && items.isEmpty
+                }
+                #expect(expired)
+            }
+            let left = try FileManager.default.contentsOfDirectory(atPath: share.path(".fileshare/trash"))
+            #expect(left.isEmpty)
         }
     }
 

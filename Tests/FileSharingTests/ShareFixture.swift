@@ -27,7 +27,8 @@ final class ShareFixture: @unchecked Sendable {
         readOnly: Bool = false, maxUpload: Int64? = nil, credentials: Bool = true, root: String? = nil,
         acceptedTypes: AcceptedTypes? = nil, misleadingNames: MisleadingNames = .refuse,
         changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits(),
-        users: String? = nil, signInLimits: SignInThrottle.Limits = SignInThrottle.Limits()
+        users: String? = nil, signInLimits: SignInThrottle.Limits = SignInThrottle.Limits(),
+        history: HistoryOptions = HistoryOptions()
     ) throws {
         if let root {
             self.root = root
@@ -49,6 +50,7 @@ final class ShareFixture: @unchecked Sendable {
         configuration.usersFile = users
         configuration.passwordHasher = BcryptHasher(cost: 4)
         configuration.signInLimits = signInLimits
+        configuration.history = history
         server = try ShareServer(
             configuration: configuration,
             logger: logger,

@@ -94,6 +94,17 @@ extension ShareCore {
         }
     }
 
+    /// Applies the retention of the versions and of the trash now: they are
+    /// after each keep and delete too, but age alone must not wait for the
+    /// next save.
+    func trimHistory() async {
+        let history = folder.history
+        try? await blocking {
+            history.versions.trim()
+            history.trash.trim()
+        }
+    }
+
     /// Keeps an item's versions with it when it came back from the trash
     /// under another id than it had (see the README: an id kept across an
     /// atomic save is not the one its inode gives): they move to the id the

@@ -129,7 +129,8 @@ final class ShareCore: Sendable {
         changeLog.close()
     }
 
-    /// Applies the change log's retention now and every hour, until cancelled.
+    /// Applies the change log's retention now and every hour, until
+    /// cancelled, and that of the versions and the trash.
     func trimChangeLog(every interval: Duration = .seconds(3600)) async {
         while !Task.isCancelled {
             do {
@@ -137,6 +138,7 @@ final class ShareCore: Sendable {
             } catch {
                 logger.error("cannot trim the change log", metadata: ["error": "\(error.message)"])
             }
+            await trimHistory()
             try? await Task.sleep(for: interval)
         }
     }

@@ -15,7 +15,8 @@ import Versions
 //   copy  a copy kept (VersionStore.keepCopy: FICLONE where the file system
 //         can, copy_file_range otherwise), what a save that replaces in
 //         place would need.
-// Prints one JSON line: milliseconds per save (p50, p99, mean), the bytes
+// Prints one JSON line: milliseconds per save (p50, p99, mean; and of its
+// parts: writing, flushing, keeping, renaming into place), the bytes
 // the version store takes per save (its blocks), and whether the folder's
 // file system can reflink.
 
@@ -75,14 +76,22 @@ let id = ItemID(rawValue: 42)
 var content = [UInt8](repeating: 0, count: size)
 for index in content.indices { content[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 12) }
 
-func save(_ round: Int) throws {
+@MainActor func save(_ round: Int) throws {
     content[round % size] &+= 1
     let staging = folder + "/.fileshare/staging/save"
     let fd = open(staging, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    let writing = monotonic()
     _ = content.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    let flushing = monotonic()
     fsync(fd)
     close(fd)
     if round > 0 {
+        writeTimes.append(flushing - writing)
+        flushTimes.append(monotonic() - flushing)
+    }
+    if round > 0 {
+        let began = monotonic()
+        defer { keepTimes.append(monotonic() - began) }
         switch mode {
         case "link": try store.keep("document", in: folderFD, id: id, path: "document", origin: nil)
         case "copy":
@@ -92,11 +101,20 @@ func save(_ round: Int) throws {
         default: break
         }
     }
+    let placing = monotonic()
     rename(staging, folder + "/document")
     fsync(folderFD)
+    if round > 0 { placeTimes.append(monotonic() - placing) }
 }
 
 var times: [Double] = []
+/// The part of each save spent keeping the version.
+var keepTimes: [Double] = []
+/// The parts spent writing the new content and flushing it.
+var writeTimes: [Double] = []
+var flushTimes: [Double] = []
+/// The part spent renaming the new content into place and flushing the folder.
+var placeTimes: [Double] = []
 for round in 0...saves {
     let began = monotonic()
     try save(round)
@@ -104,9 +122,16 @@ for round in 0...saves {
 }
 let storeBytes = blocks(folder + "/.fileshare/versions")
 times.sort()
+keepTimes.sort()
+placeTimes.sort()
+writeTimes.sort()
+flushTimes.sort()
 let mean = times.reduce(0, +) / Double(times.count)
 print(
     "{\"mode\":\"\(mode)\",\"bytes\":\(size),\"saves\":\(saves),\"ms_p50\":\(times[times.count / 2] * 1000),"
         + "\"ms_p99\":\(times[min(times.count - 1, times.count * 99 / 100)] * 1000),\"ms_mean\":\(mean * 1000),"
-        + "\"store_bytes_per_save\":\(storeBytes / Int64(saves)),\"versions\":\(store.versions(of: id).count),"
+        + "\"keep_ms_p50\":\(keepTimes[keepTimes.count / 2] * 1000),"
+        + "\"place_ms_p50\":\(placeTimes[placeTimes.count / 2] * 1000),"
+        + "\"write_ms_p50\":\(writeTimes[writeTimes.count / 2] * 1000),"
+        + "\"flush_ms_p50\":\(flushTimes[flushTimes.count / 2] * 1000),\"store_bytes_per_save\":\(storeBytes / Int64(saves)),\"versions\":\(store.versions(of: id).count),"
         + "\"reflink\":\(canReflink(folder))}")
