@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "ChangeLog", targets: ["ChangeLog"]),
         .library(name: "Accounts", targets: ["Accounts"]),
         .library(name: "Previews", targets: ["Previews"]),
+        .library(name: "SharedState", targets: ["SharedState"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -36,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(name: "CFileshareShim"),
@@ -53,6 +56,19 @@ let package = Package(
             name: "ChangeLog",
             dependencies: [
                 "FileWatching", "ZipStream",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // What several servers of one folder share, in PostgreSQL: the change log for now.
+        .target(
+            name: "SharedState",
+            dependencies: [
+                "ChangeLog",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -135,6 +151,7 @@ let package = Package(
                 "DocumentTypes",
                 "Inbox",
                 "Accounts",
+                "SharedState",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -158,8 +175,17 @@ let package = Package(
         .testTarget(
             name: "ChangeLogTests",
             dependencies: [
-                "ChangeLog", "FileWatching", "FileshareTestSupport",
+                "ChangeLog", "SharedState", "FileWatching", "FileshareTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SharedStateTests",
+            dependencies: [
+                "SharedState", "ChangeLog", "FileshareTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),
