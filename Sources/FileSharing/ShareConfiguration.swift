@@ -47,6 +47,9 @@ public struct ShareConfiguration: Sendable {
     public var observerOptions: ObserverOptions
     /// How the change log (`.fileshare/changes/`) is kept.
     public var changeLog: FileChangeLog.Options
+    /// The shared database's change log, used instead of the one in
+    /// `.fileshare/changes/` (`nil`: that one).
+    public var sharedDatabase: SharedDatabase?
     /// How long clients may take: to send a request header, between
     /// requests, within a body (slow clients are closed, live ones are not).
     public var limits: ConnectionLimits

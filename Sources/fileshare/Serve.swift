@@ -102,6 +102,13 @@ struct Serve: AsyncParsableCommand {
             valueName: "SECONDS"))
     var bodyTimeout: Double = 300
 
+    @Option(
+        name: .customLong("database"),
+        help: ArgumentHelp(
+            "Keep the change log in this PostgreSQL database (FILESHARE_DATABASE), shared by every server of DIR; migrated at start.",
+            valueName: "URL"))
+    var database: String?
+
     @Flag(
         help: ArgumentHelp(
             "Put an upload whose name lies about its content (a PDF sent as notes.txt) in place under the corrected name (notes.pdf, never replacing a file) rather than refusing it (415); with --inbox, take such documents in so too."
@@ -193,11 +200,16 @@ struct Serve: AsyncParsableCommand {
         if !Serve.makeDirectories(directory) {
             CommandOutput.fail("cannot create \(directory): \(String(cString: strerror(errno)))", code: 2)
         }
-        let configuration = ShareConfiguration(
+        var configuration = ShareConfiguration(
             root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
             maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes,
             misleadingNames: fixExtensions ? .correct : .refuse, limits: limits)
         Serve.raiseOpenFileLimit(logger: logger)
+        var shared: SharedChangeLog?
+        if let text = database ?? environment["FILESHARE_DATABASE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            shared = await SharedChangeLog.open(text, sharedFolder: directory, logger: logger)
+            configuration.sharedDatabase = shared?.configuration
+        }
         let server: ShareServer
         do {
             server = try ShareServer(configuration: configuration, logger: logger) { line in
@@ -236,6 +248,7 @@ struct Serve: AsyncParsableCommand {
                 logger: logger))
         do {
             try await group.run()
+            await shared?.close()
         } catch let error as FileWatchingError where error.code == .rootRemoved {
             CommandOutput.fail(error.message, code: 1)
         } catch {

@@ -77,6 +77,7 @@ struct APIFace: Sendable {
         // The kinds beyond images whose thumbnails this machine can make.
         let kinds = core.thumbnailer?.kinds ?? []
         body += ",\"thumbnailKinds\":[" + kinds.map { "\"\($0.rawValue)\"" }.joined(separator: ",") + "]"
+        body += core.databaseInfo
         // Only when uploads are limited: no "acceptedTypes" means every type.
         if let identifiers = core.uploadTypes.identifiers {
             body += ",\"acceptedTypes\":[" + identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
