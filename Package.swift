@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "Previews", targets: ["Previews"]),
         .library(name: "Documents", targets: ["Documents"]),
         .library(name: "Versions", targets: ["Versions"]),
+        .library(name: "SharedState", targets: ["SharedState"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
     dependencies: [
@@ -41,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(name: "CFileshareShim"),
@@ -58,6 +61,19 @@ let package = Package(
             name: "ChangeLog",
             dependencies: [
                 "FileWatching", "ZipStream",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // What several servers of one folder share, in PostgreSQL: the change log for now.
+        .target(
+            name: "SharedState",
+            dependencies: [
+                "ChangeLog",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -169,6 +185,7 @@ let package = Package(
                 "DocumentTypes",
                 "Inbox",
                 "Accounts",
+                "SharedState",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -192,8 +209,17 @@ let package = Package(
         .testTarget(
             name: "ChangeLogTests",
             dependencies: [
-                "ChangeLog", "FileWatching", "FileshareTestSupport",
+                "ChangeLog", "SharedState", "FileWatching", "FileshareTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SharedStateTests",
+            dependencies: [
+                "SharedState", "ChangeLog", "FileshareTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -17,8 +17,9 @@ public enum ChangeLogPage: Sendable {
 /// reused; a record is readable only once it is durable, so a number a
 /// reader has seen is never handed out again after a crash.
 ///
-/// The on-disk ``FileChangeLog`` is the default; a shared database can sit
-/// behind the same protocol.
+/// The on-disk ``FileChangeLog`` is the default; several servers of one
+/// folder share one in PostgreSQL (`PostgresChangeLog` of the SharedState
+/// library).
 public protocol ChangeLog: AnyObject, Sendable {
     /// Numbers `entries` and queues them to be made durable; returns the
     /// records as numbered. Returns at once: the records become readable,
@@ -39,6 +40,12 @@ public protocol ChangeLog: AnyObject, Sendable {
     /// - Throws: ``ChangeLogError`` when writing failed meanwhile (the log
     ///   goes on trying; the records stay queued).
     func flush() async throws(ChangeLogError)
+
+    /// Waits on the calling thread until everything appended before the
+    /// call is durable (or writing it failed): for a thread that may block,
+    /// such as the observer's delivery thread before it saves its state;
+    /// never from a task.
+    func flushNow()
 
     /// Drops what the retention policy no longer keeps.
     func trim() async throws(ChangeLogError)

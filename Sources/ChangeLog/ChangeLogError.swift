@@ -8,7 +8,8 @@ public struct ChangeLogError: Error, Sendable, CustomStringConvertible {
 
         /// Reading or writing the log's files failed.
         public static let io = Code("io")
-        /// Another process keeps this log open for writing.
+        /// Another process keeps this log open for writing (or, in a
+        /// database, wrote to it since this one began).
         public static let busy = Code("busy")
         /// A record in the middle of the log is damaged (its checksum or number is wrong).
         public static let damaged = Code("damaged")
@@ -18,6 +19,9 @@ public struct ChangeLogError: Error, Sendable, CustomStringConvertible {
         public static let readOnly = Code("read-only")
         /// There is no log there.
         public static let notFound = Code("not-found")
+        /// The database that keeps the log cannot be reached (the log goes
+        /// on trying; what was appended stays queued).
+        public static let unavailable = Code("unavailable")
     }
 
     /// The kind of failure.

@@ -58,6 +58,9 @@ public struct ShareConfiguration: Sendable {
     /// How many versions of replaced files (`.fileshare/versions/`) and
     /// deleted items (`.fileshare/trash/`) are kept.
     public var history = HistoryOptions()
+    /// The shared database's change log, used instead of the one in
+    /// `.fileshare/changes/` (`nil`: that one).
+    public var sharedDatabase: SharedDatabase?
     /// How long clients may take: to send a request header, between
     /// requests, within a body (slow clients are closed, live ones are not).
     public var limits: ConnectionLimits

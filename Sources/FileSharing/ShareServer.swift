@@ -63,7 +63,7 @@ public final class ShareServer: Service {
     public var observer: FileObserver { core.observer }
 
     /// The numbered changes of the shared folder.
-    public var changeLog: FileChangeLog { core.changeLog }
+    public var changeLog: any ChangeLog { core.changeLog }
 
     /// Stops observing and closes the change log, so another server may open the folder.
     func stop() { core.stop() }

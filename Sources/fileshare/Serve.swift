@@ -110,6 +110,13 @@ struct Serve: AsyncParsableCommand {
             valueName: "SECONDS"))
     var bodyTimeout: Double = 300
 
+    @Option(
+        name: .customLong("database"),
+        help: ArgumentHelp(
+            "Keep the change log in this PostgreSQL database (FILESHARE_DATABASE), shared by every server of DIR; migrated at start.",
+            valueName: "URL"))
+    var database: String?
+
     @Flag(
         help: ArgumentHelp(
             "Put an upload whose name lies about its content (a PDF sent as notes.txt) in place under the corrected name (notes.pdf, never replacing a file) rather than refusing it (415); with --inbox, take such documents in so too."
@@ -211,6 +218,11 @@ struct Serve: AsyncParsableCommand {
             misleadingNames: fixExtensions ? .correct : .refuse, limits: limits)
         configuration.usersFile = users
         Serve.raiseOpenFileLimit(logger: logger)
+        var shared: SharedChangeLog?
+        if let text = database ?? environment["FILESHARE_DATABASE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            shared = await SharedChangeLog.open(text, sharedFolder: directory, logger: logger)
+            configuration.sharedDatabase = shared?.configuration
+        }
         let server: ShareServer
         do {
             server = try ShareServer(configuration: configuration, logger: logger) { line in
@@ -251,6 +263,7 @@ struct Serve: AsyncParsableCommand {
                 logger: logger))
         do {
             try await group.run()
+            await shared?.close()
         } catch let error as FileWatchingError where error.code == .rootRemoved {
             CommandOutput.fail(error.message, code: 1)
         } catch {

@@ -30,8 +30,10 @@ final class ShareCore: Sendable {
     let origins = OriginRegistry()
     /// The paths changes work on, held so a client's conditions are checked and met in one step.
     let exclusion = PathExclusion()
-    /// The numbered changes of the folder.
-    let changeLog: FileChangeLog
+    /// The numbered changes of the folder: in its private folder, or in the shared database.
+    let changeLog: any ChangeLog
+    /// The shared database, when the log is there.
+    let sharedDatabase: ShareConfiguration.SharedDatabase?
     /// The observer's changes, into the log.
     let feed: ChangeFeed
     /// The log, read by cursor for `/api/changes` and `/api/events`.
@@ -65,9 +67,14 @@ final class ShareCore: Sendable {
         self.logger = logger
         self.locks = locks
         self.folder = folder
-        changeLog = try FileChangeLog(
-            folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog,
-            logger: logger)
+        sharedDatabase = configuration.sharedDatabase
+        if let shared = configuration.sharedDatabase {
+            changeLog = shared.changeLog
+        } else {
+            changeLog = try FileChangeLog(
+                folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog,
+                logger: logger)
+        }
         var observerOptions = configuration.observerOptions
         var firstStart = false
         if observerOptions.stateFile == nil {

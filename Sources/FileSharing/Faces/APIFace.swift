@@ -81,6 +81,7 @@ struct APIFace: Sendable {
         let kinds =
             (core.imageThumbnailer?.kinds.map(\.rawValue) ?? []) + (core.thumbnailer?.kinds.map(\.rawValue) ?? [])
         body += ",\"thumbnailKinds\":[" + kinds.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        body += core.databaseInfo
         // Only when uploads are limited: no "acceptedTypes" means every type.
         if let identifiers = core.uploadTypes.identifiers {
             body += ",\"acceptedTypes\":[" + identifiers.map(JSONText.quoted).joined(separator: ",") + "]"

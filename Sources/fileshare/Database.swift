@@ -1,0 +1,149 @@
+import ArgumentParser
+import ChangeLog
+import FileSharing
+import Logging
+import SharedState
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `fileshare db`: the shared database of several servers of one folder.
+struct DatabaseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "db",
+        abstract: "The PostgreSQL database several servers of one folder share.",
+        subcommands: [Check.self]
+    )
+
+    /// `fileshare db check URL`: whether a database is usable, as `cli.md` says.
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Say whether a database is usable: its server's version, its schema's, and what is due.",
+            discussion: """
+                Connects once, changes nothing. Exit 0: usable, the schema up to date; 3: usable, \
+                migrations are due ('fileshare serve --database' runs them at start); 4: not usable by this \
+                fileshare (its schema is newer, or damaged); 1: cannot connect or read; 2: bad usage \
+                (an unreadable URL).
+                """
+        )
+
+        @Argument(
+            help: ArgumentHelp(
+                "postgres://user@host:port/database, or postgresql:///database?host=/socket/folder (default: FILESHARE_DATABASE)",
+                valueName: "URL"))
+        var url: String?
+
+        func run() async throws {
+            let logger = CommandOutput.startLogging("fileshare.db", level: .critical)
+            guard let text = url ?? ProcessInfoLite.environment["FILESHARE_DATABASE"].flatMap({ $0.isEmpty ? nil : $0 })
+            else {
+                CommandOutput.fail("give the database URL (or set FILESHARE_DATABASE)", code: 2)
+            }
+            let url: DatabaseURL
+            do {
+                url = try DatabaseURL(text)
+            } catch {
+                CommandOutput.fail(error.message, code: 2)
+            }
+            let database: SharedState.Database
+            do {
+                database = try await SharedState.Database.open(url, logger: logger)
+            } catch {
+                CommandOutput.fail(error.message, code: 1)
+            }
+            let status: SchemaStatus
+            do {
+                status = try await database.schemaStatus()
+            } catch {
+                await database.close()
+                CommandOutput.fail(error.message, code: 1)
+            }
+            await database.close()
+            var lines = ["database: \(url)", "server: PostgreSQL \(database.serverVersion)"]
+            let code: Int32
+            switch status.plan {
+            case .upToDate:
+                lines.append("schema: version \(status.version), up to date")
+                code = 0
+            case .apply(let due):
+                lines.append(
+                    "schema: version \(status.version); due: "
+                        + due.map { "\($0.version) (\($0.name))" }.joined(separator: ", ")
+                        + " ('fileshare serve --database' migrates at start)")
+                code = 3
+            case .tooNew(let version, let known):
+                lines.append(
+                    "schema: version \(version), newer than this fileshare knows (\(known)): use a newer fileshare")
+                code = 4
+            case .damaged(let applied):
+                lines.append("schema: damaged: versions \(applied) are applied, not 1, 2, 3… without gaps")
+                code = 4
+            }
+            CommandOutput.write(lines.joined(separator: "\n") + "\n")
+            if code != 0 { Glibc.exit(code) }
+        }
+    }
+}
+
+/// The change log of `serve --database`: the database opened and migrated,
+/// the folder's log in it.
+struct SharedChangeLog {
+    let database: SharedState.Database
+    let log: PostgresChangeLog
+    let logger: Logger
+
+    /// What the server is given.
+    var configuration: ShareConfiguration.SharedDatabase {
+        // One server per folder for now: it leads.
+        ShareConfiguration.SharedDatabase(changeLog: log, description: database.url.description, isLeader: { true })
+    }
+
+    /// Opens it, or exits as `cli.md` says: 2 for a URL that cannot be
+    /// read, 1 for a database that cannot be used.
+    static func open(_ text: String, sharedFolder: String, logger: Logger) async -> SharedChangeLog {
+        let url: DatabaseURL
+        do {
+            url = try DatabaseURL(text)
+        } catch {
+            CommandOutput.fail(error.message, code: 2)
+        }
+        let key: String
+        do {
+            key = try FolderKey.key(forSharedFolder: sharedFolder)
+        } catch {
+            CommandOutput.fail(error.message, code: 2)
+        }
+        let database: SharedState.Database
+        do {
+            database = try await SharedState.Database.open(url, logger: logger)
+        } catch {
+            CommandOutput.fail(error.message, code: 1)
+        }
+        do {
+            try await database.migrate()
+            let log = try await PostgresChangeLog.open(folder: key, database: database, logger: logger)
+            logger.notice("the change log is in \(url)", metadata: ["folder": "\(key)"])
+            return SharedChangeLog(database: database, log: log, logger: logger)
+        } catch let error as DatabaseError {
+            await database.close()
+            CommandOutput.fail(error.message, code: 1)
+        } catch let error as ChangeLogError {
+            await database.close()
+            CommandOutput.fail(error.message, code: 1)
+        } catch {
+            await database.close()
+            CommandOutput.fail("\(error)", code: 1)
+        }
+    }
+
+    /// Commits what the log still holds (it was closed with the server), then lets go of the database.
+    func close() async {
+        do {
+            try await log.flush()
+        } catch {
+            logger.error("the last changes could not be committed: \(error.message)")
+        }
+        await database.close()
+    }
+}
