@@ -75,6 +75,22 @@ func globMatches(_ pattern: String, _ bytes: [UInt8], pathname: Bool) -> Bool {
 /// The names in the folder at `path` (`.` and `..` left out).
 public func folderNames(_ path: String) throws(Errno) -> [String] {
     guard let directory = opendir(path) else { throw Errno(rawValue: errno) }
+    return names(readingAndClosing: directory)
+}
+
+/// The names in the open folder `descriptor` (`.` and `..` left out),
+/// read through a description of its own, so the caller's offset stays.
+public func folderNames(descriptor: Int32) throws(Errno) -> [String] {
+    let own = try valueOrErrno { openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+    guard let directory = fdopendir(own) else {
+        let failure = Errno(rawValue: errno)
+        close(own)
+        throw failure
+    }
+    return names(readingAndClosing: directory)
+}
+
+private func names(readingAndClosing directory: OpaquePointer) -> [String] {
     defer { closedir(directory) }
     var names: [String] = []
     while let entry = readdir(directory) {

@@ -179,22 +179,11 @@ final class StoreFolder: Sendable {
     }
 
     static func names(of fd: Int32, path: String) throws(VersionError) -> [String] {
-        // A description of its own: reading the folder moves its offset.
-        let own = try run("list \(path)") { openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard let directory = fdopendir(own) else {
-            let failure = Errno(rawValue: errno)
-            close(own)
-            throw VersionError(failure, doing: "list \(path)")
+        do throws(Errno) {
+            return try folderNames(descriptor: fd)
+        } catch {
+            throw VersionError(error, doing: "list \(path)")
         }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
     }
 
     static func removeTree(_ name: String, in directory: Int32, path: String) throws(VersionError) {
