@@ -634,7 +634,11 @@ private struct DavfsMount {
     }
 
     static func isMounted(_ point: String) -> Bool {
-        let mounts = (try? String(contentsOfFile: "/proc/mounts", encoding: .utf8)) ?? ""
+        // Read to its end: a /proc file says it is empty, and a read sized by that stops short.
+        let mounts =
+            FileHandle(forReadingAtPath: "/proc/mounts").map {
+                String(decoding: $0.readDataToEndOfFile(), as: UTF8.self)
+            } ?? ""
         return mounts.split(separator: "\n").contains {
             $0.split(separator: " ").dropFirst().first.map(String.init) == point
         }
