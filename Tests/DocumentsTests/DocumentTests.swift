@@ -9,8 +9,10 @@ import Versions
 @testable import Documents
 
 /// Documents over a real folder, watched by a real observer: saves, autosaves,
-/// others' writes, renames, deletes, conflicts.
-@Suite("Documents")
+/// others' writes, renames, deletes, conflicts. One at a time: each holds an
+/// inotify instance, of which a user has 128 on a default machine, shared
+/// with the rest of the suite.
+@Suite("Documents", .serialized)
 struct DocumentTests {
     /// A folder, its observer and a workspace with a short autosave delay.
     final class Setup: Sendable {
