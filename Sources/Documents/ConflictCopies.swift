@@ -1,4 +1,5 @@
 import CFileshareShim
+import ChangeLog
 public import FileWatching
 
 #if canImport(Glibc)
@@ -41,7 +42,7 @@ public final class ConflictCopies: ReplacedContentKeeper {
             try valueOrError(cfs_unlinkat(folder, name, 0), doing: "removing the replaced content of", path: path)
             return nil
         }
-        let version = ConflictCopies.versionName(id: id, time: wallClockNanoseconds())
+        let version = ConflictCopies.versionName(id: id, time: FileChangeLog.wallClock())
         try valueOrError(
             cfs_renameat2(folder, name, fd, version, UInt32(CFS_RENAME_NOREPLACE)),
             doing: "keeping the conflict version of", path: path)
@@ -76,11 +77,4 @@ public final class ConflictCopies: ReplacedContentKeeper {
     private func valueOrError(_ result: Int32, doing what: String, path: ItemPath) throws(DocumentsError) {
         if result < 0 { throw DocumentsError.system(Errno(rawValue: -result), doing: what, path: path) }
     }
-}
-
-/// Nanoseconds since the epoch.
-func wallClockNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }

@@ -81,10 +81,7 @@ public actor Document {
         while let running = saving { _ = await running.value }
         let folder = workspace.folder
         let path = self.path
-        let result: Result<(bytes: [UInt8], stamp: ContentStamp), DocumentsError> = await runBlocking {
-            do throws(DocumentsError) { return .success(try folder.read(path)) } catch { return .failure(error) }
-        }
-        let (bytes, stamp) = try result.get()
+        let (bytes, stamp) = try await blocking { () throws(DocumentsError) in try folder.read(path) }
         contents = bytes
         perform(machine.read(stamp))
         perform(machine.edited(.cleared, now: now()))
@@ -96,15 +93,7 @@ public actor Document {
     public func resolveConflict(discarding: [String] = []) async throws(DocumentsError) {
         if let id {
             let keeper = workspace.folder.keeper
-            let result: Result<Void, DocumentsError> = await runBlocking {
-                do throws(DocumentsError) {
-                    try keeper.resolve(id, discarding: discarding)
-                    return .success(())
-                } catch {
-                    return .failure(error)
-                }
-            }
-            try result.get()
+            try await blocking { () throws(DocumentsError) in try keeper.resolve(id, discarding: discarding) }
         }
         perform(machine.conflictResolved())
     }
@@ -250,12 +239,8 @@ public actor Document {
         let id = self.id
         let known = machine.known
         let folder = workspace.folder
-        let result: SaveResult = await runBlocking {
-            do throws(DocumentsError) {
-                return .success(try folder.save(bytes, to: path, id: id, known: known))
-            } catch {
-                return .failure(error)
-            }
+        let result = await blockingResult { () throws(DocumentsError) in
+            try folder.save(bytes, to: path, id: id, known: known)
         }
         saving = nil
         if case .failure(let error) = result {

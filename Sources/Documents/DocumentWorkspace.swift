@@ -78,10 +78,7 @@ public final class DocumentWorkspace: Sendable {
     public func open(_ path: ItemPath) async throws(DocumentsError) -> Document {
         await observer.sync()
         let folder = self.folder
-        let read: Result<(bytes: [UInt8], stamp: ContentStamp), DocumentsError> = await runBlocking {
-            do throws(DocumentsError) { return .success(try folder.read(path)) } catch { return .failure(error) }
-        }
-        let (bytes, stamp) = try read.get()
+        let (bytes, stamp) = try await blocking { () throws(DocumentsError) in try folder.read(path) }
         let id = observer.item(at: path)?.id
         let document = Document(workspace: self, id: id, path: path, contents: bytes, known: stamp)
         register(document, id: id)
@@ -92,14 +89,9 @@ public final class DocumentWorkspace: Sendable {
     /// when something is there already.
     public func create(_ path: ItemPath, contents: [UInt8]) async throws(DocumentsError) -> Document {
         let folder = self.folder
-        let saved: Result<(SaveOutcome, ContentStamp), DocumentsError> = await runBlocking {
-            do throws(DocumentsError) {
-                return .success(try folder.save(contents, to: path, id: nil, known: nil, creating: true))
-            } catch {
-                return .failure(error)
-            }
+        let (_, stamp) = try await blocking { () throws(DocumentsError) in
+            try folder.save(contents, to: path, id: nil, known: nil, creating: true)
         }
-        let (_, stamp) = try saved.get()
         await observer.sync()
         let id = observer.item(at: path)?.id
         let document = Document(workspace: self, id: id, path: path, contents: contents, known: stamp)
