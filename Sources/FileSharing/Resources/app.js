@@ -1571,6 +1571,14 @@
   const EDITOR_QUIET_MS = 1200;
   let editor = null;
 
+  // PUT of a text with its conditions (If-Match, If-None-Match: what keeps
+  // it from overwriting someone else's save). Small texts are kept alive past
+  // the page, so a last save on closing lands.
+  function putText(path, text, conditions) {
+    const headers = Object.assign({ 'Content-Type': 'text/plain; charset=utf-8' }, conditions);
+    return fetch(serverURL(fileURL(path)), { method: 'PUT', body: text, headers, credentials: 'same-origin', keepalive: text.length < 60000 });
+  }
+
   async function fetchText(path) {
     const response = await fetch(serverURL(fileURL(path)), { credentials: 'same-origin', cache: 'no-store' });
     if (!response.ok) {
@@ -1632,9 +1640,7 @@
     editorStatus('Saving…');
     current.saving = (async () => {
       try {
-        const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
-        if (current.etag) headers['If-Match'] = current.etag;
-        const response = await fetch(serverURL(fileURL(current.path)), { method: 'PUT', body: text, headers, credentials: 'same-origin', keepalive: text.length < 60000 });
+        const response = await putText(current.path, text, current.etag ? { 'If-Match': current.etag } : {});
         if (response.status === 412) { await editorCollision(current, text); return; }
         if (!response.ok) {
           let body = null;
@@ -1703,14 +1709,12 @@
       if (keep === 'both') {
         // Theirs stays the file; yours goes beside it, never over anything.
         const other = await freeSiblingName(current.path);
-        const response = await fetch(serverURL(fileURL(other)), { method: 'PUT', body: mine, headers: { 'If-None-Match': '*', 'Content-Type': 'text/plain; charset=utf-8' }, credentials: 'same-origin' });
+        const response = await putText(other, mine, { 'If-None-Match': '*' });
         if (!response.ok) throw new ApiError(response.status, messageFor(response.status, null));
         toast('Your version was saved as “' + baseName(other) + '”.', 'success');
       }
       if (keep === 'mine') {
-        const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
-        headers[theirs.etag ? 'If-Match' : 'If-None-Match'] = theirs.etag || '*';
-        const response = await fetch(serverURL(fileURL(current.path)), { method: 'PUT', body: mine, headers, credentials: 'same-origin' });
+        const response = await putText(current.path, mine, theirs.etag ? { 'If-Match': theirs.etag } : { 'If-None-Match': '*' });
         if (response.status === 412) { current.conflict = null; $('#editor-conflict').remove(); current.textarea.hidden = false; await editorCollision(current, mine); return; }
         if (!response.ok) throw new ApiError(response.status, messageFor(response.status, null));
         current.saved = mine;
@@ -1767,9 +1771,7 @@
     clearTimeout(current.timer);
     // Closing never loses what was typed: a last save (kept alive past the page).
     if (!current.conflict && current.textarea.value !== current.saved && !current.saving) {
-      const headers = { 'Content-Type': 'text/plain; charset=utf-8' };
-      if (current.etag) headers['If-Match'] = current.etag;
-      fetch(serverURL(fileURL(current.path)), { method: 'PUT', body: current.textarea.value, headers, credentials: 'same-origin', keepalive: current.textarea.value.length < 60000 })
+      putText(current.path, current.textarea.value, current.etag ? { 'If-Match': current.etag } : {})
         .then((response) => { if (response.status === 412) toast('Someone else changed “' + current.item.name + '” meanwhile: your last edit was not saved over it. Open it again to compare.', 'error', 0); })
         .catch(() => toast('Your last edit of “' + current.item.name + '” could not be saved.', 'error', 0));
     }
