@@ -222,8 +222,8 @@ struct AccessMatrixTests {
             // The event stream, from the start, as reader: the same records.
             let stream = try RawConnection(port: try #require(client.port))
             let reader = "Basic " + Data("reader:reader-pw".utf8).base64EncodedString()
-            stream.send("GET /api/events?since=0 HTTP/1.1\r\nHost: x\r\nAuthorization: \(reader)\r\n\r\n")
-            let events = stream.receive(until: #""type":"removed","path":"Team/w2.txt""#)
+            await stream.send("GET /api/events?since=0 HTTP/1.1\r\nHost: x\r\nAuthorization: \(reader)\r\n\r\n")
+            let events = await stream.receive(until: #""type":"removed","path":"Team/w2.txt""#)
             stream.disconnect()
             #expect(events.contains(#""type":"added","path":"Team/moved-in.txt""#), "\(events)")
             #expect(events.contains(#""type":"removed","path":"Team/w2.txt""#), "\(events)")

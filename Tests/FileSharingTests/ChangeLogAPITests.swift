@@ -165,13 +165,13 @@ struct ChangeLogAPITests {
                     #expect(try await client.request("/api/files/\(name).txt", .put, body: name).status == .created)
                 }
                 let stream = try RawConnection(port: port)
-                stream.send(
+                await stream.send(
                     "GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\nLast-Event-ID: 1\r\n\r\n"
                 )
                 #expect(await eventually { share.server.core.changeStream.openStreams == 1 })
                 #expect(try await client.request("/api/files/four.txt", .put, body: "4").status == .created)
                 var text = ""
-                for _ in 0..<3 where !text.contains("four.txt") { text += stream.receive(until: "four.txt") }
+                for _ in 0..<3 where !text.contains("four.txt") { await text += stream.receive(until: "four.txt") }
                 let ids = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("id: ") }.map {
                     Int($0.dropFirst(4).filter(\.isNumber))
                 }
@@ -183,13 +183,13 @@ struct ChangeLogAPITests {
                 // A cursor the log does not have: a resync event, then on from the newest.
                 let latest = share.server.changeLog.latest
                 let stale = try RawConnection(port: port)
-                stale.send(
+                await stale.send(
                     "GET /api/events?since=99 HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n\r\n"
                 )
                 // Each read waits 20 s at most; a loaded machine may need more.
                 var staleText = ""
                 for _ in 0..<3 where !staleText.contains(#""resync":true"#) {
-                    staleText += stale.receive(until: #""resync":true"#)
+                    await staleText += stale.receive(until: #""resync":true"#)
                 }
                 #expect(
                     staleText.contains("event: resync\nid: \(latest)\ndata: {")

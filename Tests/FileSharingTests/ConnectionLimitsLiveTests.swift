@@ -21,18 +21,18 @@ struct ConnectionLimitsLiveTests {
             let share = try ShareFixture(limits: Self.limits)
             try await share.test(.live) { client in
                 let port = try #require(client.port)
-                let (outcome, elapsed, next) = try await onThread {
+                let (outcome, elapsed, next) = try await onOwnThread {
                     let connection = try RawConnection(port: port)
                     let start = ContinuousClock.now
-                    connection.send("GET /api/info HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                    connection.blockingSend("GET /api/info HTTP/1.1\r\nHost: x\r\nX-Slow: ")
                     let outcome = connection.answerOrClose(drippingEvery: .milliseconds(200), for: .seconds(10))
                     let elapsed = ContinuousClock.now - start
                     // The server goes on (on a new connection: the test
                     // client's own was closed meanwhile, idle past the bound).
                     let next = try RawConnection(port: port)
-                    next.send(
+                    next.blockingSend(
                         "GET /api/info HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n\r\n")
-                    return (outcome, elapsed, next.receive(until: "\r\n\r\n"))
+                    return (outcome, elapsed, next.blockingReceive(until: "\r\n\r\n"))
                 }
                 #expect(outcome.text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(outcome.text)")
                 #expect(outcome.text.lowercased().contains("connection: close"))
@@ -49,11 +49,11 @@ struct ConnectionLimitsLiveTests {
             let share = try ShareFixture(limits: Self.limits)
             try await share.test(.live) { client in
                 let port = try #require(client.port)
-                let (answer, outcome, elapsed) = try await onThread {
+                let (answer, outcome, elapsed) = try await onOwnThread {
                     let connection = try RawConnection(port: port)
-                    connection.send(
+                    connection.blockingSend(
                         "GET /api/info HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n\r\n")
-                    let answer = connection.receive(until: "\r\n\r\n")
+                    let answer = connection.blockingReceive(until: "\r\n\r\n")
                     let answered = ContinuousClock.now
                     let outcome = connection.answerOrClose(drippingEvery: nil, for: .seconds(10))
                     return (answer, outcome, ContinuousClock.now - answered)
@@ -72,33 +72,24 @@ struct ConnectionLimitsLiveTests {
             let share = try ShareFixture(limits: Self.limits)
             try await share.test(.live) { client in
                 let port = try #require(client.port)
-                let (answer, elapsed) = try await onThread {
+                let (answer, elapsed) = try await onOwnThread {
                     let connection = try RawConnection(port: port)
                     let body = Array("twenty bytes, slowly".utf8)
-                    connection.send(
+                    connection.blockingSend(
                         "PUT /api/files/slow.txt HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\nContent-Length: \(body.count)\r\n\r\n"
                     )
                     let start = ContinuousClock.now
                     for byte in body {
                         Thread.sleep(forTimeInterval: 0.15)
-                        connection.send([byte])
+                        connection.blockingSend([byte])
                     }
-                    return (connection.receive(until: "\r\n\r\n"), ContinuousClock.now - start)
+                    return (connection.blockingReceive(until: "\r\n\r\n"), ContinuousClock.now - start)
                 }
                 #expect(elapsed > .milliseconds(2500))
                 #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer.prefix(60))")
                 #expect(share.read("slow.txt") == "twenty bytes, slowly")
             }
         }
-    }
-}
-
-/// Runs blocking socket work on a thread of its own: a test blocked in
-/// `recv` on the cooperative pool could starve the server it waits for,
-/// which runs on the same pool.
-func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
 }
 
@@ -113,7 +104,7 @@ extension RawConnection {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while ContinuousClock.now < end {
             if let next = nextDrip, ContinuousClock.now >= next, let interval {
-                send("a")
+                blockingSend("a")
                 nextDrip = next.advanced(by: interval)
             }
             var polled = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

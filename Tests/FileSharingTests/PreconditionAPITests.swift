@@ -300,12 +300,12 @@ struct PreconditionAPITests {
                 // The first client sends 1 MiB of its chunk and stops: the server writes
                 // those bytes (it writes in parts of 1 MiB) and waits for the rest.
                 let first = try RawConnection(port: try #require(client.port))
-                first.send(
+                await first.send(
                     "PATCH /api/uploads/\(token) HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n"
                         + "Upload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
                         + "Content-Length: \(length)\r\n\r\n")
                 let part = 1 << 20
-                first.send(Array(content[..<part]))
+                await first.send(Array(content[..<part]))
                 let staged = share.path(".fileshare/staging/resumable-\(token)")
                 #expect(
                     await eventually {
@@ -321,8 +321,8 @@ struct PreconditionAPITests {
                     body: ByteBuffer(bytes: [UInt8](repeating: 0xEE, count: length - part)))
                 #expect(second.status == .conflict, "\(String(buffer: second.body))")
                 #expect(share.read("big.bin") == nil)
-                first.send(Array(content[part...]))
-                let answer = first.receive(until: "}")
+                await first.send(Array(content[part...]))
+                let answer = await first.receive(until: "}")
                 #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer.prefix(80))")
             }
             let stored = try #require(FileManager.default.contents(atPath: share.path("big.bin")))

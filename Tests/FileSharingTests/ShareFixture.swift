@@ -2,6 +2,7 @@ import Accounts
 import ChangeLog
 import DocumentTypes
 import FileWatching
+import FileshareTestSupport
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -133,7 +134,13 @@ extension TestResponse {
 }
 
 /// A raw TCP connection to the live server, for what HTTP clients will not send.
-final class RawConnection {
+///
+/// Its sends and receives block, so they run on a thread of their own
+/// (``onOwnThread(_:)``): on the cooperative pool they would hold a thread the
+/// in-process server needs to answer them. Each times out after 20 seconds.
+final class RawConnection: @unchecked Sendable {
+    // @unchecked: a test uses its connection from one task at a time; `fd`
+    // changes only in `disconnect`.
     private(set) var fd: Int32
 
     init(port: Int) throws {
@@ -150,6 +157,7 @@ final class RawConnection {
         guard connected == 0 else { throw CocoaError(.fileReadUnknown) }
         var timeout = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     deinit { disconnect() }
@@ -160,21 +168,23 @@ final class RawConnection {
         fd = -1
     }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    // Blocking, for code already on a thread of its own (`onOwnThread`).
+    func blockingSend(_ text: String) { blockingSend(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) {
+    func blockingSend(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes {
                 Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
             }
+            if sent < 0 && errno == EINTR { continue }
             if sent <= 0 { return }
             offset += sent
         }
     }
 
     /// Reads until the peer closes or `until` appears (or the timeout).
-    func receive(until marker: String? = nil) -> String {
+    func blockingReceive(until marker: String? = nil) -> String {
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -185,5 +195,14 @@ final class RawConnection {
             if let marker, String(decoding: data, as: UTF8.self).contains(marker) { break }
         }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    // The same from async code: on a thread of its own, never on the cooperative pool.
+    func send(_ text: String) async { await onOwnThread { self.blockingSend(text) } }
+
+    func send(_ bytes: [UInt8]) async { await onOwnThread { self.blockingSend(bytes) } }
+
+    func receive(until marker: String? = nil) async -> String {
+        await onOwnThread { self.blockingReceive(until: marker) }
     }
 }

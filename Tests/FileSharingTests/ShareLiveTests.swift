@@ -25,10 +25,10 @@ struct ShareLiveTests {
             try await share.test(.live) { client in
                 let port = try #require(client.port)
                 let connection = try RawConnection(port: port)
-                connection.send(
+                await connection.send(
                     "PUT /api/files/partial.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nContent-Length: 1000000\r\n\r\n"
                 )
-                connection.send([UInt8](repeating: 65, count: 300_000))
+                await connection.send([UInt8](repeating: 65, count: 300_000))
                 // The staging file exists while the body arrives; nothing is visible.
                 #expect(await eventually { share.stagingContent().count == 1 })
                 #expect(share.visibleTree().isEmpty)
@@ -66,14 +66,14 @@ struct ShareLiveTests {
             try await share.test(.live) { client in
                 let port = try #require(client.port)
                 let huge = try RawConnection(port: port)
-                huge.send(
+                await huge.send(
                     "GET /api/info HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "h", count: 200_000))\r\n\r\n")
-                let answer = huge.receive(until: "\r\n\r\n")
+                let answer = await huge.receive(until: "\r\n\r\n")
                 #expect(answer.isEmpty || answer.hasPrefix("HTTP/1.1 4"), "\(answer.prefix(40))")
                 // Fifty connections that send nothing, and one that sends a byte at a time.
                 let idle = try (0..<50).map { _ in try RawConnection(port: port) }
                 let slow = try RawConnection(port: port)
-                slow.send("GET /api/inf")
+                await slow.send("GET /api/inf")
                 let start = ContinuousClock.now
                 #expect(try await client.request("/api/info").status == .ok)
                 #expect(ContinuousClock.now - start < .seconds(2))
@@ -103,7 +103,9 @@ struct ShareLiveTests {
                 try share.write("from-disk.txt", "d")
                 await share.server.observer.sync()
                 _ = try await client.request("/api/files/from-api.txt", .put, body: "a")
-                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                // Read on a thread of its own: the stream is written by this process's server.
+                let reader = output.fileHandleForReading
+                let text = await onOwnThread { String(decoding: reader.readDataToEndOfFile(), as: UTF8.self) }
                 curl.waitUntilExit()
                 #expect(text.contains("text/event-stream"))
                 #expect(text.contains("retry: 1000"))
@@ -136,8 +138,8 @@ struct ShareLiveTests {
                     let chunk = String(repeating: "y", count: 65536)
                     for _ in 0..<32 { request += String(chunk.utf8.count, radix: 16) + "\r\n" + chunk + "\r\n" }
                     request += "0\r\n\r\n"
-                    connection.send(request)
-                    let answer = connection.receive(until: "}")
+                    await connection.send(request)
+                    let answer = await connection.receive(until: "}")
                     #expect(answer.hasPrefix("HTTP/1.1 507"), "\(answer.prefix(60))")
                     #expect(answer.contains("disk is full"))
                 }
@@ -154,12 +156,12 @@ struct ShareLiveTests {
             let share = try ShareFixture()
             try await share.test(.live) { client in
                 let connection = try RawConnection(port: try #require(client.port))
-                connection.send(
+                await connection.send(
                     "PUT /api/files/e.bin HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareLiveTests.credentials)\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
                 )
-                #expect(connection.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue"))
-                connection.send("hello")
-                #expect(connection.receive(until: "}").contains("HTTP/1.1 201"))
+                #expect(await connection.receive(until: "\r\n\r\n").hasPrefix("HTTP/1.1 100 Continue"))
+                await connection.send("hello")
+                #expect(await connection.receive(until: "}").contains("HTTP/1.1 201"))
             }
             #expect(share.read("e.bin") == "hello")
         }

@@ -208,7 +208,7 @@ struct TusTests {
                 let location = try #require(created.headers[.location])
                 // The first request sends half its body and waits.
                 let slow = try RawConnection(port: port)
-                slow.send(
+                await slow.send(
                     "PATCH \(location) HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n"
                         + "Tus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\n"
                         + "Content-Length: 10\r\n\r\n01234")
@@ -219,8 +219,8 @@ struct TusTests {
                     location, .patch, headers: Self.headers(Self.chunk.merging([Self.offset: "0"]) { $1 }),
                     body: "abcdefghij")
                 #expect(second.status == .conflict, "\(second.status) \(second.text)")
-                slow.send("56789")
-                let answer = slow.receive(until: "\r\n\r\n")
+                await slow.send("56789")
+                let answer = await slow.receive(until: "\r\n\r\n")
                 #expect(answer.hasPrefix("HTTP/1.1 204"), "\(answer)")
                 #expect(answer.contains("Upload-Offset: 10") || answer.contains("upload-offset: 10"), "\(answer)")
                 #expect(await eventually { share.read("c.txt") == "0123456789" })
