@@ -276,7 +276,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FileshareCLITests",
-            dependencies: ["fileshare", "Accounts", "FileshareTestSupport"],
+            dependencies: [
+                "fileshare", "Accounts", "Documents", "Versions", "FileWatching", "FileshareTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]
