@@ -86,10 +86,22 @@ enum LogFiles {
     }
 
     /// Takes the folder's writer lock, or says who holds it.
+    ///
+    /// A lock still held is tried again for up to a second: a process that
+    /// was just killed lets go of it only once the kernel has closed all its
+    /// files, and a child another thread of this process is starting holds a
+    /// copy of the descriptor until its `exec` closes it.
     static func lockExclusively(_ path: String) throws(ChangeLogError) -> Int32 {
         let fd = try open(path, O_RDWR | O_CREAT)
-        do {
-            try valueOrErrno { flock(fd, LOCK_EX | LOCK_NB) }
+        do throws(Errno) {
+            var tries = 0
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let number = errno
+                if number == EINTR { continue }
+                tries += 1
+                guard number == EWOULDBLOCK, tries < 20 else { throw Errno(rawValue: number) }
+                usleep(50_000)
+            }
         } catch {
             let number = error.rawValue
             close(fd)

@@ -19,6 +19,10 @@ public final class FolderLeadership: Sendable {
     public let folder: String
     /// How often a follower tries to take the lead, and a leader checks its connection.
     public let retryInterval: Duration
+    /// How long a connection, a check or a close may take before the
+    /// connection counts as broken (and a leader's lead as lost): never
+    /// shorter than 5 s, so a loaded machine's slow answer is not a failover.
+    public var patience: Duration { max(retryInterval * 5, .seconds(5)) }
     private let url: DatabaseURL
     private let logger: Logger
     private let state = Mutex<(leading: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
@@ -59,8 +63,10 @@ public final class FolderLeadership: Sendable {
     public func run() async {
         while !Task.isCancelled {
             do {
-                let connection = try await PostgresConnection.connect(
-                    configuration: try url.connectionConfiguration(), id: 1, logger: logger)
+                let (configuration, logger) = (try url.connectionConfiguration(), self.logger)
+                let connection = try await Self.bounded(patience) {
+                    try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+                }
                 // Cancelled, the connection is closed at once: a query
                 // waiting on a dead peer fails instead of holding the task.
                 await withTaskCancellationHandler {
@@ -69,7 +75,10 @@ public final class FolderLeadership: Sendable {
                     let closing: EventLoopFuture<Void> = connection.close()
                     _ = closing
                 }
-                try? await connection.close()
+                // Waited for within the bound only: a close on a broken
+                // connection need not answer. The connection lives on in the
+                // closing task until its close is done, as PostgresNIO asks.
+                _ = try? await Self.bounded(patience) { try await connection.close() }
             } catch {
                 logger.debug("cannot reach the database to lead", metadata: ["error": "\(error)"])
             }
@@ -78,8 +87,6 @@ public final class FolderLeadership: Sendable {
         }
     }
 
-    /// Takes the lock when it is free and keeps it while the connection
-    /// answers; returns when the connection fails or the task is cancelled.
     private func hold(on connection: PostgresConnection) async {
         let key = "fileshare folder " + folder
         while !Task.isCancelled {
@@ -112,19 +119,40 @@ public final class FolderLeadership: Sendable {
     /// the session) fails at once; one that does not answer within five
     /// retry intervals (a peer gone silent) is closed, and fails.
     private func check(_ connection: PostgresConnection) async throws {
-        struct Silent: Error {}
-        if connection.isClosed { throw Silent() }
+        struct Closed: Error {}
+        if connection.isClosed { throw Closed() }
         let logger = self.logger
-        let bound = retryInterval * 5
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await connection.query("SELECT 1", logger: logger) }
-            group.addTask {
-                try await Task.sleep(for: bound)
-                try? await connection.close()
-                throw Silent()
+        _ = try await Self.bounded(patience) { try await connection.query("SELECT 1", logger: logger) }
+    }
+
+    /// The result of `operation`, or ``DatabaseTimeout`` once `bound` has
+    /// passed or the task is cancelled — without waiting for the operation
+    /// to end: a query or a connection attempt on a peer that stopped
+    /// answering may never end, and leadership must not hang on one.
+    static func bounded<T: Sendable>(
+        _ bound: Duration, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let slot = Mutex(BoundedSlot<T>.empty)
+        let finish: @Sendable (Result<T, any Error>) -> Void = { result in
+            slot.withLock { $0.finish(result) }?.resume(with: result)
+        }
+        let work = Task {
+            do { finish(.success(try await operation())) } catch { finish(.failure(error)) }
+        }
+        let timer = Task {
+            try? await Task.sleep(for: bound)
+            finish(.failure(DatabaseTimeout(bound: bound)))
+        }
+        defer {
+            work.cancel()
+            timer.cancel()
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if let result = slot.withLock({ $0.wait(continuation) }) { continuation.resume(with: result) }
             }
-            try await group.next()
-            group.cancelAll()
+        } onCancel: {
+            finish(.failure(CancellationError()))
         }
     }
 
@@ -136,5 +164,44 @@ public final class FolderLeadership: Sendable {
             return state.waiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// A database operation that did not answer within its bound.
+struct DatabaseTimeout: Error, CustomStringConvertible {
+    let bound: Duration
+    var description: String { "the database did not answer within \(bound)" }
+}
+
+/// Where ``FolderLeadership/bounded(_:_:)`` meets its first outcome: the
+/// first result wins, whether it comes before or after the wait begins.
+private enum BoundedSlot<T: Sendable>: Sendable {
+    case empty
+    case waiting(CheckedContinuation<T, any Error>)
+    case finished(Result<T, any Error>)
+    case resumed
+
+    /// Records `result`; returns the continuation to resume, if one waits.
+    mutating func finish(_ result: Result<T, any Error>) -> CheckedContinuation<T, any Error>? {
+        switch self {
+        case .empty:
+            self = .finished(result)
+            return nil
+        case .waiting(let continuation):
+            self = .resumed
+            return continuation
+        case .finished, .resumed:
+            return nil
+        }
+    }
+
+    /// Starts the wait; returns the result at once when it came first.
+    mutating func wait(_ continuation: CheckedContinuation<T, any Error>) -> Result<T, any Error>? {
+        guard case .finished(let result) = self else {
+            self = .waiting(continuation)
+            return nil
+        }
+        self = .resumed
+        return result
     }
 }

@@ -147,7 +147,9 @@ struct SignInLiveTests {
                 #expect(try await Self.send(client, .get, "/api/info", [.authorization: wrong]).status == .unauthorized)
             }
             let slowed = try await Self.send(client, .get, "/api/info", [.authorization: wrong])
-            #expect(slowed.status == .tooManyRequests && slowed.headers[.retryAfter] == "60")
+            // The seconds left of the wait (a loaded machine may take a few to get here).
+            #expect(slowed.status == .tooManyRequests)
+            #expect((50...60).contains(Int(slowed.headers[.retryAfter] ?? "") ?? 0), "\(slowed.headers)")
             // Even the right password waits: nothing is checked while slowed.
             let right = "Basic " + Data("dropper:dropper-pw".utf8).base64EncodedString()
             #expect(try await Self.send(client, .get, "/api/info", [.authorization: right]).status == .tooManyRequests)

@@ -1,11 +1,13 @@
 import FileshareTestSupport
 import Logging
 import PostgresNIO
-import SharedState
+import Synchronization
 import Testing
 
+@testable import SharedState
+
 /// Leadership of a folder among its servers: one at a time, and another takes over.
-@Suite("leading a folder")
+@Suite("leading a folder", .timeLimit(.minutes(3)))
 struct FolderLeadershipTests {
     static let logger = PostgresServerTests.logger
 
@@ -62,6 +64,32 @@ struct FolderLeadershipTests {
             secondRun.cancel()
             await firstRun.value
             await secondRun.value
+        }
+    }
+
+    @Test("a database operation that never answers ends at its bound or on cancellation, without being waited for")
+    func bounded() async throws {
+        struct Stuck: Sendable {
+            /// Never returns, cancelled or not: as a query on a peer that stopped answering.
+            func forever() async -> Int {
+                await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+                return 0
+            }
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        await #expect(throws: DatabaseTimeout.self) {
+            try await FolderLeadership.bounded(.milliseconds(200)) { await Stuck().forever() }
+        }
+        #expect(clock.now - start < .seconds(10))
+        // Cancelled: it returns at once, with CancellationError.
+        let waiting = Task { try await FolderLeadership.bounded(.seconds(3600)) { await Stuck().forever() } }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        // A result that comes first is the answer, also when it comes before the wait.
+        #expect(try await FolderLeadership.bounded(.seconds(3600)) { 7 } == 7)
+        await #expect(throws: DatabaseTimeout.self) {
+            try await FolderLeadership.bounded(.zero) { try await Task.sleep(for: .seconds(3600)) }
         }
     }
 

@@ -187,8 +187,10 @@ final class CommandProcess: Sendable {
         }
     }
 
-    /// Waits (up to a generous timeout) for a line that matches.
-    func waitForLine(timeout: Duration = .seconds(20), _ matches: (String) -> Bool) async -> Bool {
+    /// Waits (up to a generous timeout: a loaded machine may take long to
+    /// start a debug build) for a line that matches; returns early when the
+    /// process has ended.
+    func waitForLine(timeout: Duration = .seconds(60), _ matches: (String) -> Bool) async -> Bool {
         let clock = ContinuousClock()
         let end = clock.now.advanced(by: timeout)
         while clock.now < end {
