@@ -261,7 +261,7 @@ let package = Package(
         .testTarget(
             name: "FileSharingTests",
             dependencies: [
-                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "Versions", "Accounts",
+                "FileSharing", "FileWatching", "DocumentTypes", "Previews", "Versions", "Accounts", "Documents",
                 "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

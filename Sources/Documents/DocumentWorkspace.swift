@@ -26,6 +26,7 @@ public final class DocumentWorkspace: Sendable {
     let logger: Logger
     let now: @Sendable () -> Int64
     private let table = OpenDocuments()
+    private let otherLocks = Mutex(OtherLocks())
     private let routing: Task<Void, Never>
     private let token: ObservationToken
 
@@ -82,6 +83,7 @@ public final class DocumentWorkspace: Sendable {
         let id = observer.item(at: path)?.id
         let document = Document(workspace: self, id: id, path: path, contents: bytes, known: stamp)
         register(document, id: id)
+        if otherLocks.withLock({ $0.covers(path) }) { await document.lockChanged(heldByOther: true) }
         return document
     }
 
@@ -116,6 +118,30 @@ public final class DocumentWorkspace: Sendable {
 
     /// A closed document is no longer routed to.
     func forget(_ document: Document) { table.remove(document) }
+
+    // MARK: What clients of a server in this process do
+
+    /// Another client took (`held`) or released a lock at `path`, covering
+    /// what is under it when `coversBelow` (a WebDAV depth-infinity lock):
+    /// the documents it covers are not editable while any lock covers them,
+    /// and save their changes once none does. Fed by `ShareServer.activities()`.
+    public func lockChanged(at path: ItemPath, coversBelow: Bool, held: Bool) async {
+        otherLocks.withLock { $0.change(path, coversBelow: coversBelow, held: held) }
+        for document in table.all {
+            let documentPath = await document.path
+            await document.lockChanged(heldByOther: otherLocks.withLock { $0.covers(documentPath) })
+        }
+    }
+
+    /// A new version of the file at `path` is arriving (an upload): `offset`
+    /// of `length` bytes so far; `offset` `nil` when it ended. The document
+    /// open on that file shows ``DocumentState/progressAvailable`` meanwhile.
+    /// Fed by `ShareServer.activities()`.
+    public func progressChanged(at path: ItemPath, offset: Int64?, length: Int64?) async {
+        for document in table.all where await document.path == path {
+            await document.progressChanged(offset: offset, length: length)
+        }
+    }
 }
 
 extension Change {

@@ -53,9 +53,12 @@ public final class ShareServer: Service {
         } catch {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
         }
-        let state = WebDAVState(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
+        let activity = ActivityFeed()
+        let state = WebDAVState(
+            persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json", activity: activity)
         core = try ShareCore(
-            folder: folder, configuration: configuration, locks: state, logger: logger, changePrinter: changePrinter)
+            folder: folder, configuration: configuration, locks: state, activity: activity, logger: logger,
+            changePrinter: changePrinter)
         webDAV = WebDAVFace(core: core, state: state, logger: logger)
     }
 
@@ -64,6 +67,38 @@ public final class ShareServer: Service {
 
     /// The numbered changes of the shared folder.
     public var changeLog: any ChangeLog { core.changeLog }
+
+    /// What clients are doing to items now, in order: WebDAV locks taken and
+    /// released, uploads under way (``FolderActivity``). For code in the same
+    /// process that presents those items, such as a `Documents` workspace:
+    ///
+    /// ```swift
+    /// Task {
+    ///     for await activity in server.activities() {
+    ///         switch activity.kind {
+    ///         case .locked(let below), .unlocked(let below):
+    ///             let held = if case .locked = activity.kind { true } else { false }
+    ///             await workspace.lockChanged(at: ItemPath(activity.path), coversBelow: below, held: held)
+    ///         case .receiving(let offset, let length):
+    ///             await workspace.progressChanged(at: ItemPath(activity.path), offset: offset, length: length)
+    ///         case .received:
+    ///             await workspace.progressChanged(at: ItemPath(activity.path), offset: nil, length: nil)
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Each call makes a stream of its own, from the activity after it on.
+    /// A consumer that falls behind by more than `buffer` activities loses the
+    /// oldest of them.
+    public func activities(buffer: Int = 10_000) -> AsyncStream<FolderActivity> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: FolderActivity.self, bufferingPolicy: .bufferingNewest(buffer))
+        let activity = core.activity
+        let key = activity.add { continuation.yield($0) }
+        continuation.onTermination = { _ in activity.remove(key) }
+        return stream
+    }
 
     /// Stops observing and closes the change log, so another server may open the folder.
     func stop() { core.stop() }

@@ -46,6 +46,8 @@ final class ShareCore: Sendable {
     let maxUploadBytes: Int64?
     /// The WebDAV locks, as the other faces see them.
     let locks: any LockLookup
+    /// Locks and uploads under way, for presenters in the same process.
+    let activity: ActivityFeed
     /// Thumbnails made by programs (PDF, video, audio), and where they are kept.
     let thumbnailer: ExternalThumbnailer?
     /// Thumbnails of images, comics and books, decoded in the process.
@@ -61,11 +63,12 @@ final class ShareCore: Sendable {
     ///   - locks: The WebDAV face's locks, read for 423.
     ///   - changePrinter: Called with each change's JSON line.
     init(
-        folder: SharedFolder, configuration: ShareConfiguration, locks: any LockLookup, logger: Logger,
-        changePrinter: (@Sendable (String) -> Void)?
+        folder: SharedFolder, configuration: ShareConfiguration, locks: any LockLookup,
+        activity: ActivityFeed = ActivityFeed(), logger: Logger, changePrinter: (@Sendable (String) -> Void)?
     ) throws {
         self.logger = logger
         self.locks = locks
+        self.activity = activity
         self.folder = folder
         sharedDatabase = configuration.sharedDatabase
         if let shared = configuration.sharedDatabase {

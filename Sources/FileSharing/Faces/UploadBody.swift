@@ -33,6 +33,20 @@ enum UploadBody {
         _ body: RequestBody, to file: StagedFile, at offset: Int64, limit: Int64?, core: ShareCore,
         checkingTypeFor path: SharePath? = nil, totalSize: Int64? = nil
     ) async throws -> Int64 {
+        // Told as activity, for presenters of the file in this process: how
+        // far it is, and when it ends (complete, refused or cut off) — a
+        // resumable upload's chunk before its last ends nothing.
+        let activity = core.activity
+        if let path, activity.isActive {
+            activity.publish(
+                FolderActivity(path: path.description, kind: .receiving(offset: offset, length: totalSize)))
+        }
+        var moreToCome = false
+        defer {
+            if let path, activity.isActive, !moreToCome {
+                activity.publish(FolderActivity(path: path.description, kind: .received))
+            }
+        }
         var written: Int64 = 0
         var pending = ByteBuffer()
         // Checked once: when the bytes written first reach what identification reads.
@@ -48,6 +62,10 @@ enum UploadBody {
             written += Int64(chunk.readableBytes)
             pending.clear()
             let available = offset + written
+            if let path, activity.isActive {
+                activity.publish(
+                    FolderActivity(path: path.description, kind: .receiving(offset: available, length: totalSize)))
+            }
             let moreToCome = !last || totalSize.map { available < $0 } ?? false
             if !prefixChecked, moreToCome, let policy, let path, available >= Int64(policy.prefixLength) {
                 prefixChecked = true
@@ -70,6 +88,7 @@ enum UploadBody {
             if pending.readableBytes >= 1 << 20 { try await flush() }
         }
         try await flush(last: true)
+        moreToCome = totalSize.map { offset + written < $0 } ?? false
         return written
     }
 }

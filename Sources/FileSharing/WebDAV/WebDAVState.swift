@@ -22,10 +22,16 @@ final class WebDAVState: Sendable {
 
     /// Where the locks are kept, if anywhere.
     let persistencePath: String?
+    /// Told of each lock taken and released (`FolderActivity`).
+    let activity: ActivityFeed
 
-    init(persistencePath: String? = nil, now: @escaping @Sendable () -> Int64 = WebDAVState.monotonicNow) {
+    init(
+        persistencePath: String? = nil, activity: ActivityFeed = ActivityFeed(),
+        now: @escaping @Sendable () -> Int64 = WebDAVState.monotonicNow
+    ) {
         self.now = now
         self.persistencePath = persistencePath
+        self.activity = activity
         if let persistencePath {
             let current = now()
             let kept = WebDAVState.load(from: persistencePath, monotonicNow: current)
@@ -51,18 +57,21 @@ final class WebDAVState: Sendable {
         return table.withLock { body($0, now) }
     }
 
-    /// Changes the lock table; a change is written to the kept copy.
+    /// Changes the lock table; a change is written to the kept copy, and
+    /// told as activity (after the table's lock is let go).
     func changingLocks<T>(_ body: (inout DAVLockTable, Int64) -> T) -> T {
         let now = self.now()
-        return table.withLock { table in
-            guard let persistencePath else { return body(&table, now) }
+        let (result, changes) = table.withLock { table in
             let before = table.locks
             let result = body(&table, now)
-            if table.locks != before {
+            guard table.locks != before else { return (result, [FolderActivity]()) }
+            if let persistencePath {
                 WebDAVState.save(Array(table.locks.values), to: persistencePath, monotonicNow: now)
             }
-            return result
+            return (result, activity.isActive ? ActivityFeed.lockChanges(from: before, to: table.locks) : [])
         }
+        for change in changes { activity.publish(change) }
+        return result
     }
 
     func locks(covering path: SharePath) -> [DAVLock] { readingLocks { $0.locks(covering: path, now: $1) } }
