@@ -279,6 +279,23 @@ struct ShareLinkLiveTests {
             #expect(
                 try await Self.send(client, nil, .get, "/s/\(token)/download", headers: [.authorization: basic]).text
                     == "plan")
+            // What a link's visitor holds (its cookie, its password) opens nothing but the link: every face
+            // refuses it (401; 429 once the Basic attempts, wrong as sign-ins, are slowed).
+            let faces: [(HTTPRequest.Method, String)] = [
+                (.get, "/api/list?path=Team"), (.get, "/api/files/Team/plan.txt"), (.get, "/api/zip?path=Team"),
+                (.get, "/api/changes?since=0"), (.get, "/api/shares"), (.get, "/api/audit"), (.get, "/api/info"),
+                (.put, "/api/files/Team/x.txt"), (.delete, "/api/files/Team/plan.txt"), (.get, "/dav/Team/plan.txt"),
+                (HTTPRequest.Method("PROPFIND")!, "/dav/"), (.get, "/api/thumbnail/Team/plan.txt"),
+            ]
+            for (method, uri) in faces {
+                for headers: HTTPFields in [[.cookie: pair], [.authorization: basic]] {
+                    let response = try await Self.send(client, nil, method, uri, headers: headers)
+                    #expect(
+                        response.status == .unauthorized || response.status == .tooManyRequests,
+                        "\(method) \(uri): \(response.status)")
+                    #expect(!response.text.contains("plan"))
+                }
+            }
 
             // Guesses: 404 each, then slowed (429) for this address, even for a real token.
             // (The wrong password above counted for this address too: 3 free failures, then waits.)
