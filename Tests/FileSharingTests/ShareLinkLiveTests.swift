@@ -338,6 +338,9 @@ struct ShareLinkLiveTests {
                     == .ok)
             // Admins only; others are told it does not exist.
             #expect(try await Self.send(client, "reader", .get, "/api/audit").status == .notFound)
+            for bad in ["limit=0", "limit=100001", "limit=x", "since=yesterday"] {
+                #expect(try await Self.send(client, "admin", .get, "/api/audit?" + bad).status == .badRequest, "\(bad)")
+            }
             #expect(
                 await eventuallyTrue {
                     try await Self.send(client, "admin", .get, "/api/audit?user=writer").text.contains("link-create")

@@ -29,8 +29,10 @@ struct AuditFace: Sendable {
         filter.user = try APIRequest.query(request, "user")
         filter.path = try APIRequest.query(request, "path")
         if let limit = try APIRequest.query(request, "limit") {
-            guard let value = Int(limit), value > 0 else { throw ShareError(.badRequest, "limit is a positive number") }
-            filter.limit = min(value, 100_000)
+            guard let value = Int(limit), (1...100_000).contains(value) else {
+                throw ShareError(.badRequest, "limit is a number from 1 to 100000")
+            }
+            filter.limit = value
         }
         let folder = audit.folder
         let chosen = filter
