@@ -153,6 +153,7 @@ let package = Package(
                 "CFileshareShim",
                 "Previews",
                 "Versions",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -173,6 +174,7 @@ let package = Package(
                 .embedInCode("Resources/app.js"),
                 .embedInCode("Resources/openapi.json"),
                 .embedInCode("Resources/signin.html"),
+                .embedInCode("Resources/shares.js"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -26,6 +26,10 @@ public final class ShareServer: Service {
     let metrics = ServerMetrics()
     /// Sign-ins against the users file, when there is one.
     let signIn: SignIn?
+    /// The share links, in the private folder.
+    let links: LinkStore
+    /// The record of every access, in the private folder.
+    public let audit: AuditLog
     private let boundPort = Mutex<Int?>(nil)
 
     /// Opens the folder (creating it if missing), its change log and its
@@ -60,6 +64,11 @@ public final class ShareServer: Service {
             folder: folder, configuration: configuration, locks: state, activity: activity, logger: logger,
             changePrinter: changePrinter)
         webDAV = WebDAVFace(core: core, state: state, logger: logger)
+        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
+        links = LinkStore(
+            path: privateFolder + "/shares.json", hasher: configuration.passwordHasher,
+            limits: configuration.signInLimits, logger: logger)
+        audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
     }
 
     /// The observer of the shared folder; its changes are the server's events.
@@ -101,7 +110,10 @@ public final class ShareServer: Service {
     }
 
     /// Stops observing and closes the change log, so another server may open the folder.
-    func stop() { core.stop() }
+    func stop() {
+        core.stop()
+        audit.finish()
+    }
 
     /// The shared folder's absolute path.
     public var root: String { core.folder.rootPath }
@@ -129,6 +141,11 @@ public final class ShareServer: Service {
         let snapshot = metricsSnapshot
         router.add(middleware: MetricsMiddleware(metrics: metrics, snapshot: snapshot))
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: AuditMiddleware(audit: audit))
+        let api = APIFace(core: core, readOnly: configuration.readOnly)
+        // Before authentication: a link needs no account.
+        router.add(
+            middleware: LinkFace(core: core, links: links, api: api, signIn: signIn, secure: configuration.tls != nil))
         if let signIn {
             router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil))
         } else if let credentials = configuration.credentials {
@@ -138,8 +155,9 @@ public final class ShareServer: Service {
         router.add(middleware: webDAV)
         router.add(middleware: RouteShapeMiddleware())
         router.addRoutes(PageFace().routes())
-        let api = APIFace(core: core, readOnly: configuration.readOnly)
         router.addRoutes(api.routes(), atPath: "/api")
+        router.addRoutes(SharesAPIFace(core: core, links: links, audit: audit).routes(), atPath: "/api")
+        router.addRoutes(AuditFace(audit: audit).routes(), atPath: "/api")
         router.addRoutes(HistoryFace(api: api).routes(), atPath: "/api")
         router.addRoutes(EventStreamFace(core: core).routes(), atPath: "/api")
         router.addRoutes(TusFace(core: core).routes(), atPath: "/api/tus")
@@ -219,6 +237,7 @@ public final class ShareServer: Service {
         defer {
             webDAV.materializeAllPlaceholders()
             core.stop()
+            audit.finish()
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await app.run() }
@@ -240,5 +259,7 @@ public final class ShareServer: Service {
         // that goes with the change log.
         core.stop()
         try? await core.observer.waitUntilStopped()
+        // What the audit holds is written before the process may end.
+        await audit.close()
     }
 }

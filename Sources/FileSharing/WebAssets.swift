@@ -11,4 +11,6 @@ enum WebAssets {
     static let javaScript = String(decoding: PackageResources.app_js, as: UTF8.self)
     /// The sign-in page (with a users file), served at `/signin`; `<!--message-->` is where a failure is told.
     static let signIn = String(decoding: PackageResources.signin_html, as: UTF8.self)
+    /// The share links' script: the page's "Share" action and "Links" dialog, and a link's drop zone.
+    static let shares = String(decoding: PackageResources.shares_js, as: UTF8.self)
 }

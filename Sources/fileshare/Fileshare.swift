@@ -19,7 +19,10 @@ struct Fileshare: AsyncParsableCommand {
             codes: Documentation/cli.md, events.md and http-api.md in the source repository.
             """,
         version: version,
-        subcommands: [Serve.self, Watch.self, Changes.self, InboxCommand.self, Users.self, DatabaseCommand.self]
+        subcommands: [
+            Serve.self, Watch.self, Changes.self, InboxCommand.self, Users.self, DatabaseCommand.self,
+            AuditCommand.self,
+        ]
     )
 
     /// Parses and runs, with the exit codes of `cli.md`: bad usage is 2

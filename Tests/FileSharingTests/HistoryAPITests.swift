@@ -415,7 +415,8 @@ extension ShareFixture {
         let enumerator = FileManager.default.enumerator(atPath: base)
         var result: [String] = []
         while let item = enumerator?.nextObject() as? String {
-            if item.hasPrefix("changes") || item.hasPrefix("observer-state") { continue }
+            // The change log and the audit record requests by design, hostile ones too.
+            if item.hasPrefix("changes") || item.hasPrefix("observer-state") || item.hasPrefix("audit") { continue }
             let size = (try? FileManager.default.attributesOfItem(atPath: base + "/" + item))?[.size] as? Int ?? -1
             result.append("\(item) \(size)")
         }

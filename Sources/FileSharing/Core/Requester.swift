@@ -14,11 +14,23 @@ public struct Requester: Sendable {
     public var user: String?
     /// What the user may do where.
     public var policy: AccessPolicy
+    /// The id of the share link the request came through (never its token);
+    /// `nil` for a signed-in user. A link's requester has no user, and a
+    /// policy of one rule: its item, read or upload.
+    public var link: String?
 
     /// Creates a requester.
-    public init(user: String?, policy: AccessPolicy) {
+    public init(user: String?, policy: AccessPolicy, link: String? = nil) {
         self.user = user
         self.policy = policy
+        self.link = link
+    }
+
+    /// Who it is, as the audit and the logs name them: the user, `link ID`, or `-` (no users file).
+    public var name: String {
+        if let user { return user }
+        if let link { return "link " + link }
+        return "-"
     }
 
     /// May do everything: a share without a users file, and the server itself.

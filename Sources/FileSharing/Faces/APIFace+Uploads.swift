@@ -9,7 +9,11 @@ extension APIFace {
     /// request's conditions on `P` are checked before the body is read, and
     /// again when the file is put in place.
     func upload(_ request: Request, context: ShareContext) async throws -> Response {
-        let path = try APIRequest.path(of: request, after: "/api/files/")
+        try await upload(at: APIRequest.path(of: request, after: "/api/files/"), request: request, context: context)
+    }
+
+    /// The body of `request` put at `path`, as `PUT /api/files/P` does (a share link's uploads too).
+    func upload(at path: SharePath, request: Request, context: ShareContext) async throws -> Response {
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         try await core.authorizePut(path)
         let declared = request.headers[.contentLength].flatMap { Int64($0) }

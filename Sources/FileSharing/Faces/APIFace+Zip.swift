@@ -15,7 +15,12 @@ extension APIFace {
     /// (stored, ZIP64 where needed), so memory stays flat whatever the size.
     /// Hidden names and symbolic links are left out, as everywhere.
     func zip(_ request: Request) async throws -> Response {
-        let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
+        try await zip(at: try SharePath(plain: try APIRequest.query(request, "path") ?? ""))
+    }
+
+    /// The folder at `path` as a ZIP, as the current requester may read it.
+    func zip(at path: SharePath) async throws -> Response {
+        AuditNote.about(path: path.description)
         // Only what may be read goes in: a drop box's ZIP is empty, a folder
         // that is only a way in holds only what is shared below it.
         let scope = try core.listingScope(path)

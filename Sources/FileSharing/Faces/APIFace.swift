@@ -191,6 +191,7 @@ struct APIFace: Sendable {
     func makeDirectory(_ request: Request, context: ShareContext) async throws -> Response {
         let body = try await request.decode(as: PathBody.self, context: context)
         let path = try SharePath(plain: body.path)
+        AuditNote.about(path: path.description)
         try core.authorize(.change, path)
         let folder = core.folder
         let conditions = WritePreconditions(request.headers)
@@ -207,6 +208,7 @@ struct APIFace: Sendable {
         let body = try await request.decode(as: MoveBody.self, context: context)
         let from = try SharePath(plain: body.from)
         let to = try SharePath(plain: body.to)
+        AuditNote.about(path: from.description, detail: "to " + to.description)
         try core.authorize(.change, from)
         try core.authorize(.change, to)
         let folder = core.folder

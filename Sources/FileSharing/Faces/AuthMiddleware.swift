@@ -22,8 +22,12 @@ struct AuthMiddleware: RouterMiddleware {
         // Both compared in full, whatever matches, so timing tells nothing.
         let userMatches = constantTimeEqual(givenUser, Array(user.utf8))
         let passwordMatches = constantTimeEqual(givenPassword, Array(password.utf8))
-        guard userMatches && passwordMatches else { return AuthMiddleware.challenge() }
+        guard userMatches && passwordMatches else {
+            AuditNote.about(path: nil, action: "signin")
+            return AuthMiddleware.challenge()
+        }
         context.user = user
+        AuditNote.who(user)
         return try await next(request, context)
     }
 

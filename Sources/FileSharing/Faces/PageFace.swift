@@ -9,6 +9,7 @@ struct PageFace: Sendable {
         let routes = RouteCollection(context: ShareContext.self)
         routes.get("/") { _, _ in PageFace.asset(WebAssets.html, type: "text/html; charset=utf-8") }
         routes.get("app.js") { _, _ in PageFace.asset(WebAssets.javaScript, type: "text/javascript; charset=utf-8") }
+        routes.get("shares.js") { _, _ in PageFace.asset(WebAssets.shares, type: "text/javascript; charset=utf-8") }
         routes.get("app.css") { _, _ in PageFace.asset(WebAssets.css, type: "text/css; charset=utf-8") }
         routes.get("api/openapi.json") { _, _ in PageFace.asset(OpenAPIDocument.json, type: "application/json") }
         return routes

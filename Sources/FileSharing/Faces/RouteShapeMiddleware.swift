@@ -75,6 +75,11 @@ struct RouteShapeMiddleware: RouterMiddleware {
         Operation(pattern: .exact("/api/trash"), method: .get),
         Operation(pattern: .exact("/api/trash/restore"), method: .post),
         Operation(pattern: .segment("/api/trash/"), method: .delete),
+        // Share links (`SharesAPIFace`) and the audit (`AuditFace`).
+        Operation(pattern: .exact("/api/shares"), method: .get),
+        Operation(pattern: .exact("/api/shares"), method: .post),
+        Operation(pattern: .segment("/api/shares/"), method: .delete),
+        Operation(pattern: .exact("/api/audit"), method: .get, query: ["since", "user", "path", "limit"]),
     ]
 
     /// The operations on `path`. A path named exactly is a resource of its

@@ -30,6 +30,7 @@ struct SessionFace {
         case (.post, "/signin"):
             let body = try await request.body.collect(upTo: 16 * 1024)
             let fields = SessionFace.formFields(String(buffer: body))
+            UsersAuthMiddleware.noteSignIn(fields["name"] ?? "")
             let outcome = await signIn.signIn(
                 name: fields["name"] ?? "", password: fields["password"] ?? "", address: context.address)
             switch outcome {
@@ -52,6 +53,7 @@ struct SessionFace {
                 var password: String
             }
             let body = try await request.decode(as: Body.self, context: context)
+            UsersAuthMiddleware.noteSignIn(body.name)
             switch await signIn.signIn(name: body.name, password: body.password, address: context.address) {
             case .signedIn(let requester):
                 return signedIn(

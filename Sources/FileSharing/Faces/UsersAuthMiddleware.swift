@@ -38,8 +38,12 @@ struct UsersAuthMiddleware: RouterMiddleware {
         if requester == nil, let basic = BasicCredentials.parse(request.headers[.authorization]) {
             switch await signIn.signIn(name: basic.name, password: basic.password, address: context.address) {
             case .signedIn(let signedIn): requester = signedIn
-            case .failed: return UsersAuthMiddleware.challenge(request)
-            case .throttled(let wait): return UsersAuthMiddleware.tooManyAttempts(wait)
+            case .failed:
+                UsersAuthMiddleware.noteSignIn(basic.name)
+                return UsersAuthMiddleware.challenge(request)
+            case .throttled(let wait):
+                UsersAuthMiddleware.noteSignIn(basic.name)
+                return UsersAuthMiddleware.tooManyAttempts(wait)
             }
         }
         guard let requester else {
@@ -51,6 +55,7 @@ struct UsersAuthMiddleware: RouterMiddleware {
         }
         var context = context
         context.user = requester.user
+        AuditNote.who(requester.name)
         return try await Requester.$current.withValue(requester) { try await next(request, context) }
     }
 
@@ -66,6 +71,12 @@ struct UsersAuthMiddleware: RouterMiddleware {
             response.headers[.wwwAuthenticate] = "Basic realm=\"fileshare\", charset=\"UTF-8\""
         }
         return response
+    }
+
+    /// A failed sign-in, for the audit: the name tried (never the password).
+    static func noteSignIn(_ name: String) {
+        AuditNote.who(AccountName.isValid(name) ? name : "-")
+        AuditNote.about(path: nil, action: "signin")
     }
 
     /// 429 with `Retry-After`, for a sign-in refused by the throttle.

@@ -1,0 +1,61 @@
+import FileWatching
+public import Foundation
+
+/// One access, as the audit keeps it: who (a user, `link ID`, or `-`
+/// without a users file), from where, what, when, and how it ended. It
+/// never holds a password or a link's token: the faces give only names,
+/// paths and link ids.
+public struct AuditEvent: Sendable, Codable, Equatable {
+    /// When, RFC 3339 in UTC with milliseconds.
+    public var time: String
+    /// What: `signin`, `download`, `upload`, `delete`, `move`, `mkdir`,
+    /// `lock`, `unlock`, `link-create`, `link-revoke`, `link-open`, …
+    public var action: String
+    /// Who: the user name, `link ID`, or `-`.
+    public var who: String
+    /// The client's address.
+    public var address: String
+    /// The shared path it was about, if any.
+    public var path: String?
+    /// `ok`, or why not (`failed`, `throttled`, `denied`, `410 expired`, an HTTP status…).
+    public var outcome: String
+    /// More about it (a move's destination, a link's id and access).
+    public var detail: String?
+
+    /// Creates an event at `time` (now by default).
+    public init(
+        action: String, who: String, address: String, path: String?, outcome: String, detail: String? = nil,
+        time: Date = Date()
+    ) {
+        self.time = AuditEvent.format(time)
+        self.action = action
+        self.who = who
+        self.address = address
+        self.path = path
+        self.outcome = outcome
+        self.detail = detail
+    }
+
+    /// The event's JSON line (no newline).
+    public var jsonLine: String {
+        var json = "{\"time\":\(JSONText.quoted(time)),\"action\":\(JSONText.quoted(action))"
+        json += ",\"who\":\(JSONText.quoted(who)),\"address\":\(JSONText.quoted(address))"
+        if let path { json += ",\"path\":\(JSONText.quoted(path))" }
+        json += ",\"outcome\":\(JSONText.quoted(outcome))"
+        if let detail { json += ",\"detail\":\(JSONText.quoted(detail))" }
+        return json + "}"
+    }
+
+    /// The time as the log writes it.
+    public static func format(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// Parses an RFC 3339 time (with or without fractions of a second).
+    public static func parseTime(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
+            return date
+        }
+        return try? Date(text, strategy: .iso8601)
+    }
+}

@@ -1,0 +1,347 @@
+import Accounts
+import FileWatching
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// Share links, opened at `/s/TOKEN` with no account (`http-api.md`):
+///
+/// - `GET /s/TOKEN`: the link's page: a file (preview, download), a folder
+///   (its listing, downloads, ZIP), or a drop zone (an upload link); a
+///   password form first when the link has one.
+/// - `GET /s/TOKEN/page/P`: a folder link's page of `P` inside it.
+/// - `GET|HEAD /s/TOKEN/download[/P]`: the file (ranges, validators).
+/// - `GET /s/TOKEN/zip[/P]`: a folder as a ZIP.
+/// - `PUT|POST /s/TOKEN/files/NAME`: a new file into an upload link's folder (409 for a name taken).
+/// - `POST /s/TOKEN/password` (form field `password`).
+///
+/// The link's item is the root of everything it opens: the path after the
+/// token is read with the rules of ``SharePath`` (no `..`, no encoded
+/// slash, no hidden name) and no symbolic link on the way is followed; any
+/// of it answers 404. Each request runs as a ``Requester`` of the link's
+/// own (`link ID`, a policy of one rule: its item, read or upload), so the
+/// core decides for a link as for anyone. An unknown token is a 404, and
+/// guesses from one address are slowed like sign-ins (429); an expired,
+/// revoked, used-up link, or one whose item is gone, is a 410 that says which.
+struct LinkFace: RouterMiddleware {
+    typealias Context = ShareContext
+    let core: ShareCore
+    let links: LinkStore
+    let api: APIFace
+    /// With a users file: a link stops opening when its maker may no longer share its item.
+    let signIn: SignIn?
+    let secure: Bool
+    /// Ranges of one file by one client are one download (for `maxDownloads`).
+    let pieces = DownloadCounter()
+
+    static let cookieName = "fileshare-link"
+
+    func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
+        async throws -> Response
+    {
+        let url = request.uri.path
+        guard url.hasPrefix("/s/") else { return try await next(request, context) }
+        let afterPrefix = url.dropFirst(3)
+        let token = afterPrefix.prefix { $0 != "/" }
+        let rest = afterPrefix.dropFirst(token.count)
+        if token == "assets" { return LinkFace.asset(rest) }
+        // A public drop box takes files from anyone, but not from another site's page behind its visitor's back.
+        guard
+            CrossSiteCheck.allows(
+                method: request.method.rawValue, fetchSite: request.headers[.secFetchSite],
+                origin: request.headers[.origin], host: request.head.authority)
+        else {
+            return .json(status: .forbidden, error: "a change sent by another site's page is refused")
+        }
+        let now = ContinuousClock.now
+        let guessKey = "guess " + context.address
+        if let wait = links.throttle.withLock({ $0.wait(address: context.address, name: guessKey, now: now) }) {
+            AuditNote.about(path: nil, action: "link-open")
+            return LinkPages.tooMany(wait)
+        }
+        let lookup: ShareLinks.Lookup =
+            LinkToken.isWellFormed(token)
+            ? links.read { $0.lookup(tokenHash: LinkToken.hash(token), now: LinkStore.now()) } : .unknown
+        let link: ShareLink
+        switch lookup {
+        case .unknown:
+            links.throttle.withLock { $0.failed(address: context.address, name: guessKey, now: now) }
+            AuditNote.about(path: nil, action: "link-open")
+            return LinkPages.notFound()
+        case .ended(let ended, let why):
+            AuditNote.who("link " + ended.id)
+            AuditNote.about(path: ended.path, action: "link-open")
+            return LinkPages.gone(why)
+        case .open(let open): link = open
+        }
+        AuditNote.who("link " + link.id)
+        let base = "/s/" + token
+        if link.passwordHash != nil {
+            if rest == "/password" && request.method == .post {
+                return try await password(request, context: context, link: link, base: base)
+            }
+            guard await admitted(request, context: context, link: link) else {
+                AuditNote.about(path: link.path, action: "link-open")
+                return LinkPages.password(base: base, message: nil, status: .unauthorized)
+            }
+        }
+        // Where the item is now (by id: renamed and moved, the link follows).
+        guard let id = ItemID(link.item), let item = core.observer.item(id: id),
+            let root = try? SharePath(plain: item.path.description)
+        else {
+            guard core.observer.scanProgress.isComplete else {
+                return .json(status: .serviceUnavailable, error: "the folder is still being read; try again soon")
+            }
+            links.change { links in
+                links.itemDeleted(id: link.id, now: LinkStore.now())
+                return ((), true)
+            }
+            AuditNote.about(path: link.path, action: "link-open")
+            return LinkPages.gone(.deleted)
+        }
+        links.change { links in ((), links.follow(id: link.id, to: root.description)) }
+        if let signIn, let creator = link.creator {
+            let right: AccessOperation = link.access == .read ? .read : .change
+            guard let maker = signIn.requester(for: creator),
+                (try? ShareCore.authorize(right, root, for: maker)) != nil
+            else {
+                AuditNote.about(path: root.description, detail: "its maker may no longer share it", action: "link-open")
+                return LinkPages.notFound()
+            }
+        }
+        let requester = Requester(
+            user: nil,
+            policy: AccessPolicy(
+                isAdmin: false,
+                rules: [.init(path: root.components, right: link.access == .read ? .read : .upload, isPersonal: true)]),
+            link: link.id)
+        var context = context
+        context.user = requester.name
+        let visit = LinkVisit(link: link, root: root, base: base, isFolder: item.kind == .directory)
+        return try await Requester.$current.withValue(requester) {
+            try await self.answer(request, context: context, visit: visit, rest: rest)
+        }
+    }
+
+    /// What one request through an open link is about.
+    struct LinkVisit: Sendable {
+        var link: ShareLink
+        /// The item's path in the share now.
+        var root: SharePath
+        /// `/s/TOKEN`.
+        var base: String
+        var isFolder: Bool
+    }
+
+    private func answer(_ request: Request, context: ShareContext, visit: LinkVisit, rest: Substring) async throws
+        -> Response
+    {
+        let (verb, sub) = LinkFace.route(rest)
+        let method = request.method
+        switch (verb, visit.link.access) {
+        case ("", _) where method == .get || method == .head:
+            AuditNote.about(path: visit.root.description, action: "link-open")
+            if visit.link.access == .upload { return LinkPages.dropZone(base: visit.base, name: visit.root.name) }
+            return try await page(visit, sub: "")
+        case ("page", .read) where method == .get:
+            AuditNote.about(path: visit.root.description, action: "link-open")
+            return try await page(visit, sub: sub)
+        case ("download", .read) where method == .get || method == .head:
+            let path = try inside(visit, sub, kind: .file)
+            AuditNote.about(
+                path: path.description, detail: linkDetail(visit), action: method == .get ? "download" : nil)
+            if method == .head { AuditNote.skip() }
+            let response = try await FileResponses.download(path, request: request, head: method == .head, core: core)
+            return counted(response, visit: visit, path: path, context: context, head: method == .head)
+        case ("zip", .read) where method == .get:
+            let path = try inside(visit, sub, kind: .directory)
+            AuditNote.about(path: path.description, detail: linkDetail(visit) + ", ZIP", action: "download")
+            let response = try await api.zip(at: path)
+            return counted(response, visit: visit, path: path, context: context, head: false)
+        case ("files", .upload) where method == .put || method == .post:
+            guard !api.readOnly else { throw ShareError(.forbidden, "this folder is shared read-only") }
+            guard !sub.isEmpty else { throw ShareError(.notFound, "name the file: \(visit.base)/files/NAME") }
+            let relative = try LinkFace.relative(sub)
+            let path = try relative.components.reduce(visit.root) { try $0.appending($1) }
+            try refuseLinksOnTheWay(visit, relative, last: false)
+            AuditNote.about(path: path.description, detail: linkDetail(visit), action: "upload")
+            return try await api.upload(at: path, request: request, context: context)
+        default:
+            AuditNote.skip()
+            throw ShareError(.notFound, "no such page of this link")
+        }
+    }
+
+    private func linkDetail(_ visit: LinkVisit) -> String { "through link \(visit.link.id)" }
+
+    /// `("download", "a/b.txt")` for `/download/a/b.txt`; `("", "")` for the link itself.
+    static func route(_ rest: Substring) -> (verb: Substring, sub: Substring) {
+        let trimmed = rest.drop { $0 == "/" }
+        guard !trimmed.isEmpty else { return ("", "") }
+        let verb = trimmed.prefix { $0 != "/" }
+        return (verb, trimmed.dropFirst(verb.count).dropFirst())
+    }
+
+    /// A path inside the link, as sent (percent-encoded): any trick is a 404.
+    static func relative(_ sub: Substring) throws(ShareError) -> SharePath {
+        do {
+            return try SharePath(percentEncoded: sub)
+        } catch {
+            throw ShareError(.notFound, "no such file or folder in this link")
+        }
+    }
+
+    /// The shared path of `sub` inside the link, which must be there, of
+    /// `kind`, and reached through folders only (no symbolic link).
+    private func inside(_ visit: LinkVisit, _ sub: Substring, kind: ItemKind) throws(ShareError) -> SharePath {
+        let relative = try LinkFace.relative(sub)
+        guard visit.isFolder || relative.isRoot else { throw ShareError(.notFound, "no such file in this link") }
+        var path = visit.root
+        for name in relative.components {
+            do { path = try path.appending(name) } catch { throw ShareError(.notFound, "no such file or folder") }
+        }
+        try refuseLinksOnTheWay(visit, relative, last: true)
+        guard core.observer.item(at: path.itemPath)?.kind == kind else {
+            throw ShareError(.notFound, kind == .file ? "no such file in this link" : "no such folder in this link")
+        }
+        return path
+    }
+
+    /// 404 when a name on the way below the link's root (and the last one, if `last`) is not a folder or file
+    /// the observer knows as such: a symbolic link is never followed out of a link.
+    private func refuseLinksOnTheWay(_ visit: LinkVisit, _ relative: SharePath, last: Bool) throws(ShareError) {
+        var path = visit.root
+        let names = relative.components
+        for (index, name) in names.enumerated() {
+            path = path.child(name)
+            let isLast = index == names.count - 1
+            if isLast && !last { break }
+            guard let item = core.observer.item(at: path.itemPath) else {
+                // A folder not there yet for an upload (made on the way), or a missing file.
+                if !last { continue }
+                throw ShareError(.notFound, "no such file or folder in this link")
+            }
+            guard item.kind == .directory || (isLast && item.kind == .file) else {
+                throw ShareError(.notFound, "no such file or folder in this link")
+            }
+        }
+    }
+
+    /// The page of the link's item, or of folder `sub` inside it.
+    private func page(_ visit: LinkVisit, sub: Substring) async throws -> Response {
+        if !visit.isFolder {
+            guard sub.isEmpty, let item = core.observer.item(at: visit.root.itemPath) else {
+                throw ShareError(.notFound, "no such file in this link")
+            }
+            return LinkPages.file(base: visit.base, name: visit.root.name, size: item.size, link: visit.link)
+        }
+        let relative = try LinkFace.relative(sub)
+        let path = try inside(visit, sub, kind: .directory)
+        _ = try core.listingScope(path)
+        let policy = Requester.current.policy
+        let items = (core.observer.children(of: path.itemPath) ?? [])
+            .filter { ($0.kind == .file || $0.kind == .directory) && !$0.name.hasPrefix(".") }
+            .filter { item in policy.shows(path.child(item.name)) }
+            .sorted { ($0.kind == .directory ? 0 : 1, $0.name) < ($1.kind == .directory ? 0 : 1, $1.name) }
+            .map { LinkPages.Entry(name: $0.name, isFolder: $0.kind == .directory, size: $0.size) }
+        return LinkPages.folder(
+            base: visit.base, title: visit.root.name, relative: relative.components, items: items, link: visit.link)
+    }
+
+    /// The response, counting the download (for `maxDownloads`) once its
+    /// body is all sent: a whole file, or the range that ends it, once per
+    /// client and content.
+    private func counted(_ response: Response, visit: LinkVisit, path: SharePath, context: ShareContext, head: Bool)
+        -> Response
+    {
+        guard !head, visit.link.maxDownloads != nil else { return response }
+        let status = response.status
+        guard status == .ok || status == .partialContent else { return response }
+        if status == .partialContent {
+            // "bytes A-B/SIZE": only the piece that reaches the end completes a download.
+            guard let range = response.headers[.contentRange], let slash = range.lastIndex(of: "/"),
+                let size = Int64(range[range.index(after: slash)...]),
+                let dash = range.lastIndex(of: "-"), let last = Int64(range[range.index(after: dash)..<slash]),
+                last == size - 1
+            else { return response }
+        }
+        let key = DownloadDedup.Key(
+            client: context.address, file: path.description, validator: response.headers[.eTag] ?? "")
+        let links = self.links
+        let pieces = self.pieces
+        let id = visit.link.id
+        var response = response
+        let body = response.body
+        response.body = ResponseBody(contentLength: body.contentLength) { writer in
+            let whole = body
+            try await whole.write(writer)
+            // A repeated final range from the same client is the same download.
+            if status == .ok || pieces.isNew(key) {
+                links.change { links in
+                    links.countDownload(id: id)
+                    return ((), true)
+                }
+            }
+        }
+        return response
+    }
+
+    /// A visitor who gave the link's password: its cookie, or Basic credentials (any name) for scripts.
+    private func admitted(_ request: Request, context: ShareContext, link: ShareLink) async -> Bool {
+        if let session = LinkFace.sessionID(request), links.hasSession(session, for: link.id) { return true }
+        guard let basic = BasicCredentials.parse(request.headers[.authorization]) else { return false }
+        let key = "link " + link.id
+        let now = ContinuousClock.now
+        if links.throttle.withLock({ $0.wait(address: context.address, name: key, now: now) }) != nil { return false }
+        if await links.verify(basic.password, for: link) { return true }
+        links.throttle.withLock { $0.failed(address: context.address, name: key, now: now) }
+        return false
+    }
+
+    /// `POST /s/TOKEN/password`: the password form's answer.
+    private func password(_ request: Request, context: ShareContext, link: ShareLink, base: String) async throws
+        -> Response
+    {
+        AuditNote.about(path: link.path, action: "link-password")
+        let body = try await request.body.collect(upTo: 16 * 1024)
+        let given = SessionFace.formFields(String(buffer: body))["password"] ?? ""
+        let key = "link " + link.id
+        let now = ContinuousClock.now
+        if let wait = links.throttle.withLock({ $0.wait(address: context.address, name: key, now: now) }) {
+            return LinkPages.tooMany(wait)
+        }
+        guard await links.verify(given, for: link) else {
+            links.throttle.withLock { $0.failed(address: context.address, name: key, now: now) }
+            return LinkPages.password(base: base, message: "The password is wrong.", status: .unauthorized)
+        }
+        links.throttle.withLock { $0.succeeded(name: key) }
+        let session = links.startSession(for: link.id)
+        var response = Response(status: .seeOther, headers: [.location: base])
+        response.headers[.setCookie] =
+            "\(LinkFace.cookieName)=\(session); Path=\(base); Max-Age=86400; HttpOnly; SameSite=Strict"
+            + (secure ? "; Secure" : "")
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    static func sessionID(_ request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingCharacters() == cookieName {
+                    return parts[1].trimmingCharacters()
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The link pages' own files.
+    static func asset(_ rest: Substring) -> Response {
+        switch rest {
+        case "/shares.js": PageFace.asset(WebAssets.shares, type: "text/javascript; charset=utf-8")
+        case "/app.css": PageFace.asset(WebAssets.css, type: "text/css; charset=utf-8")
+        default: LinkPages.notFound()
+        }
+    }
+}

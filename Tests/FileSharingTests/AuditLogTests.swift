@@ -1,0 +1,91 @@
+import FileshareTestSupport
+import Foundation
+import Logging
+import Testing
+
+@testable import FileSharing
+
+/// The audit's files: appended off the request path, rotated by size,
+/// every event either written or counted as dropped, read back filtered.
+@Suite("The audit's files", .timeLimit(.minutes(5)))
+struct AuditLogTests {
+    static func event(_ index: Int, who: String = "alice", path: String = "Team/a.txt") -> AuditEvent {
+        AuditEvent(
+            action: "download", who: who, address: "192.0.2.1", path: path, outcome: "ok", detail: "n\(index)",
+            time: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)))
+    }
+
+    @Test("rotated by size, the newest kept files read back in order, each file private")
+    func rotation() async throws {
+        let folder = try TemporaryFolder()
+        let audit = AuditLog(
+            folder: folder("audit"), options: .init(maxFileBytes: 600, keepFiles: 2, bufferCapacity: 10_000),
+            logger: Logger(label: "test"))
+        for index in 0..<60 { audit.record(Self.event(index)) }
+        await audit.close()
+        let files = AuditReader.files(in: folder("audit"))
+        #expect(files.map { ($0 as NSString).lastPathComponent } == ["audit.2.jsonl", "audit.1.jsonl", "audit.jsonl"])
+        for file in files {
+            let size = try #require(FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+            #expect(size <= 600)
+            #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o600)
+        }
+        let events = AuditReader.read(folder: folder("audit"))
+        // The oldest went with the rotated-out files; what is kept is the latest, in order.
+        #expect(events.last?.detail == "n59")
+        #expect(events.count < 60 && events.count > 3)
+        let numbers = events.compactMap { $0.detail.flatMap { Int($0.dropFirst()) } }
+        #expect(numbers == numbers.sorted() && numbers == Array(numbers.first!...59))
+    }
+
+    @Test("a full buffer drops events without waiting; every event is written or counted as dropped")
+    func drops() async throws {
+        let folder = try TemporaryFolder()
+        let audit = AuditLog(
+            folder: folder("audit"), options: .init(bufferCapacity: 4), logger: Logger(label: "test"))
+        let total = 5000
+        for index in 0..<total { audit.record(Self.event(index)) }
+        await audit.close()
+        let events = AuditReader.read(folder: folder("audit"))
+        let written = events.filter { $0.action == "download" }.count
+        let dropped = events.filter { $0.action == "audit-dropped" }.compactMap {
+            $0.detail.flatMap { Int($0.split(separator: " ")[0]) }
+        }.reduce(0, +)
+        #expect(written + dropped == total, "written \(written), dropped \(dropped)")
+        #expect(written >= 4)
+    }
+
+    @Test("read back filtered by time, user, path and limit; the table for people")
+    func filters() async throws {
+        let folder = try TemporaryFolder()
+        let audit = AuditLog(folder: folder("audit"), logger: Logger(label: "test"))
+        audit.record(Self.event(0, who: "alice", path: "Team/a.txt"))
+        audit.record(Self.event(10, who: "bob", path: "Team/Sub/b.txt"))
+        audit.record(Self.event(20, who: "link 0123456789ab", path: "Teams/c.txt"))
+        audit.record(Self.event(30, who: "alice", path: "Other/d.txt"))
+        await audit.close()
+        let path = folder("audit")
+        #expect(AuditReader.read(folder: path, filter: .init(user: "alice")).map(\.detail) == ["n0", "n30"])
+        #expect(AuditReader.read(folder: path, filter: .init(path: "/Team")).map(\.detail) == ["n0", "n10"])
+        #expect(AuditReader.read(folder: path, filter: .init(user: "link 0123456789ab")).count == 1)
+        #expect(AuditReader.read(folder: path, filter: .init(limit: 2)).map(\.detail) == ["n20", "n30"])
+        var since = AuditReader.Filter()
+        let parsed = since.setSince("2023-11-14T22:13:35Z")
+        #expect(parsed)
+        #expect(AuditReader.read(folder: path, filter: since).map(\.detail) == ["n20", "n30"])
+        let refused = since.setSince("yesterday")
+        #expect(!refused)
+        let back = since.setSince("P1D", now: Date(timeIntervalSince1970: 1_700_086_400 + 15))
+        #expect(back)
+        #expect(AuditReader.read(folder: path, filter: since).map(\.detail) == ["n20", "n30"])
+        let table = AuditReader.table(AuditReader.read(folder: path))
+        #expect(table.split(separator: "\n").count == 5)
+        #expect(table.hasPrefix("TIME") && table.contains("Team/Sub/b.txt (n10)"))
+        // A damaged line is skipped, the rest read.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path + "/audit.jsonl"))
+        handle.seekToEndOfFile()
+        handle.write(Data("{not json\n".utf8))
+        try handle.close()
+        #expect(AuditReader.read(folder: path).count == 4)
+    }
+}
