@@ -273,4 +273,50 @@ struct SeveralServersTests {
             }
         }
     }
+
+    @Test("with --inbox, only the leader takes in the Inbox; after it is killed, the next leader does")
+    func inboxFollowsTheLead() async throws {
+        try await MachineSettings.shared {
+            try await withPostgres { database in
+                let dir = try TemporaryFolder()
+                let root = dir.path + "/share"
+                try InboxCommandTests.write(dir.path + "/report.pdf", Array(InboxCommandTests.pdf.utf8))
+                var servers: [Server?] = []
+                for _ in 0..<2 {
+                    let (process, url) = try await DatabaseCommandTests.serve(
+                        root, ["--database", database.url, "--inbox"])
+                    servers.append(Server(process: process, url: url))
+                }
+                defer { for server in servers { server?.process.send(SIGKILL) } }
+                guard let leader = await Self.leader(of: servers) else {
+                    Issue.record("no leader")
+                    return
+                }
+                let follower = 1 - leader
+                let takenIn = #""type":"taken-in","from":"Inbox/report.pdf""#
+                #expect(
+                    Self.status(["-T", dir.path + "/report.pdf", servers[follower]!.url + "api/files/Inbox/report.pdf"])
+                        == 201)
+                #expect(
+                    await waitFor(timeout: .seconds(30)) {
+                        servers[leader]!.process.errorOutput.contains(takenIn)
+                    }, "\(servers[leader]!.process.errorOutput)")
+                #expect(!servers[follower]!.process.errorOutput.contains(takenIn), "a follower takes in nothing")
+                #expect(InboxCommandTests.read(root + "/report.pdf") == InboxCommandTests.pdf)
+
+                servers[leader]?.process.send(SIGKILL)
+                _ = await servers[leader]?.process.exitStatus()
+                servers[leader] = nil
+                #expect(await Self.leader(of: servers) == follower, "the other takes over")
+                #expect(
+                    Self.status(["-T", dir.path + "/report.pdf", servers[follower]!.url + "api/files/Inbox/report.pdf"])
+                        == 201)
+                #expect(
+                    await waitFor(timeout: .seconds(30)) {
+                        servers[follower]!.process.errorOutput.contains(takenIn)
+                    }, "\(servers[follower]!.process.errorOutput)")
+                #expect(InboxCommandTests.read(root + "/report 2.pdf") == InboxCommandTests.pdf)
+            }
+        }
+    }
 }
