@@ -70,7 +70,7 @@ let package = Package(
         .target(
             name: "SharedState",
             dependencies: [
-                "ChangeLog",
+                "ChangeLog", "FileWatching",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -53,7 +53,9 @@ public final class ShareServer: Service {
         }
         let folder: SharedFolder
         do {
-            folder = try SharedFolder(rootPath: configuration.root, history: configuration.history, logger: logger)
+            folder = try SharedFolder(
+                rootPath: configuration.root, history: configuration.history,
+                sharedByServers: configuration.sharedDatabase != nil, logger: logger)
         } catch {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
         }
@@ -169,6 +171,8 @@ public final class ShareServer: Service {
     private var metricsSnapshot: @Sendable () -> [(String, Double)] {
         { [core, webDAV] in
             let log = core.changeLog
+            let lag = core.followingLog?.lag ?? ChangeLogLag(records: 0, seconds: 0)
+            let machine = core.leadership.withLock { $0 }
             let latest = log.latest
             let oldest = log.oldest
             return [
@@ -178,10 +182,17 @@ public final class ShareServer: Service {
                 ("fileshare_change_log_records", Double(latest >= oldest ? latest - oldest + 1 : 0)),
                 ("fileshare_webdav_locks", Double(webDAV.state.readingLocks { table, _ in table.locks.count })),
                 ("fileshare_observer_items", Double(core.observer.itemCount)),
-                // One server on its folder leads it; several servers (through a database) will say which.
-                ("fileshare_leader", 1),
+                ("fileshare_leader", core.isLeader ? 1 : 0),
+                ("fileshare_change_log_lag_records", Double(lag.records)),
+                ("fileshare_change_log_lag_seconds", lag.seconds),
+                ("fileshare_takeovers", Double(machine.takeovers)),
+                ("fileshare_last_takeover_seconds", machine.lastTakeover.map(ShareServer.seconds) ?? 0),
             ]
         }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The Hummingbird application, for tests through the router.
@@ -232,7 +243,17 @@ public final class ShareServer: Service {
 
     /// Serves until graceful shutdown, telling `onListening` the page's address once it listens.
     public func run(onListening: (@Sendable (String) async -> Void)?) async throws {
-        let app = try application(onListening: onListening)
+        // Through a database, announced once the role is known (this server
+        // leads, with its observer caught up, or another does).
+        var announce: (@Sendable (String) async -> Void)? = nil
+        if let onListening {
+            let core = self.core
+            announce = { @Sendable url in
+                await core.waitUntilSettled()
+                await onListening(url)
+            }
+        }
+        let app = try application(onListening: announce)
         try core.start()
         defer {
             webDAV.materializeAllPlaceholders()
@@ -243,9 +264,23 @@ public final class ShareServer: Service {
             group.addTask { try await app.run() }
             group.addTask { await self.core.trimChangeLog() }
             group.addTask { await self.webDAV.maintain() }
+            if let shared = configuration.sharedDatabase, let lock = shared.lock {
+                let driver = LeadershipDriver(
+                    core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)
+                group.addTask {
+                    await driver.run()
+                    // Ended by cancellation only: wait for the others.
+                    try await Task.sleep(for: .seconds(86_400 * 365))
+                }
+            }
             group.addTask {
-                // The folder removed or moved away ends the server.
-                try await self.core.observer.waitUntilStopped()
+                // The folder removed or moved away ends the server (an
+                // observer replaced when the role changed does not).
+                while true {
+                    let observer = self.core.observer
+                    try await observer.waitUntilStopped()
+                    if observer === self.core.observer || self.core.isStopped { return }
+                }
             }
             // The first to end (a graceful shutdown, or the folder gone) ends the rest.
             defer {

@@ -38,6 +38,12 @@ public struct ObserverOptions: Sendable, Hashable {
     /// durable here, so that a crash never leaves a change in the saved
     /// state but not where it was kept.
     public var beforeSavingState: (@Sendable () -> Void)?
+    /// Asked before each write of the state file, after
+    /// ``beforeSavingState``: `false` skips the write. For a process that
+    /// may stop being the one that keeps the state (another server took
+    /// over the folder): a state written after it stopped would claim
+    /// changes nobody recorded.
+    public var mayWriteState: (@Sendable () -> Bool)?
 
     /// Creates options; the defaults are those of `fileshare watch`.
     public init(
@@ -77,7 +83,7 @@ extension Duration {
 
 extension ObserverOptions {
     /// Options are equal when they observe the same way: ``beforeSavingState``
-    /// (a function, with no identity to compare) is left out.
+    /// and ``mayWriteState`` (functions, with no identity to compare) are left out.
     public static func == (lhs: ObserverOptions, rhs: ObserverOptions) -> Bool {
         lhs.includesHidden == rhs.includesHidden && lhs.excludedNames == rhs.excludedNames
             && lhs.settleTime == rhs.settleTime && lhs.latency == rhs.latency

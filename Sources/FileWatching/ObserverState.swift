@@ -294,9 +294,10 @@ final class ObserverState: Sendable {
         guard let stateFile, let bytes = core.withLock({ $0.encodedState(rootIdentity: rootIdentity) }) else {
             return false
         }
-        let beforeSaving = core.withLock { $0.options.beforeSavingState }
+        let (beforeSaving, mayWrite) = core.withLock { ($0.options.beforeSavingState, $0.options.mayWriteState) }
         delivery.enqueue { [self] in
             beforeSaving?()
+            if let mayWrite, !mayWrite() { return }
             do throws(FileWatchingError) {
                 try AtomicFile.write(bytes, to: stateFile)
                 saveFailureReported.store(false, ordering: .relaxed)

@@ -124,7 +124,9 @@ extension DatabaseError {
             let sqlState = info[.sqlState] ?? ""
             let unavailable =
                 sqlState.hasPrefix("08") || sqlState.hasPrefix("28") || sqlState.hasPrefix("57P")
-                || sqlState == "3D000"
+                || sqlState == "3D000" || sqlState == "53300"
+                // "database … is not currently accepting connections"
+                || sqlState == "55000"
             self.init(
                 code: unavailable ? .unavailable : .query, message: "cannot \(what): \(message)\(state)",
                 cause: sendable)

@@ -26,13 +26,33 @@ public final class FolderLeadership: Sendable {
     private let url: DatabaseURL
     private let logger: Logger
     private let state = Mutex<(leading: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let onChange: (@Sendable (Event) -> Void)?
+
+    /// What ``run()`` reports.
+    public enum Event: Sendable, Hashable {
+        /// This server leads now.
+        case gained
+        /// This server stopped leading.
+        case lost
+        /// Another server leads (said once per connection, at its first try).
+        case heldElsewhere
+        /// The database cannot be reached.
+        case unreachable
+    }
 
     /// Creates the leadership of `folder`; nothing runs until ``run()``.
-    public init(folder: String, url: DatabaseURL, retryInterval: Duration = .seconds(1), logger: Logger) {
+    /// - Parameter onChange: Told when this server gains or loses the lead,
+    ///   finds it held by another, or cannot reach the database, in order,
+    ///   on the task of ``run()``.
+    public init(
+        folder: String, url: DatabaseURL, retryInterval: Duration = .seconds(1), logger: Logger,
+        onChange: (@Sendable (Event) -> Void)? = nil
+    ) {
         self.folder = folder
         self.url = url
         self.retryInterval = retryInterval
         self.logger = logger
+        self.onChange = onChange
     }
 
     /// Whether this server leads the folder now.
@@ -81,6 +101,7 @@ public final class FolderLeadership: Sendable {
                 _ = try? await Self.bounded(patience) { try await connection.close() }
             } catch {
                 logger.debug("cannot reach the database to lead", metadata: ["error": "\(error)"])
+                if !Task.isCancelled { onChange?(.unreachable) }
             }
             setLeading(false)
             try? await Task.sleep(for: retryInterval)
@@ -89,6 +110,7 @@ public final class FolderLeadership: Sendable {
 
     private func hold(on connection: PostgresConnection) async {
         let key = "fileshare folder " + folder
+        var tried = false
         while !Task.isCancelled {
             do {
                 let rows = try await connection.query(
@@ -103,6 +125,8 @@ public final class FolderLeadership: Sendable {
                     }
                     return
                 }
+                if !tried { onChange?(.heldElsewhere) }
+                tried = true
                 try await Task.sleep(for: retryInterval)
             } catch {
                 if isLeader && !Task.isCancelled {
@@ -157,12 +181,14 @@ public final class FolderLeadership: Sendable {
     }
 
     private func setLeading(_ leading: Bool) {
-        let waiters = state.withLock { state in
+        let (changed, waiters) = state.withLock { state in
+            let changed = state.leading != leading
             state.leading = leading
-            guard leading else { return [CheckedContinuation<Void, Never>]() }
+            guard leading else { return (changed, [CheckedContinuation<Void, Never>]()) }
             defer { state.waiters.removeAll() }
-            return state.waiters
+            return (changed, state.waiters)
         }
+        if changed { onChange?(leading ? .gained : .lost) }
         for waiter in waiters { waiter.resume() }
     }
 }

@@ -79,7 +79,30 @@ public enum Schema {
                     PRIMARY KEY (folder, seq)
                 )
                 """,
-            ])
+            ]),
+        Migration(
+            version: 2, name: "the writer's epoch and the origins of followers' changes",
+            statements: [
+                // Moved on by each server that takes over writing a folder's
+                // log; a commit names the epoch it writes in, so a writer
+                // that lost the lead without noticing is refused (fencing).
+                "ALTER TABLE change_log_folders ADD COLUMN writer_epoch bigint NOT NULL DEFAULT 0",
+                // A follower's change in progress: the leader's observer sees
+                // the change, and its commit gives the record this origin.
+                """
+                CREATE TABLE change_origins (
+                    id bigserial PRIMARY KEY,
+                    folder text NOT NULL,
+                    paths text[] NOT NULL,
+                    face text NOT NULL,
+                    client text NOT NULL,
+                    user_name text,
+                    method text NOT NULL,
+                    expires_at timestamptz NOT NULL
+                )
+                """,
+                "CREATE INDEX change_origins_folder ON change_origins (folder, expires_at)",
+            ]),
     ]
 
     /// The newest version this program knows.

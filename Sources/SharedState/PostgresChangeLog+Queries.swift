@@ -41,13 +41,35 @@ extension PostgresChangeLog {
             return nil
         }
 
+        /// Moves the folder's writer epoch on and returns it with the newest
+        /// number committed: from now on only a commit naming this epoch is taken.
+        static func takeOver(folder: String, in database: Database) async throws(ChangeLogError) -> (Int64, UInt64) {
+            try await run(database, doing: "take over the change log") { connection in
+                try await connection.query(
+                    "INSERT INTO change_log_folders (folder) VALUES (\(folder)) ON CONFLICT (folder) DO NOTHING",
+                    logger: database.logger)
+                let rows = try await connection.query(
+                    """
+                    UPDATE change_log_folders SET writer_epoch = writer_epoch + 1
+                    WHERE folder = \(folder) RETURNING writer_epoch, last_seq
+                    """, logger: database.logger)
+                for try await (epoch, latest) in rows.decode((Int64, Int64).self) {
+                    return (epoch, UInt64(latest))
+                }
+                return (0, 0)
+            }
+        }
+
         /// Commits a batch of consecutive records, the folder's `last_seq`
-        /// moving on with them — only from the number before the batch, so
-        /// a second writer is caught (`.busy`) and nothing is interleaved.
-        static func commit(_ batch: [ChangeRecord], folder: String, in database: Database)
-            async throws(ChangeLogError)
+        /// moving on with them — only from the number before the batch, and
+        /// only in `epoch` when one is given, so a second writer is caught
+        /// (`.busy`) and nothing is interleaved. A record without an origin
+        /// takes that of a follower's change in progress on its paths
+        /// (``PostgresOrigins``); the records are returned as committed.
+        static func commit(_ batch: [ChangeRecord], folder: String, epoch: Int64?, in database: Database)
+            async throws(ChangeLogError) -> [ChangeRecord]
         {
-            guard let first = batch.first, let last = batch.last else { return }
+            guard let first = batch.first, let last = batch.last else { return [] }
             var seqs: [Int64] = []
             var times: [Int64] = []
             var events: [String] = []
@@ -55,6 +77,8 @@ extension PostgresChangeLog {
             var clients: [String] = []
             var users: [String] = []
             var methods: [String] = []
+            var firstPaths: [String] = []
+            var secondPaths: [String] = []
             for record in batch {
                 seqs.append(Int64(record.seq))
                 times.append(record.time)
@@ -64,35 +88,68 @@ extension PostgresChangeLog {
                 clients.append(storable(record.origin?.client ?? ""))
                 users.append(storable(record.origin?.user ?? ""))
                 methods.append(storable(record.origin?.method ?? ""))
+                let paths = record.origin == nil ? PostgresOrigins.paths(of: record) : []
+                firstPaths.append(storable(paths.first ?? ""))
+                secondPaths.append(storable(paths.dropFirst().first ?? ""))
             }
             let before = Int64(first.seq) - 1
             let newest = Int64(last.seq)
             let logger = database.logger
-            let committed = try await transaction(database, doing: "commit to the change log") { connection in
+            let committed = try await transaction(database, doing: "commit to the change log") {
+                connection -> [Int64: ChangeOrigin]? in
                 let moved = try await connection.query(
                     """
                     UPDATE change_log_folders SET last_seq = \(newest)
-                    WHERE folder = \(folder) AND last_seq = \(before) RETURNING last_seq
+                    WHERE folder = \(folder) AND last_seq = \(before)
+                        AND writer_epoch = COALESCE(\(epoch)::int8, writer_epoch)
+                    RETURNING last_seq
                     """, logger: logger
                 ).collect()
-                guard !moved.isEmpty else { return false }
-                try await connection.query(
+                guard !moved.isEmpty else { return nil }
+                let rows = try await connection.query(
                     """
                     INSERT INTO change_log (folder, \(unescaped: columns))
-                    SELECT \(folder), s, t, e, NULLIF(f, ''), NULLIF(c, ''), NULLIF(u, ''), NULLIF(m, '')
+                    SELECT \(folder), r.s, r.t, r.e,
+                        CASE WHEN r.f <> '' THEN r.f ELSE o.face END,
+                        CASE WHEN r.f <> '' THEN NULLIF(r.c, '') ELSE o.client END,
+                        CASE WHEN r.f <> '' THEN NULLIF(r.u, '') ELSE o.user_name END,
+                        CASE WHEN r.f <> '' THEN NULLIF(r.m, '') ELSE o.method END
                     FROM unnest(\(seqs)::int8[], \(times)::int8[], \(events)::text[], \(faces)::text[],
-                        \(clients)::text[], \(users)::text[], \(methods)::text[]) AS r(s, t, e, f, c, u, m)
+                        \(clients)::text[], \(users)::text[], \(methods)::text[], \(firstPaths)::text[],
+                        \(secondPaths)::text[]) AS r(s, t, e, f, c, u, m, p1, p2)
+                    LEFT JOIN LATERAL (
+                        SELECT face, client, user_name, method FROM change_origins g
+                        WHERE r.f = '' AND r.p1 <> '' AND g.folder = \(folder) AND g.expires_at > now()
+                            AND EXISTS (
+                                SELECT 1 FROM unnest(g.paths) AS q(path), unnest(ARRAY[r.p1, r.p2]) AS x(path)
+                                WHERE x.path <> '' AND (x.path = q.path OR starts_with(x.path, q.path || '/')
+                                    OR starts_with(q.path, x.path || '/')))
+                        ORDER BY g.id LIMIT 1) o ON true
+                    RETURNING seq, origin_face, origin_client, origin_user, origin_method
                     """, logger: logger)
+                var attached: [Int64: ChangeOrigin] = [:]
+                for try await (seq, face, client, user, method) in rows.decode(
+                    (Int64, String?, String?, String?, String?).self)
+                {
+                    if let face, let client, let method {
+                        attached[seq] = ChangeOrigin(face: face, client: client, user: user, method: method)
+                    }
+                }
                 // Delivered at commit; only a wake-up for the readers.
                 try await connection.query("SELECT pg_notify(\(PostgresChangeLog.channel), \(folder))", logger: logger)
-                return true
+                return attached
             }
-            guard committed else {
+            guard let committed else {
                 throw ChangeLogError(
                     code: .busy,
                     message:
                         "another fileshare server wrote the change log of \(folder) since this one began: only one may write it"
                 )
+            }
+            return batch.map { record in
+                guard record.origin == nil, let origin = committed[Int64(record.seq)] else { return record }
+                return ChangeRecord(
+                    seq: record.seq, entry: ChangeLogEntry(event: record.event, time: record.time, origin: origin))
             }
         }
 

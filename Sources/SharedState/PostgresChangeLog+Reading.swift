@@ -10,14 +10,20 @@ extension PostgresChangeLog {
 
     public func read(after cursor: UInt64?, limit: Int) async throws(ChangeLogError) -> ChangeLogPage {
         let limit = max(1, limit)
+        let cutOff = options.pollInterval * 5
         let plan = state.withLock { state -> ReadPlan in
+            // A reader that has not heard from the database for a while asks
+            // it: what it holds may be stale, and "nothing new" a wrong answer.
+            if !state.writing && ContinuousClock.now - state.caughtUpAt > cutOff {
+                return .database(cursor: cursor ?? min(state.oldest, state.latest + 1) - 1)
+            }
             let oldest = min(state.oldest, state.latest + 1)
             let cursor = cursor ?? oldest - 1
             // A known oldest is never newer than the real one: older is expired for sure.
             if cursor + 1 < oldest { return .done(.expired(oldest: oldest, latest: state.latest)) }
             if cursor > state.latest {
                 // A reader may not know the newest yet; the writer does.
-                return mode == .writing
+                return state.writing
                     ? .done(.expired(oldest: oldest, latest: state.latest)) : .database(cursor: cursor)
             }
             if cursor == state.latest { return .done(.records([], next: cursor)) }
@@ -46,7 +52,7 @@ extension PostgresChangeLog {
     }
 
     public func trim() async throws(ChangeLogError) {
-        guard mode == .writing else { return }
+        guard isWriting else { return }
         let retention = options.retention
         let oldestKept = options.now() - retention.maxAgeSeconds * 1_000_000_000
         let bounds = try await Queries.trim(

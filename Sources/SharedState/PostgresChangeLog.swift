@@ -59,6 +59,10 @@ public final class PostgresChangeLog: ChangeLog {
         case writing
         /// Reads, and follows what the writer commits.
         case reading
+        /// Follows what the writer commits, and may become the writer
+        /// (``beginWriting()``): a server of a folder shared by several.
+        /// Opening registers the folder.
+        case following
     }
 
     /// The `LISTEN`/`NOTIFY` channel of every folder's log; the payload is the folder's key.
@@ -84,6 +88,15 @@ public final class PostgresChangeLog: ChangeLog {
         var flushWaiters: [UInt64: (target: UInt64, continuation: CheckedContinuation<ChangeLogError?, Never>)] = [:]
         var nextKey: UInt64 = 0
         var closed = false
+        /// Whether this process writes the log now (``beginWriting()`` / ``endWriting()``).
+        var writing: Bool
+        /// The writer's epoch its commits name (`nil`: opened for writing
+        /// alone, commits checked by their numbers only).
+        var epoch: Int64?
+        /// The newest number the database had at this reader's last look.
+        var databaseLatest: UInt64 = 0
+        /// When this reader last had every record the database had.
+        var caughtUpAt = ContinuousClock.now
         /// The last commit failure, until a commit succeeds again.
         var failure: ChangeLogError?
         /// Whether a reader's refresh runs, and whether another was asked for meanwhile.
@@ -105,8 +118,6 @@ public final class PostgresChangeLog: ChangeLog {
     public let database: Database
     /// How the log is kept.
     public let options: Options
-    /// Whether this process writes it.
-    public let mode: Mode
     let state: Mutex<State>
     let logger: Logger
     /// The reader's tasks (the listener and the poll), cancelled at close.
@@ -118,10 +129,9 @@ public final class PostgresChangeLog: ChangeLog {
     ) {
         self.folder = folder
         self.database = database
-        self.mode = mode
         self.options = options
         self.logger = logger
-        state = Mutex(State(latest: latest, oldest: oldest, nextSeq: latest + 1))
+        state = Mutex(State(latest: latest, oldest: oldest, nextSeq: latest + 1, writing: mode == .writing))
     }
 
     /// Opens the log of the folder `folder` (a key: the same for every
@@ -131,7 +141,7 @@ public final class PostgresChangeLog: ChangeLog {
     public static func open(
         folder: String, database: Database, mode: Mode = .writing, options: Options = Options(), logger: Logger
     ) async throws(ChangeLogError) -> PostgresChangeLog {
-        let bounds = try await Queries.open(folder: folder, create: mode == .writing, in: database)
+        let bounds = try await Queries.open(folder: folder, create: mode != .reading, in: database)
         guard let bounds else {
             throw ChangeLogError(
                 code: .notFound, message: "the database \(database.url) has no change log of the folder \(folder)")
@@ -139,7 +149,7 @@ public final class PostgresChangeLog: ChangeLog {
         let log = PostgresChangeLog(
             folder: folder, database: database, mode: mode, options: options, logger: logger, latest: bounds.latest,
             oldest: bounds.oldest)
-        if mode == .reading { log.startFollowing() }
+        if mode != .writing { log.startFollowing() }
         return log
     }
 
@@ -153,12 +163,12 @@ public final class PostgresChangeLog: ChangeLog {
 
     @discardableResult
     public func append(_ entries: [ChangeLogEntry]) throws(ChangeLogError) -> [ChangeRecord] {
-        guard mode == .writing else {
-            throw ChangeLogError(code: .readOnly, message: "the change log was opened for reading")
-        }
         guard !entries.isEmpty else { return [] }
         let (records, startWriter) = try state.withLock { state throws(ChangeLogError) in
             guard !state.closed else { throw ChangeLogError(code: .closed, message: "the change log is closed") }
+            guard state.writing else {
+                throw ChangeLogError(code: .readOnly, message: "this server does not write the change log (it follows)")
+            }
             if let failure = state.failure, failure.code == .busy { throw failure }
             let first = state.nextSeq
             let records = entries.enumerated().map { ChangeRecord(seq: first + UInt64($0.offset), entry: $0.element) }
@@ -175,23 +185,25 @@ public final class PostgresChangeLog: ChangeLog {
     /// failed commit is tried again after ``Options/retryDelay``.
     private func writePending() async {
         while true {
-            let batch = state.withLock { state -> [ChangeRecord] in
-                if state.pending.isEmpty {
+            let (batch, epoch) = state.withLock { state -> ([ChangeRecord], Int64?) in
+                if state.pending.isEmpty || !state.writing {
+                    state.pending.removeAll()
                     state.writerBusy = false
-                    return []
+                    return ([], nil)
                 }
                 let count = min(state.pending.count, options.batchLimit)
                 defer { state.pending.removeFirst(count) }
-                return Array(state.pending.prefix(count))
+                return (Array(state.pending.prefix(count)), state.epoch)
             }
             guard !batch.isEmpty else { return }
+            let committed: [ChangeRecord]
             do {
-                try await Queries.commit(batch, folder: folder, in: database)
+                committed = try await Queries.commit(batch, folder: folder, epoch: epoch, in: database)
             } catch {
                 let conflict = error.code == .busy
                 let waiters = state.withLock { state in
                     state.failure = error
-                    if conflict {
+                    if conflict || !state.writing {
                         // Another writer took the numbers: these can never be committed.
                         state.pending.removeAll()
                         state.writerBusy = false
@@ -214,7 +226,7 @@ public final class PostgresChangeLog: ChangeLog {
                 try? await Task.sleep(for: options.retryDelay)
                 continue
             }
-            publish(batch)
+            publish(committed)
         }
     }
 
@@ -246,7 +258,7 @@ public final class PostgresChangeLog: ChangeLog {
         let failure: ChangeLogError? = await withCheckedContinuation { continuation in
             let now: ChangeLogError?? = state.withLock { state in
                 let target = state.nextSeq - 1
-                if state.latest >= target || mode == .reading { return .some(nil) }
+                if state.latest >= target || !state.writing { return .some(nil) }
                 if !state.writerBusy { return .some(state.failure) }
                 state.flushWaiters[key] = (target, continuation)
                 return nil
@@ -306,7 +318,8 @@ public final class PostgresChangeLog: ChangeLog {
     // MARK: Following the writer
 
     /// Starts the reader's listener and poll.
-    private func startFollowing() {
+    func startFollowing() {
+        guard followers.withLock({ $0.isEmpty }), !isClosed else { return }
         let listener = Task { await self.listen() }
         let poll = Task {
             while !Task.isCancelled {
@@ -340,8 +353,10 @@ public final class PostgresChangeLog: ChangeLog {
     }
 
     /// Reads what was committed after ``latest`` and publishes it; one
-    /// refresh at a time (one asked for meanwhile runs after it).
+    /// refresh at a time (one asked for meanwhile runs after it). The writer
+    /// has nothing to read: it knows what it committed.
     func refresh() async {
+        if state.withLock({ $0.writing }) { return }
         let start = state.withLock { state in
             if state.refreshing {
                 state.refreshAgain = true
@@ -358,6 +373,8 @@ public final class PostgresChangeLog: ChangeLog {
                     folder: folder, after: after, limit: options.batchLimit, in: database)
                 state.withLock { state in
                     state.oldest = bounds.oldest
+                    state.databaseLatest = bounds.latest
+                    if (records.last?.seq ?? state.latest) >= bounds.latest { state.caughtUpAt = .now }
                     // Retention may have removed what follows `latest`: start over from the kept records.
                     if let first = records.first, first.seq != state.latest + 1 { state.recent.removeAll() }
                 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChangeLog
 import FileSharing
+import FileWatching
 import Logging
 import SharedState
 
@@ -91,12 +92,17 @@ struct DatabaseCommand: AsyncParsableCommand {
 struct SharedChangeLog {
     let database: SharedState.Database
     let log: PostgresChangeLog
+    let key: String
     let logger: Logger
 
-    /// What the server is given.
-    var configuration: ShareConfiguration.SharedDatabase {
-        // One server per folder for now: it leads.
-        ShareConfiguration.SharedDatabase(changeLog: log, description: database.url.description, isLeader: { true })
+    /// What the server is given: the log, followed until this server takes
+    /// the folder's lock, and the origins of its changes while it follows.
+    func configuration(whileLeading: (@Sendable (FileObserver) async -> Void)?) -> ShareConfiguration.SharedDatabase {
+        ShareConfiguration.SharedDatabase(
+            changeLog: log, description: database.url.description,
+            lock: LeadershipLock(folder: key, url: database.url, logger: logger),
+            origins: DatabaseOrigins(origins: PostgresOrigins(folder: key, database: database)),
+            whileLeading: whileLeading)
     }
 
     /// Opens it, or exits as `cli.md` says: 2 for a URL that cannot be
@@ -122,9 +128,10 @@ struct SharedChangeLog {
         }
         do {
             try await database.migrate()
-            let log = try await PostgresChangeLog.open(folder: key, database: database, logger: logger)
+            let log = try await PostgresChangeLog.open(
+                folder: key, database: database, mode: .following, logger: logger)
             logger.notice("the change log is in \(url)", metadata: ["folder": "\(key)"])
-            return SharedChangeLog(database: database, log: log, logger: logger)
+            return SharedChangeLog(database: database, log: log, key: key, logger: logger)
         } catch let error as DatabaseError {
             await database.close()
             CommandOutput.fail(error.message, code: 1)
@@ -146,4 +153,39 @@ struct SharedChangeLog {
         }
         await database.close()
     }
+}
+
+/// The folder's advisory lock in the database, as the server's leadership driver holds it.
+struct LeadershipLock: FolderLock {
+    let folder: String
+    let url: DatabaseURL
+    let logger: Logger
+
+    /// A follower tries to take the lead this often; a leader checks its connection this often.
+    var retryInterval: Duration { .seconds(1) }
+
+    func hold(reporting report: @escaping @Sendable (FolderLockEvent) -> Void) async {
+        let leadership = FolderLeadership(
+            folder: folder, url: url, retryInterval: retryInterval, logger: logger,
+            onChange: { event in
+                switch event {
+                case .gained: report(.gained)
+                case .lost: report(.lost)
+                case .heldElsewhere: report(.heldElsewhere)
+                case .unreachable: report(.unreachable)
+                }
+            })
+        await leadership.run()
+    }
+}
+
+/// The origins of a follower's changes, in the database.
+struct DatabaseOrigins: SharedOrigins {
+    let origins: PostgresOrigins
+
+    func register(paths: [String], origin: ChangeOrigin) async throws -> Int64 {
+        try await origins.register(paths: paths, origin: origin)
+    }
+
+    func release(_ key: Int64) async { await origins.release(key) }
 }

@@ -221,7 +221,15 @@ struct Serve: AsyncParsableCommand {
         var shared: SharedChangeLog?
         if let text = database ?? environment["FILESHARE_DATABASE"].flatMap({ $0.isEmpty ? nil : $0 }) {
             shared = await SharedChangeLog.open(text, sharedFolder: directory, logger: logger)
-            configuration.sharedDatabase = shared?.configuration
+            // Only the leader takes in the Inbox, with its observer, while it leads.
+            let inbox: (@Sendable (FileObserver) async -> Void)? =
+                takesInInbox
+                ? { @Sendable observer in
+                    await Serve.runInbox(
+                        observer: observer, acceptedTypes: acceptedTypes,
+                        fixExtensions: fixExtensions, logger: logger)
+                } : nil
+            configuration.sharedDatabase = shared?.configuration(whileLeading: inbox)
         }
         let server: ShareServer
         do {
@@ -242,7 +250,7 @@ struct Serve: AsyncParsableCommand {
                 service: ListeningServer(server: server, announcement: announced),
                 successTerminationBehavior: .gracefullyShutdownGroup)
         ]
-        if takesInInbox {
+        if takesInInbox && shared == nil {
             do {
                 let processor = try InboxProcessor(
                     root: server.root,
@@ -276,6 +284,24 @@ struct Serve: AsyncParsableCommand {
                 CommandOutput.fail("cannot listen on \(bind): this machine has no such address", code: 1)
             }
             CommandOutput.fail("the server stopped: \(text)", code: 1)
+        }
+    }
+
+    /// Takes in the Inbox with `observer` until cancelled (a leader's, through a database).
+    static func runInbox(
+        observer: FileObserver, acceptedTypes: AcceptedTypes?, fixExtensions: Bool, logger: Logger
+    ) async {
+        do {
+            let processor = try InboxProcessor(
+                root: observer.root,
+                options: InboxOptions(
+                    acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
+                logger: logger,
+                observer: observer,
+                report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
+            try await processor.run()
+        } catch {
+            logger.error("the Inbox stopped", metadata: ["error": "\(error)"])
         }
     }
 

@@ -72,7 +72,7 @@ struct DatabaseCommandTests {
 
                 let migrated = try CommandProcess(["db", "check"], environment: ["FILESHARE_DATABASE": server.url])
                 #expect(await migrated.exitStatus() == 0)
-                #expect(migrated.lines.contains { $0.hasPrefix("schema: version 1, up to date") }, "\(migrated.lines)")
+                #expect(migrated.lines.contains { $0.hasPrefix("schema: version 2, up to date") }, "\(migrated.lines)")
             }
         }
     }

@@ -35,6 +35,22 @@ extension ShareCore {
         let access = access ?? Dictionary(paths.map { ($0, AccessOperation.change) }, uniquingKeysWith: { a, _ in a })
         let key = origins.begin(paths.map(\.itemPath), origin)
         defer { origins.finish(key) }
+        // A follower's change is seen by the leader's observer: the origin
+        // goes where the leader's commit finds it.
+        let shared = isLeader ? nil : sharedDatabase?.origins
+        let before = changeLog.latest
+        var remote: Int64?
+        if let shared {
+            let names = paths.map(\.itemPath.description)
+            do {
+                // Bounded: a change on disk does not wait for a database that does not answer.
+                remote = try await withTimeLimit(.seconds(2)) {
+                    try await shared.register(paths: names, origin: origin)
+                }
+            } catch {
+                logger.warning("the change's origin cannot be kept in the database", metadata: ["error": "\(error)"])
+            }
+        }
         let folder = self.folder
         let result = try await exclusion.withPaths(paths) {
             try await blocking {
@@ -46,8 +62,41 @@ extension ShareCore {
         }
         await observer.sync()
         await logged()
+        if let shared, let remote {
+            await loggedByLeader(origin, after: before)
+            await shared.release(remote)
+        }
         return result
     }
+
+    /// Waits until the shared log holds a record of `origin` after `cursor`
+    /// (the leader saw a follower's change and committed it), at most
+    /// ``leaderLatency``: a client that asks `/api/changes` next then finds
+    /// its own change.
+    func loggedByLeader(_ origin: ChangeOrigin, after cursor: UInt64) async {
+        let deadline = ContinuousClock.now + ShareCore.leaderLatency
+        var cursor = cursor
+        while ContinuousClock.now < deadline {
+            if case .records(let records, let next)? = try? await changeLog.read(after: cursor, limit: 1000) {
+                if records.contains(where: { $0.origin == origin }) { return }
+                if next > cursor {
+                    cursor = next
+                    continue
+                }
+            }
+            let log = changeLog
+            let waited = cursor
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await log.waitForRecords(after: waited) }
+                group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// How long a follower's change waits at most for the leader to log it.
+    static let leaderLatency: Duration = .seconds(3)
 
     /// Checks a client's conditions now, before the work of a change that
     /// `perform` checks them again for (an upload's body is not received

@@ -5,6 +5,18 @@ import Logging
 import Previews
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The observer a core uses now.
+struct Watching: Sendable {
+    var observer: FileObserver
+    /// Its changes into the log (a leader's), or `nil` (a follower's).
+    var observation: ObservationToken?
+    var stopped = false
+}
+
 /// What the faces ask of the WebDAV locks: the page and the JSON API respect
 /// them too (423), without owning them.
 protocol LockLookup: Sendable {
@@ -24,8 +36,9 @@ protocol LockLookup: Sendable {
 final class ShareCore: Sendable {
     /// The folder on disk.
     let folder: SharedFolder
-    /// The observer of the folder.
-    let observer: FileObserver
+    /// The observer of the folder (the leader's, or a follower's that only
+    /// answers listings); replaced when the role changes.
+    var observer: FileObserver { watching.withLock { $0.observer } }
     /// The server's operations in flight, so the changes they cause carry their origin.
     let origins = OriginRegistry()
     /// The paths changes work on, held so a client's conditions are checked and met in one step.
@@ -34,8 +47,16 @@ final class ShareCore: Sendable {
     let changeLog: any ChangeLog
     /// The shared database, when the log is there.
     let sharedDatabase: ShareConfiguration.SharedDatabase?
-    /// The observer's changes, into the log.
-    let feed: ChangeFeed
+    /// The observer now, its subscription, and whether it writes the log.
+    let watching: Mutex<Watching>
+    /// The role among the servers of a folder shared through a database
+    /// (a server on its own leads from the start).
+    let leadership = Mutex(LeadershipMachine(now: .now))
+    /// How the observer of a leader watches (its state file included).
+    let leaderObserverOptions: ObserverOptions
+    /// How a follower's observer watches: no state of its own, nothing numbered.
+    let followerObserverOptions: ObserverOptions
+    let changePrinter: (@Sendable (String) -> Void)?
     /// The log, read by cursor for `/api/changes` and `/api/events`.
     let changeStream: ChangeStream
     /// Uploads continued over several requests.
@@ -54,7 +75,6 @@ final class ShareCore: Sendable {
     let imageThumbnailer: ImageThumbnailer?
     let thumbnails: ThumbnailCache?
     let logger: Logger
-    private let observation: ObservationToken
     private let started = Atomic<Bool>(false)
 
     /// Opens the folder's change log and observer; nothing runs yet.
@@ -78,30 +98,45 @@ final class ShareCore: Sendable {
                 folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog,
                 logger: logger)
         }
+        self.changePrinter = changePrinter
         var observerOptions = configuration.observerOptions
         var firstStart = false
+        followerObserverOptions = {
+            var options = configuration.observerOptions
+            options.stateFile = nil
+            options.beforeSavingState = nil
+            return options
+        }()
         if observerOptions.stateFile == nil {
-            let stateFile = folder.rootPath + "/" + SharedFolder.privateFolder + "/observer-state"
-            observerOptions.stateFile = stateFile
-            firstStart =
-                (try? FileStatus(name: SharedFolder.privateFolder + "/observer-state", in: folder.rootFD)) == nil
+            observerOptions.stateFile = folder.rootPath + "/" + SharedFolder.privateFolder + "/observer-state"
+            firstStart = access(observerOptions.stateFile!, F_OK) != 0
             // The state never runs ahead of the log: a crash between the two
             // would lose the changes in between from both.
             let log = changeLog
             observerOptions.beforeSavingState = { log.flushNow() }
+            // A leader that was replaced leaves the state to the next one.
+            if let following = log as? any FollowingChangeLog {
+                observerOptions.mayWriteState = { following.isWriting }
+            }
         }
+        leaderObserverOptions = observerOptions
+        // Through a database, a server follows until it gains the lead.
+        let follows = (changeLog as? any FollowingChangeLog).map { !$0.isWriting } ?? false
         do {
-            observer = try FileObserver(root: folder.rootPath, options: observerOptions, logger: logger)
+            if follows {
+                let observer = try FileObserver(root: folder.rootPath, options: followerObserverOptions, logger: logger)
+                watching = Mutex(Watching(observer: observer, observation: nil))
+            } else {
+                let (observer, token) = try ShareCore.leaderObserver(
+                    root: folder.rootPath, options: observerOptions, log: changeLog, origins: origins,
+                    numbersFirstScan: !firstStart, alreadyLogged: ChangeFeed.Logged(), logger: logger,
+                    printer: changePrinter)
+                watching = Mutex(Watching(observer: observer, observation: token))
+            }
         } catch {
             changeLog.close()
             throw error
         }
-        // The first start has nothing that changed while it was stopped: the
-        // folder as it is then is where the log begins (clients list it),
-        // not an `added` record for every item already there.
-        let feed = ChangeFeed(
-            log: changeLog, origins: origins, logger: logger, printer: changePrinter, numbersFirstScan: !firstStart)
-        self.feed = feed
         changeStream = ChangeStream(log: changeLog)
         uploads = ResumableUploads(folder: folder)
         uploadTypes = UploadTypePolicy(configuration.acceptedTypes, misleadingNames: configuration.misleadingNames)
@@ -120,10 +155,37 @@ final class ShareCore: Sendable {
             configuration.thumbnailer == nil && configuration.imageThumbnailer == nil
             ? nil : ThumbnailCache(folder: thumbnailFolder)
         // Versions and trash entries are named by the ids the change feed gives.
-        let observer = self.observer
-        folder.history.identify { path in observer.item(at: path.itemPath)?.id }
-        // Subscribed before the observer starts, so its first changes are numbered too.
-        observation = observer.observe { batch in feed.record(batch) }
+        folder.history.identify { [weak self] path in self?.observer.item(at: path.itemPath)?.id }
+        if !follows {
+            // On its own (or writing the shared log from the start), a server leads.
+            leadership.withLock { machine in
+                let now = ContinuousClock.now
+                _ = machine.handle(.lockGained, at: now)
+                _ = machine.handle(.takeoverFinished, at: now)
+            }
+        }
+    }
+
+    /// An observer whose changes are numbered in `log`: from the saved
+    /// state (what changed while no one watched first), subscribed before
+    /// it starts so its first changes are numbered too.
+    /// - Parameters:
+    ///   - numbersFirstScan: `false` on the first start, which has nothing
+    ///     that changed while it was stopped: the folder as it is then is
+    ///     where the log begins (clients list it), not an `added` record for
+    ///     every item already there.
+    ///   - alreadyLogged: Changes the log holds that the saved state
+    ///   may not (a leader that died between the two): not numbered again.
+    static func leaderObserver(
+        root: String, options: ObserverOptions, log: any ChangeLog, origins: OriginRegistry,
+        numbersFirstScan: Bool, alreadyLogged: ChangeFeed.Logged, logger: Logger,
+        printer: (@Sendable (String) -> Void)?
+    ) throws -> (FileObserver, ObservationToken) {
+        let observer = try FileObserver(root: root, options: options, logger: logger)
+        let feed = ChangeFeed(
+            log: log, origins: origins, logger: logger, printer: printer, numbersFirstScan: numbersFirstScan,
+            alreadyLogged: alreadyLogged)
+        return (observer, observer.observe { batch in feed.record(batch) })
     }
 
     /// Starts observing the folder; calling it again does nothing.
@@ -132,9 +194,16 @@ final class ShareCore: Sendable {
         try observer.start()
     }
 
+    /// Whether ``stop()`` was called.
+    var isStopped: Bool { watching.withLock { $0.stopped } }
+
     /// Ends the observer, then closes the change log (after writing what
     /// it holds; another server may then open the folder); event streams end.
     func stop() {
+        let observer = watching.withLock { watching in
+            watching.stopped = true
+            return watching.observer
+        }
         observer.stop()
         changeLog.close()
     }

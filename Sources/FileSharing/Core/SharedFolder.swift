@@ -28,7 +28,13 @@
 
         /// Opens (and creates, if missing) the shared folder, its private
         /// staging folder, and its versions and trash.
-        init(rootPath: String, history options: HistoryOptions = HistoryOptions(), logger: Logger) throws(FolderError) {
+        /// - Parameter sharedByServers: Whether other servers share the folder
+        ///   (through a database): their uploads under way stage files too,
+        ///   so only what is an hour old is cleaned at start.
+        init(
+            rootPath: String, history options: HistoryOptions = HistoryOptions(), sharedByServers: Bool = false,
+            logger: Logger
+        ) throws(FolderError) {
             mkdir(rootPath, 0o755)
             let fd = Glibc.open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard fd >= 0 else {
@@ -65,7 +71,7 @@
                 close(fd)
                 throw error
             }
-            cleanStaging()
+            cleanStaging(olderThan: sharedByServers ? 3600 : nil)
         }
 
         deinit {
@@ -319,10 +325,17 @@
 
         /// Removes what interrupted uploads and copies left behind, except
         /// resumable uploads; empty files WebDAV clients created are put in place.
-        private func cleanStaging() {
+        /// - Parameter seconds: Only what was not changed for this long (`nil`: everything).
+        private func cleanStaging(olderThan seconds: Int64?) {
             recoverPlaceholders()
             guard let names = try? SharedFolder.entries(fd: stagingFD, path: .root) else { return }
+            let now = Int64(time(nil))
             for name in names where !name.hasPrefix(ResumableUploads.prefix) {
+                if let seconds, let status = try? FileStatus(name: name, in: stagingFD),
+                    now - status.modified / 1_000_000_000 < seconds
+                {
+                    continue
+                }
                 try? SharedFolder.removeEntry(name, in: stagingFD, path: .root)
             }
         }

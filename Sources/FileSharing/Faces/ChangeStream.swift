@@ -33,6 +33,9 @@ final class ChangeStream: Sendable {
     static let pageBytes = 64 * 1024
     /// A comment is sent on a quiet stream this often, so proxies keep it open.
     static let keepAliveInterval: Duration = .seconds(15)
+    /// How long `/api/changes` waits for the change log at most (a shared
+    /// database that cannot be reached holds a read back until then).
+    static let databaseTimeLimit: Duration = .seconds(5)
     /// The largest `limit` of `/api/changes`.
     static let maxLimit = 10_000
 
@@ -56,9 +59,26 @@ final class ChangeStream: Sendable {
             } ?? 1000
         let page: ChangeLogPage
         do {
-            page = try await log.read(after: cursor, limit: count)
-        } catch {
+            let log = self.log
+            let read = try await withTimeLimit(ChangeStream.databaseTimeLimit) {
+                try await log.read(after: cursor, limit: count)
+            }
+            guard let read else {
+                throw ShareError(
+                    .serviceUnavailable,
+                    "the change log's database does not answer within 5 seconds; try again later")
+            }
+            page = read
+        } catch let error as ShareError {
+            throw error
+        } catch let error as ChangeLogError {
+            // Kept in a database that does not answer: a reason, never a wrong page.
+            if error.code == .unavailable {
+                throw ShareError(.serviceUnavailable, "the change log's database cannot be reached: \(error.message)")
+            }
             throw ShareError(.internalError, "the change log cannot be read: \(error.message)")
+        } catch {
+            throw ShareError(.internalError, "the change log cannot be read: \(error)")
         }
         switch page {
         case .expired(let oldest, let latest):
