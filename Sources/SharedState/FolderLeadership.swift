@@ -113,10 +113,13 @@ public final class FolderLeadership: Sendable {
         var tried = false
         while !Task.isCancelled {
             do {
-                let rows = try await connection.query(
-                    "SELECT pg_try_advisory_lock(hashtextextended(\(key), 0))", logger: logger
-                ).collect()
-                if try rows.first?.decode(Bool.self) == true {
+                let logger = self.logger
+                let taken = try await Self.bounded(patience) {
+                    try await connection.query(
+                        "SELECT pg_try_advisory_lock(hashtextextended(\(key), 0))", logger: logger
+                    ).collect().first?.decode(Bool.self)
+                }
+                if taken == true {
                     setLeading(true)
                     logger.notice("this server leads the folder", metadata: ["folder": "\(folder)"])
                     while !Task.isCancelled {
@@ -140,8 +143,8 @@ public final class FolderLeadership: Sendable {
     }
 
     /// Whether the connection still answers: a closed one (the server ended
-    /// the session) fails at once; one that does not answer within five
-    /// retry intervals (a peer gone silent) is closed, and fails.
+    /// the session) fails at once; one that does not answer within
+    /// ``patience`` (a peer gone silent) fails, and is closed by `run()`.
     private func check(_ connection: PostgresConnection) async throws {
         struct Closed: Error {}
         if connection.isClosed { throw Closed() }
