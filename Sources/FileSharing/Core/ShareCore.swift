@@ -51,6 +51,8 @@ final class ShareCore: Sendable {
     /// Thumbnails of images, comics and books, decoded in the process.
     let imageThumbnailer: ImageThumbnailer?
     let thumbnails: ThumbnailCache?
+    /// The thumbnails made ahead for listed folders; `nil` when none are.
+    let thumbnailsAhead: ThumbnailsAhead?
     let logger: Logger
     private let observation: ObservationToken
     private let started = Atomic<Bool>(false)
@@ -116,6 +118,9 @@ final class ShareCore: Sendable {
         thumbnails =
             configuration.thumbnailer == nil && configuration.imageThumbnailer == nil
             ? nil : ThumbnailCache(folder: thumbnailFolder)
+        thumbnailsAhead =
+            thumbnails == nil || configuration.thumbnailsAhead <= 0
+            ? nil : ThumbnailsAhead(capacity: configuration.thumbnailsAhead, logger: logger)
         // Versions and trash entries are named by the ids the change feed gives.
         let observer = self.observer
         folder.history.identify { path in observer.item(at: path.itemPath)?.id }
@@ -132,6 +137,7 @@ final class ShareCore: Sendable {
     /// Ends the observer, then closes the change log (after writing what
     /// it holds; another server may then open the folder); event streams end.
     func stop() {
+        thumbnailsAhead?.stop()
         observer.stop()
         changeLog.close()
     }
