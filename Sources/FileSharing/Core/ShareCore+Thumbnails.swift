@@ -110,8 +110,13 @@ extension ShareCore {
         }
         defer { close(fd) }
         if let cached { return reading ? MadeThumbnail(bytes: cached, contentType: maker.contentType) : nil }
-        let image = try await maker.make(fd, priority: priority)
-        try await blocking { cache.keep(image, named: name, id: id) }
+        // One decode of a file at a time: a request for what is being made ahead waits for it.
+        let core = self
+        let image = try await thumbnailFlights.thumbnail(named: name) { () async throws(ThumbnailError) -> [UInt8] in
+            let image = try await maker.make(fd, priority: priority)
+            _ = try? await core.blocking { cache.keep(image, named: name, id: id) }
+            return image
+        }
         return MadeThumbnail(bytes: image, contentType: maker.contentType)
     }
 

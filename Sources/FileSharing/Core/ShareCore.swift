@@ -53,6 +53,8 @@ final class ShareCore: Sendable {
     let thumbnails: ThumbnailCache?
     /// The thumbnails made ahead for listed folders; `nil` when none are.
     let thumbnailsAhead: ThumbnailsAhead?
+    /// The thumbnails being made now, so one file is never decoded twice at once.
+    let thumbnailFlights = ThumbnailFlights()
     let logger: Logger
     private let observation: ObservationToken
     private let started = Atomic<Bool>(false)
