@@ -71,6 +71,11 @@ public struct ShareConfiguration: Sendable {
     /// libraries this machine has (loaded at run time); `nil`: none, and
     /// every image gets its icon.
     public var imageThumbnailer: ImageThumbnailer? = ImageThumbnailer()
+    /// How many files may wait to have their thumbnails made ahead of time,
+    /// in the background, when their folder is listed (by the page, the
+    /// API or a WebDAV PROPFIND); past it a listing's files are left out
+    /// and made when asked for. `0`: none is made ahead.
+    public var thumbnailsAhead = 4096
 
     /// Creates a configuration; the defaults are those of `fileshare serve`.
     public init(

@@ -90,8 +90,11 @@ public struct ExternalThumbnailer: Sendable {
 
     /// A PNG thumbnail of the file open as `fd` (read from the start; the
     /// descriptor stays open and its offset is not relied on).
+    /// - Parameter priority: A request's run goes before those made ahead of time.
     /// - Throws: ``ThumbnailError``.
-    public func thumbnail(of fd: Int32, kind: ThumbnailKind) async throws(ThumbnailError) -> [UInt8] {
+    public func thumbnail(of fd: Int32, kind: ThumbnailKind, priority: ThumbnailPriority = .request)
+        async throws(ThumbnailError) -> [UInt8]
+    {
         guard let program = programs[kind] else {
             throw ThumbnailError(
                 .programMissing, "\(kind.program) is not installed (Debian: apt-get install \(kind.package))")
@@ -104,7 +107,7 @@ public struct ExternalThumbnailer: Sendable {
             defer { unlink(root + ".png") }
             _ = try await run(
                 program, ["-png", "-f", "1", "-l", "1", "-singlefile", "-scale-to", "\(size)", "/dev/stdin", root],
-                input: fd, checkOutput: false)
+                input: fd, checkOutput: false, priority: priority)
             guard let image = try? AtomicFile.read(root + ".png"), image.count <= limits.outputBytes,
                 image.starts(with: ExternalThumbnailer.pngSignature)
             else {
@@ -114,12 +117,12 @@ public struct ExternalThumbnailer: Sendable {
         case .video:
             // A second in (past a black first frame); a shorter video from its start.
             do {
-                return try await run(program, ffmpegArguments(seek: "1"), input: fd)
+                return try await run(program, ffmpegArguments(seek: "1"), input: fd, priority: priority)
             } catch  where error.reason == .noImage || error.reason == .failed {
-                return try await run(program, ffmpegArguments(seek: nil), input: fd)
+                return try await run(program, ffmpegArguments(seek: nil), input: fd, priority: priority)
             }
         case .audio:
-            return try await run(program, ffmpegArguments(seek: nil), input: fd)
+            return try await run(program, ffmpegArguments(seek: nil), input: fd, priority: priority)
         }
     }
 
@@ -139,10 +142,11 @@ public struct ExternalThumbnailer: Sendable {
 
     /// Runs `program` with the file as its standard input; its output, which
     /// must be a PNG when `checkOutput`.
-    func run(_ program: String, _ arguments: [String], input fd: Int32, checkOutput: Bool = true)
-        async throws(ThumbnailError) -> [UInt8]
-    {
-        await pool.acquire()
+    func run(
+        _ program: String, _ arguments: [String], input fd: Int32, checkOutput: Bool = true,
+        priority: ThumbnailPriority = .request
+    ) async throws(ThumbnailError) -> [UInt8] {
+        await pool.acquire(priority)
         defer { Task { await pool.release() } }
         // Each run gets its own descriptor of the file, at offset 0.
         let own = open("/proc/self/fd/\(fd)", O_RDONLY | O_CLOEXEC)
@@ -219,27 +223,44 @@ public struct ExternalThumbnailer: Sendable {
     }
 }
 
-/// At most `limit` runs at once; the others wait their turn in order.
+/// At most `limit` runs at once; the others wait their turn in order, a
+/// request's before any made ahead of time (``ThumbnailPriority``), so a
+/// folder's thumbnails being made in the background never keep a person
+/// waiting longer than one run.
 actor RunPool {
     private let limit: Int
     private var running = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var waitingInBackground: [CheckedContinuation<Void, Never>] = []
 
     init(limit: Int) { self.limit = limit }
 
-    func acquire() async {
+    func acquire(_ priority: ThumbnailPriority = .request) async {
         if running < limit {
             running += 1
             return
         }
-        await withCheckedContinuation { waiting.append($0) }
+        switch priority {
+        case .request: await withCheckedContinuation { waiting.append($0) }
+        case .background: await withCheckedContinuation { waitingInBackground.append($0) }
+        }
     }
 
     func release() {
-        if waiting.isEmpty {
-            running -= 1
-        } else {
+        if !waiting.isEmpty {
             waiting.removeFirst().resume()
+        } else if !waitingInBackground.isEmpty {
+            waitingInBackground.removeFirst().resume()
+        } else {
+            running -= 1
         }
     }
+}
+
+/// Whose thumbnail it is: a request's goes before any made ahead of time.
+public enum ThumbnailPriority: Sendable, Hashable {
+    /// Someone asked for it.
+    case request
+    /// Made ahead, for a folder being viewed.
+    case background
 }

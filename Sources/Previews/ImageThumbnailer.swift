@@ -56,12 +56,15 @@ public struct ImageThumbnailer: Sendable {
     /// A JPEG thumbnail of the file open as `fd` (read from the start with
     /// positioned reads; the descriptor stays open), made off the
     /// cooperative pool.
+    /// - Parameter priority: A request's decode goes before those made ahead of time.
     /// - Throws: ``ThumbnailError``: `libraryMissing`, or `failed` for a
     ///   file the library cannot decode (corrupt, truncated before its
     ///   first row, or declaring more pixels than allowed), `noImage` for
     ///   an archive without a cover.
-    public func thumbnail(of fd: Int32, kind: ImageKind) async throws(ThumbnailError) -> [UInt8] {
-        await pool.acquire()
+    public func thumbnail(of fd: Int32, kind: ImageKind, priority: ThumbnailPriority = .request)
+        async throws(ThumbnailError) -> [UInt8]
+    {
+        await pool.acquire(priority)
         defer { Task { await pool.release() } }
         let result: Result<[UInt8], ThumbnailError> = await runBlocking {
             do throws(ThumbnailError) {

@@ -14,6 +14,10 @@ public struct ThumbnailError: Error, Sendable, CustomStringConvertible {
         case noImage
         /// The image library for this kind is not installed.
         case libraryMissing
+        /// No thumbnail is made for this kind of file.
+        case notThisKind
+        /// The file is still being written: its thumbnail comes once it is finished.
+        case unfinished
     }
 
     public var reason: Reason

@@ -19,6 +19,9 @@ struct PageAssetsTests {
             ("/", "index.html", "text/html; charset=utf-8"),
             ("/app.css", "app.css", "text/css; charset=utf-8"),
             ("/app.js", "app.js", "text/javascript; charset=utf-8"),
+            ("/gallery.js", "gallery.js", "text/javascript; charset=utf-8"),
+            ("/viewer.js", "viewer.js", "text/javascript; charset=utf-8"),
+            ("/gallery.css", "gallery.css", "text/css; charset=utf-8"),
             ("/api/openapi.json", "openapi.json", "application/json"),
         ])
     func served(route: String, file: String, type: String) async throws {

@@ -210,4 +210,28 @@ struct ThumbnailCacheTests {
         let left = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/thumbnails").sorted()
         #expect(left.count == 3 && !left.contains(second), "\(left)")
     }
+
+    @Test("the folder is listed once, not for each thumbnail kept; a new cache counts what an older one left")
+    func runningSize() throws {
+        let folder = try TemporaryFolder()
+        let cache = ThumbnailCache(folder: folder.path + "/thumbnails", maximumBytes: 10_000)
+        for number in 0..<50 {
+            let id = "item-\(number)"
+            cache.keep(
+                [UInt8](repeating: 1, count: 500),
+                named: ThumbnailCache.name(id: id, modified: 1, size: 1, format: "jpg"),
+                id: id)
+        }
+        #expect(cache.listings == 1)
+        #expect(cache.totalBytes == 10_000)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/thumbnails")
+        #expect(kept.count == 20 && kept.contains("item-49-1-1.jpg") && !kept.contains("item-0-1-1.jpg"), "\(kept)")
+        // Another cache over the same folder, with a smaller bound: it
+        // counts the 10,000 bytes it finds and trims them on its first keep.
+        let smaller = ThumbnailCache(folder: folder.path + "/thumbnails", maximumBytes: 2000)
+        smaller.keep([UInt8](repeating: 2, count: 500), named: "new-1-1.jpg", id: "new")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path + "/thumbnails")
+        #expect(left.count == 4 && left.contains("new-1-1.jpg"), "\(left)")
+        #expect(smaller.totalBytes == 2000)
+    }
 }

@@ -74,6 +74,10 @@ final class ShareCore: Sendable {
     /// Thumbnails of images, comics and books, decoded in the process.
     let imageThumbnailer: ImageThumbnailer?
     let thumbnails: ThumbnailCache?
+    /// The thumbnails made ahead for listed folders; `nil` when none are.
+    let thumbnailsAhead: ThumbnailsAhead?
+    /// The thumbnails being made now, so one file is never decoded twice at once.
+    let thumbnailFlights = ThumbnailFlights()
     let logger: Logger
     private let started = Atomic<Bool>(false)
 
@@ -154,6 +158,9 @@ final class ShareCore: Sendable {
         thumbnails =
             configuration.thumbnailer == nil && configuration.imageThumbnailer == nil
             ? nil : ThumbnailCache(folder: thumbnailFolder)
+        thumbnailsAhead =
+            thumbnails == nil || configuration.thumbnailsAhead <= 0
+            ? nil : ThumbnailsAhead(capacity: configuration.thumbnailsAhead, logger: logger)
         // Versions and trash entries are named by the ids the change feed gives.
         folder.history.identify { [weak self] path in self?.observer.item(at: path.itemPath)?.id }
         if !follows {
@@ -204,6 +211,7 @@ final class ShareCore: Sendable {
             watching.stopped = true
             return watching.observer
         }
+        thumbnailsAhead?.stop()
         observer.stop()
         changeLog.close()
     }

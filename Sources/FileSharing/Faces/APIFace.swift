@@ -114,9 +114,12 @@ struct APIFace: Sendable {
         }
         json.raw(",\"items\":[")
         var first = true
+        var listed: [Item] = []
+        listed.reserveCapacity(items.count)
         for item in items {
             let components = item.path.description.split(separator: "/").map(String.init)
             guard policy.isAdmin || policy.isListed(components) else { continue }
+            listed.append(item)
             if !first { json.raw(",") }
             first = false
             json.raw("{\"name\":")
@@ -149,6 +152,7 @@ struct APIFace: Sendable {
             json.raw("}")
         }
         json.raw("]}")
+        core.makeThumbnailsAhead(of: listed)
         return Response(
             status: .ok,
             headers: [

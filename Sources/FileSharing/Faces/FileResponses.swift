@@ -175,105 +175,29 @@ enum FileResponses {
     /// `GET /api/thumbnail/P`: a small image for the list. Images, comics
     /// and books are decoded with the image libraries this machine has
     /// (`ImageThumbnailer`), PDFs, videos and audio covers made by programs
-    /// (`ExternalThumbnailer`); anything else, a kind whose library or
-    /// program is missing, and a file that fails, answer 415 (the page
-    /// shows an icon).
+    /// (`ExternalThumbnailer`), kept by id and version in the cache
+    /// (`ShareCore.thumbnail`); anything else, a kind whose library or
+    /// program is missing, a file still being written, and a file that
+    /// fails, answer 415 (the page shows an icon).
     static func thumbnail(_ path: SharePath, request: Request, core: ShareCore) async throws -> Response {
         try core.authorize(.read, path)
-        let folder = core.folder
-        let type = FileResponses.mediaType(for: path.name)
-        if let kind = ThumbnailKind(mediaType: type) {
-            return try await madeThumbnail(path, kind: kind, core: core)
-        }
-        if let kind = ImageKind(mediaType: type) {
-            return try await imageThumbnail(path, kind: kind, core: core)
-        }
-        throw ShareError(.unsupportedMediaType, "no thumbnail for this kind of file")
-    }
-
-    /// The thumbnail of an image, a comic or a book: a JPEG decoded in the
-    /// process, kept like a program's (see `cachedThumbnail`).
-    static func imageThumbnail(_ path: SharePath, kind: ImageKind, core: ShareCore) async throws -> Response {
-        guard let thumbnailer = core.imageThumbnailer, thumbnailer.mayMake(kind) else {
-            throw ShareError(
-                .unsupportedMediaType,
-                "no thumbnail for this kind of file on this server (its library, Debian's \(kind.package), is not installed)"
-            )
-        }
-        return try await cachedThumbnail(path, format: "jpg", contentType: "image/jpeg", core: core) {
-            (fd) async throws(ThumbnailError) -> [UInt8] in
-            try await thumbnailer.thumbnail(of: fd, kind: kind)
-        }
-    }
-
-    /// The thumbnail of a PDF, video or audio file, made by a program
-    /// (`ExternalThumbnailer`), kept as `cachedThumbnail` keeps it.
-    static func madeThumbnail(_ path: SharePath, kind: ThumbnailKind, core: ShareCore) async throws -> Response {
-        guard let thumbnailer = core.thumbnailer, thumbnailer.programs[kind] != nil else {
-            throw ShareError(
-                .unsupportedMediaType,
-                "no thumbnail for this kind of file on this server (\(kind.program) is not installed)")
-        }
-        return try await cachedThumbnail(path, format: "png", contentType: "image/png", core: core) {
-            (fd) async throws(ThumbnailError) -> [UInt8] in
-            try await thumbnailer.thumbnail(of: fd, kind: kind)
-        }
-    }
-
-    /// A thumbnail made by `make` once the file is finished, and kept by id
-    /// and version in the cache; 415 (the page shows an icon) while the
-    /// file is being written, or when `make` fails.
-    static func cachedThumbnail(
-        _ path: SharePath, format: String, contentType: String, core: ShareCore,
-        make: @Sendable (Int32) async throws(ThumbnailError) -> [UInt8]
-    ) async throws -> Response {
-        guard let cache = core.thumbnails else {
-            throw ShareError(.unsupportedMediaType, "no thumbnails on this server")
-        }
-        guard let item = core.observer.item(at: path.itemPath) else {
-            throw ShareError(.notFound, "'\(path)' does not exist")
-        }
-        guard !item.isWriting else {
-            throw ShareError(
-                .unsupportedMediaType, "'\(path)' is still being written; its thumbnail comes once it is finished")
-        }
-        let folder = core.folder
-        let id = item.id.description
-        let (fd, name, cached) = try await core.blocking { () throws -> (Int32, String, [UInt8]?) in
-            let fd = try folder.open(path, flags: O_RDONLY | O_NONBLOCK)
-            do throws(FolderError) {
-                let metadata = try SharedFolder.metadata(fd: fd, path: path)
-                guard metadata.kind == .file else {
-                    close(fd)
-                    throw FolderError(.isFolder, "'\(path)' is a folder", operation: .read, path: path)
-                }
-                let name = ThumbnailCache.name(
-                    id: id, modified: metadata.modified, size: metadata.size, format: format)
-                return (fd, name, cache.thumbnail(named: name))
-            } catch {
-                close(fd)
-                throw error
+        let made: MadeThumbnail?
+        do {
+            made = try await core.thumbnail(of: path, priority: .request)
+        } catch let error as ThumbnailError {
+            switch error.reason {
+            case .failed, .timedOut, .noImage: throw ShareError(.unsupportedMediaType, "no thumbnail: \(error.message)")
+            default: throw ShareError(.unsupportedMediaType, error.message)
             }
         }
-        defer { close(fd) }
-        let image: [UInt8]
-        if let cached {
-            image = cached
-        } else {
-            do {
-                image = try await make(fd)
-            } catch {
-                throw ShareError(.unsupportedMediaType, "no thumbnail: \(error.message)")
-            }
-            try await core.blocking { cache.keep(image, named: name, id: id) }
-        }
+        guard let made else { throw ShareError(.internalError, "the thumbnail was not read") }
         return Response(
             status: .ok,
             headers: [
-                .contentType: contentType, .contentLength: String(image.count),
+                .contentType: made.contentType, .contentLength: String(made.bytes.count),
                 .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff",
             ],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: image)))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: made.bytes)))
     }
 
     /// A single byte range (`bytes=a-b`, `bytes=a-`, `bytes=-n`): `nil` to

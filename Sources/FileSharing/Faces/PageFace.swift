@@ -10,6 +10,9 @@ struct PageFace: Sendable {
         routes.get("/") { _, _ in PageFace.asset(WebAssets.html, type: "text/html; charset=utf-8") }
         routes.get("app.js") { _, _ in PageFace.asset(WebAssets.javaScript, type: "text/javascript; charset=utf-8") }
         routes.get("shares.js") { _, _ in PageFace.asset(WebAssets.shares, type: "text/javascript; charset=utf-8") }
+        routes.get("gallery.js") { _, _ in PageFace.asset(WebAssets.gallery, type: "text/javascript; charset=utf-8") }
+        routes.get("viewer.js") { _, _ in PageFace.asset(WebAssets.viewer, type: "text/javascript; charset=utf-8") }
+        routes.get("gallery.css") { _, _ in PageFace.asset(WebAssets.galleryStyle, type: "text/css; charset=utf-8") }
         routes.get("app.css") { _, _ in PageFace.asset(WebAssets.css, type: "text/css; charset=utf-8") }
         routes.get("api/openapi.json") { _, _ in PageFace.asset(OpenAPIDocument.json, type: "application/json") }
         return routes

@@ -34,6 +34,16 @@
 
   const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
+  // What gallery.js and viewer.js use of this page, and the hooks they set:
+  // listWillRender() and listRendered(items) around drawing the list, preview(item, body) to show
+  // a file (true when shown), focusItem(item) when the preview closes.
+  const hooks = {};
+  window.fileshare = {
+    hooks, state, visibleItems, openItem, fileURL, thumbnailURL, encodePath, joinPath, parentOf, extension, fileType,
+    iconFor, icon, el, formatSize, serverURL, collator,
+    showText: (item, body) => loadTextPreview(item, fileURL(item.path || joinPath(state.path, item.name)), body),
+  };
+
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     if (attrs) {
@@ -185,6 +195,13 @@
     const kinds = state.info.thumbnailKinds;
     if (!Array.isArray(kinds)) return fileType(item) === 'image';
     return kinds.includes(THUMBNAIL_KIND.get(extension(item.name)));
+  }
+
+  // The thumbnail's address, by version (a new version is not the cached image), or null.
+  function thumbnailURL(item) {
+    if (!wantsThumbnail(item) || item.writing) return null;
+    const version = encodeURIComponent(item.modified || '') + '-' + (item.size || 0);
+    return '/api/thumbnail/' + encodePath(item.path || joinPath(state.path, item.name)) + '?v=' + version;
   }
 
   function iconFor(item) {
@@ -737,6 +754,7 @@
   }
 
   function renderList(resetFocus) {
+    if (hooks.listWillRender) hooks.listWillRender();
     const list = $('#file-list');
     const items = visibleItems();
     const existing = new Map();
@@ -788,6 +806,7 @@
     } else {
       $('#empty').hidden = true;
     }
+    if (hooks.listRendered) hooks.listRendered(items);
   }
 
   function renderRow(item) {
@@ -806,10 +825,11 @@
     check.append(el('input', { type: 'checkbox', class: 'select', 'aria-label': 'Select ' + item.name, dataset: { role: 'select' } }));
 
     const thumb = el('span', { class: 'thumb' }, icon(iconFor(item)));
-    if (wantsThumbnail(item) && !item.writing) {
-      const version = encodeURIComponent(item.modified || '') + '-' + (item.size || 0);
+    const thumbnail = thumbnailURL(item);
+    if (thumbnail) {
       // The icon stays until the thumbnail has arrived; a refused thumbnail leaves the icon.
-      const img = el('img', { src: '/api/thumbnail/' + encodePath(path) + '?v=' + version, alt: '', loading: 'lazy', decoding: 'async', draggable: 'false' });
+      // loading before src: an image given its src first starts loading at once, lazy or not.
+      const img = el('img', { loading: 'lazy', decoding: 'async', src: thumbnail, alt: '', draggable: 'false' });
       img.addEventListener('load', () => { thumb.classList.add('has-thumb'); });
       img.addEventListener('error', () => { img.remove(); });
       thumb.append(img);
@@ -1329,7 +1349,9 @@
     const body = $('#preview-body');
     body.className = 'preview-body';
     const url = fileURL(path);
-    if (type === 'image') {
+    if (hooks.preview && hooks.preview(item, body)) {
+      // Shown by viewer.js (Markdown, comics).
+    } else if (type === 'image') {
       const img = el('img', { src: url, alt: item.name });
       img.addEventListener('click', () => body.classList.toggle('zoomed'));
       img.addEventListener('error', () => body.replaceChildren(previewInfo(item, 'This image cannot be shown by the browser.')));
@@ -1786,7 +1808,8 @@
       const item = previewItem;
       closePreviewContent();
       previewItem = null;
-      if (item && item.name && focusRow(item.name, false)) dialog.returnFocus = null;
+      if (item && hooks.focusItem && hooks.focusItem(item)) dialog.returnFocus = null;
+      else if (item && item.name && focusRow(item.name, false)) dialog.returnFocus = null;
       else restoreFocus(dialog);
     });
     dialog.addEventListener('keydown', (e) => {

@@ -103,6 +103,11 @@ extension WebDAVFace {
                     let properties = needsDead ? folder.stagingProperties(named: placeholder.staging) : []
                     entries.append(DAVEntry(path: childPath, metadata: metadata, properties: properties))
                 }
+                // A file manager showing the folder asks for its thumbnails next.
+                if let items = core.observer.children(of: path.itemPath) {
+                    let shown = Set(entries.dropFirst().map(\.path.name))
+                    core.makeThumbnailsAhead(of: items.lazy.filter { shown.contains($0.name) })
+                }
             }
         }
         let quota = (available: folder.availableBytes, used: folder.usedBytes)
