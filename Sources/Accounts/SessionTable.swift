@@ -39,6 +39,15 @@ public struct SessionTable: Sendable {
 
     public init(limits: Limits = Limits()) { self.limits = limits }
 
+    /// A new session id: 256 bits from the system's random source, as 64 hex digits.
+    public static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
     /// Starts a session `id` for `user` at `now`.
     public mutating func start(id: String, user: String, now: ContinuousClock.Instant) {
         sessions[id] = Session(user: user, started: now, used: now)

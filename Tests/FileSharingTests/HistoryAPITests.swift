@@ -288,16 +288,20 @@ struct HistoryAPITests {
             let second: Int64 = 1_000_000_000
             let share = try ShareFixture(
                 history: HistoryOptions(
-                    versions: VersionRetention(maximumAge: 2 * second), trash: TrashRetention(maximumAge: 2 * second)))
+                    versions: VersionRetention(maximumAge: 5 * second), trash: TrashRetention(maximumAge: 5 * second)))
             try share.write("a.txt", "one")
             try share.write("b.txt", "bee")
             try await share.test { (client: any TestClientProtocol) async throws in
+                let kept = ContinuousClock.now
                 #expect(try await client.request("/api/files/a.txt", .put, body: "two").status == .ok)
                 #expect(try await client.request("/api/files/b.txt", .delete).status == .noContent)
                 await share.server.core.trimHistory()
-                // Younger than two seconds: both stay.
-                #expect(try await Self.versions(client, "a.txt").count == 1)
-                #expect(try await Self.trash(client).count == 1)
+                let versions = try await Self.versions(client, "a.txt").count
+                let items = try await Self.trash(client).count
+                // Younger than five seconds: both stay (when this machine got here in time to tell).
+                if ContinuousClock.now - kept < .seconds(4) {
+                    #expect(versions == 1 && items == 1)
+                }
                 let expired = await eventuallyTrue {
                     await share.server.core.trimHistory()
                     let versions = try await Self.versions(client, "a.txt")

@@ -11,27 +11,10 @@ import Testing
 /// then, except on CI, whose .ci/run installs them.
 @Suite("gallery and viewer in a browser", .timeLimit(.minutes(6)))
 struct GalleryBrowserTests {
-    static let script = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Browser/gallery_test.py").path
-
     @Test(
         "gallery remembered per folder, only visible thumbnails asked for, viewer keys, comic pages in natural order, Markdown inert"
     )
     func gallery() async throws {
-        try await MachineSettings.shared {
-            let run = try CommandProcess(
-                ["python3", GalleryBrowserTests.script, "--binary", CommandProcess.binary],
-                executable: "/usr/bin/env")
-            let status = await run.exitStatus(timeout: .seconds(300))
-            let output = (run.lines + [run.errorOutput]).joined(separator: "\n")
-            if status == 77 {
-                if ProcessInfo.processInfo.environment["CI"] != nil {
-                    Issue.record("selenium/chromium missing (.ci/run installs them): \(output)")
-                }
-                return
-            }
-            #expect(status == 0, "gallery_test.py exited with \(status) (-1: timed out after 5 minutes):\n\(output)")
-        }
+        try await runBrowserScript("gallery_test.py")
     }
 }

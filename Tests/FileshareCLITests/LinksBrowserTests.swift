@@ -9,24 +9,8 @@ import Testing
 /// revoked. Exits 77 (skipped here, except on CI) without selenium or Chromium.
 @Suite("share links in a browser", .timeLimit(.minutes(6)))
 struct LinksBrowserTests {
-    static let script = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Browser/links_browser_test.py").path
-
     @Test("sign in, see only your folder, make an upload link, drop a file through it unsigned, revoke it: 410")
     func links() async throws {
-        try await MachineSettings.shared {
-            let run = try CommandProcess(
-                ["python3", LinksBrowserTests.script, "--binary", CommandProcess.binary], executable: "/usr/bin/env")
-            let status = await run.exitStatus(timeout: .seconds(300))
-            let output = (run.lines + [run.errorOutput]).joined(separator: "\n")
-            if status == 77 {
-                if ProcessInfo.processInfo.environment["CI"] != nil {
-                    Issue.record("selenium/chromium missing (.ci/run installs them): \(output)")
-                }
-                return
-            }
-            #expect(status == 0, "links_browser_test.py exited with \(status):\n\(output)")
-        }
+        try await runBrowserScript("links_browser_test.py")
     }
 }

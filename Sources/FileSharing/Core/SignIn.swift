@@ -38,11 +38,7 @@ final class SignIn: Sendable {
     /// Starts a session for `user` (signed in just now) under a new id: 256
     /// random bits, never one the client had (no fixation).
     func startSession(for user: String, now: ContinuousClock.Instant = .now) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let id = (0..<4).map { _ in
-            let hex = String(generator.next() as UInt64, radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }.joined()
+        let id = SessionTable.newID()
         sessions.withLock { $0.start(id: id, user: user, now: now) }
         return id
     }

@@ -108,11 +108,7 @@ final class LinkStore: Sendable {
 
     /// Starts a visitor's session for link `id` (its password given); answers the session id.
     func startSession(for id: String, now: ContinuousClock.Instant = .now) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let session = (0..<4).map { _ in
-            let hex = String(generator.next() as UInt64, radix: 16)
-            return String(repeating: "0", count: 16 - hex.count) + hex
-        }.joined()
+        let session = SessionTable.newID()
         sessions.withLock { $0.start(id: session, user: id, now: now) }
         return session
     }
