@@ -26,14 +26,20 @@ with --no-auth: none of the peers is authenticated either).
 3. listing   A folder of --items files (default 10,000) listed under 50
              concurrent clients: wrk -c 50 -t 2 -d --duration --latency,
              requests per second and p99 latency. fileshare: GET
-             /api/list?path=big; nginx: autoindex_format json; wsgidav: PROPFIND
-             Depth 1 (a wrk Lua script); copyparty: GET /big/?ls.
+             /api/list?path=big, and PROPFIND Depth 1 of /dav/big/; nginx:
+             autoindex_format json; wsgidav: PROPFIND Depth 1 (a wrk Lua
+             script); copyparty: GET /big/?ls.
 4. small     Small requests: --small-files files of 4 KiB, each fetched in
              turn (a wrk Lua script) by --small-connections keep-alive clients
              for --duration seconds, median of --runs rounds: GET through
-             fileshare's /api/files and /dav/, beside nginx's GET of the same
-             files (and the other peers given). No HEAD: wrk waits for a body
-             after a HEAD answer's Content-Length.
+             fileshare's /api/files and /dav/, one at a time and pipelined
+             (8 requests per write), 304 answers (If-None-Match with each
+             file's ETag), and HEAD (a Python client of our own, GET beside
+             it for comparison: wrk waits for a body after a HEAD answer's
+             Content-Length), beside nginx's of the
+             same files (and the other peers given); fileshare again with
+             credentials checked on every request (--small-auth: --user, and
+             a users file with a user granted read on /).
 
 Peers: nginx (static files, the dav module for PUT, autoindex json for the
 listing; a minimal config generated in the temporary folder, run in the
@@ -44,7 +50,9 @@ temporary file removed on every way out.
 """
 
 import argparse
+import base64
 import collections
+import http.client
 import json
 import os
 import platform
@@ -293,6 +301,45 @@ class Fileshare(Server):
                 return r.status == 200 and self.count_items(r.read()) == self.args.items
         except (OSError, ValueError, KeyError):
             return False
+
+
+class FileshareBasic(Fileshare):
+    """fileshare with one user and password (HTTP Basic) checked on every request."""
+    name = "fileshare-basic"
+    note = "--user/--password (HTTP Basic on every request)"
+    user, password = "bench", "bench-secret"
+
+    def argv(self, port):
+        return [self.args.binary, "serve", self.share, "--port", "0", "--user", self.user,
+                "--password", self.password]
+
+    def headers(self):
+        token = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
+        return {"Authorization": f"Basic {token}"}
+
+    def ready(self):
+        try:
+            req = urllib.request.Request(self.list_url(), headers=self.headers())
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status == 200 and self.count_items(r.read()) == self.args.items
+        except (OSError, ValueError, KeyError):
+            return False
+
+
+class FileshareUsers(FileshareBasic):
+    """fileshare with a users file: a user (not an admin) granted read on /, by bcrypt's default cost."""
+    name = "fileshare-users"
+    note = "--users FILE (a user granted read on /; bcrypt, checked once per client)"
+
+    def argv(self, port):
+        users = os.path.join(self.tmp, "users.json")
+        if not os.path.exists(users):
+            for command, stdin in ((["add", self.user], self.password + "\n"), (["grant", self.user, "/", "read"], None)):
+                done = subprocess.run([self.args.binary, "users", *command, "--users", users], input=stdin,
+                                      capture_output=True, text=True, timeout=120)
+                if done.returncode != 0:
+                    raise BenchError(f"fileshare users {command[0]}: {done.stderr.strip()}")
+        return [self.args.binary, "serve", self.share, "--port", "0", "--users", users]
 
 
 class Nginx(Server):
@@ -888,6 +935,21 @@ def bench_listing(args, tmp, share, servers, results):
             w["bytes"] = len(body)
             w["single"] = single
             r[s.name] = w
+            if s.name == "fileshare":
+                log(f"listing: fileshare PROPFIND Depth 1, wrk -c {args.connections} -d {args.duration}s")
+                url = f"{s.base}/dav/big/"
+                t = now()
+                req = urllib.request.Request(url, method="PROPFIND", headers=PROPFIND_HEADERS, data=PROPFIND_BODY)
+                with urllib.request.urlopen(req, timeout=120) as answer:
+                    body = answer.read()
+                single = now() - t
+                if count_dav_responses(body) - 1 != args.items:
+                    raise BenchError(f"fileshare: PROPFIND of big/ lists {count_dav_responses(body) - 1} items")
+                run_wrk(url, args, propfind_lua(tmp), 1)  # warm-up
+                w = run_wrk(url, args, propfind_lua(tmp), args.duration)
+                w["bytes"] = len(body)
+                w["single"] = single
+                r["fileshare PROPFIND"] = w
         finally:
             s.stop()
 
@@ -899,7 +961,7 @@ def ms(value):
 def report_listing(r, args):
     out = [f"## 3. Listing a folder of {args.items} files: wrk -c {args.connections} -t {args.threads} "
            f"-d {args.duration}s --latency (timeout {args.wrk_timeout} s)"]
-    peers = {n: w for n, w in r.items() if n != "fileshare"}
+    peers = {n: w for n, w in r.items() if not n.startswith("fileshare")}
     best_rps = max((w["rps"] for w in peers.values()), default=None)
     best_p99 = min((w["p99"] for w in peers.values() if w["p99"]), default=None)
     rows = []
@@ -928,43 +990,222 @@ def report_listing(r, args):
     return "\n".join(out)
 
 
-def small_script(tmp, name, prefix, method, count):
-    """A wrk script that asks for the small files in turn (prefix + s-NNNNN.bin)."""
-    path = os.path.join(tmp, f"small-{name}-{method}.lua")
+PIPELINE_DEPTH = 8
+
+
+def small_script(tmp, label, prefix, kind, count, headers, etags=None):
+    """A wrk script that asks for the small files in turn (prefix + s-NNNNN.bin): one
+    request at a time ("get"), PIPELINE_DEPTH at once ("pipelined"), or each with its
+    ETag in If-None-Match ("304", answered 304 Not Modified)."""
+    path = os.path.join(tmp, "small-" + re.sub(r"[^\w]+", "-", label) + ".lua")
+    fields = "".join(f'["{k}"] = "{v}", ' for k, v in headers.items())
     with open(path, "w") as f:
-        f.write(f"""counter = 0
-request = function()
+        f.write("counter = 0\n")
+        if etags is not None:
+            f.write("etags = {" + ", ".join(json.dumps(e) for e in etags) + "}\n")
+        f.write(f"""function one()
   counter = counter + 1
-  return wrk.format("{method}", string.format("{prefix}s-%05d.bin", counter % {count}))
+  local i = counter % {count}
+  local headers = {{ {fields}}}
+""")
+        if etags is not None:
+            f.write('  headers["If-None-Match"] = etags[i + 1]\n')
+        f.write(f"""  return wrk.format("GET", string.format("{prefix}s-%05d.bin", i), headers)
+end
+request = function()
+""")
+        if kind == "pipelined":
+            f.write(f"""  local batch = {{}}
+  for n = 1, {PIPELINE_DEPTH} do batch[n] = one() end
+  return table.concat(batch)
 end
 """)
+        else:
+            f.write("  return one()\nend\n")
     return path
 
 
 def small_lines(server):
-    """(label, URL prefix, method) of each small-request line of a server."""
+    """(label, URL prefix, kind) of each small-request line of a server; kind is
+    get, pipelined, 304 (wrk), or head and client-get (a client of our own)."""
     if server.name == "fileshare":
-        return [("fileshare /api/files GET", "/api/files/small/", "GET"),
-                ("fileshare /dav/ GET", "/dav/small/", "GET")]
+        return [("fileshare /api/files GET", "/api/files/small/", "get"),
+                (f"fileshare /api/files GET, pipelined x{PIPELINE_DEPTH}", "/api/files/small/", "pipelined"),
+                ("fileshare /api/files 304", "/api/files/small/", "304"),
+                ("fileshare /api/files HEAD (own client)", "/api/files/small/", "head"),
+                ("fileshare /api/files GET (own client)", "/api/files/small/", "client-get"),
+                ("fileshare /dav/ GET", "/dav/small/", "get"),
+                (f"fileshare /dav/ GET, pipelined x{PIPELINE_DEPTH}", "/dav/small/", "pipelined")]
+    if server.name in ("fileshare-basic", "fileshare-users"):
+        return [(f"{server.name} /api/files GET", "/api/files/small/", "get"),
+                (f"{server.name} /dav/ GET", "/dav/small/", "get")]
     if server.name == "nginx":
-        return [("nginx GET", "/small/", "GET")]
-    return [(f"{server.name} GET", server.file_url("small/")[len(server.base):], "GET")]
+        return [("nginx GET", "/small/", "get"),
+                (f"nginx GET, pipelined x{PIPELINE_DEPTH}", "/small/", "pipelined"),
+                ("nginx 304", "/small/", "304"),
+                ("nginx HEAD (own client)", "/small/", "head"),
+                ("nginx GET (own client)", "/small/", "client-get")]
+    return [(f"{server.name} GET", server.file_url("small/")[len(server.base):], "get")]
+
+
+def server_headers(server):
+    return server.headers() if hasattr(server, "headers") else {}
+
+
+def fetch_etags(server, prefix, count):
+    """The ETag of each small file, asked with HEAD over one kept-alive connection."""
+    host, port = server.base.rsplit("//", 1)[1].rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    etags = []
+    try:
+        for i in range(count):
+            connection.request("HEAD", f"{prefix}s-{i:05d}.bin", headers=server_headers(server))
+            answer = connection.getresponse()
+            answer.read()
+            etag = answer.getheader("ETag")
+            if answer.status != 200 or not etag:
+                raise BenchError(f"{server.name}: HEAD {prefix}s-{i:05d}.bin: {answer.status}, ETag {etag!r}")
+            etags.append(etag)
+    finally:
+        connection.close()
+    return etags
+
+
+def keepalive_worker(host, port, method, paths, headers, connections, duration, queue):
+    try:
+        queue.put(keepalive_run(host, port, method, paths, headers, connections, duration))
+    except Exception as error:  # noqa: BLE001 - reported to the parent, which raises it
+        queue.put(f"{type(error).__name__}: {error}")
+
+
+def keepalive_run(host, port, method, paths, headers, connections, duration):
+    """One client process of keepalive_load: `connections` kept-alive sockets, one request
+    at a time on each, the paths in turn; (answers, latencies, bad statuses)."""
+    import selectors
+    extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    requests = [f"{method} {p} HTTP/1.1\r\nHost: {host}\r\n{extra}\r\n".encode() for p in paths]
+    sel = selectors.DefaultSelector()
+    state = {}
+    counter = 0
+    for _ in range(connections):
+        sock = socket.create_connection((host, port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        state[sock] = [b"", None, 0.0]  # buffer, body bytes still expected, start
+        sel.register(sock, selectors.EVENT_READ)
+    latencies, answers, bad = [], 0, 0
+
+    def send(sock):
+        nonlocal counter
+        counter += 1
+        state[sock][2] = now()
+        try:
+            sock.sendall(requests[counter % len(requests)])
+        except OSError:
+            pass  # closed by the server: the next read says so, and the request is sent again
+
+    for sock in state:
+        send(sock)
+    end = now() + duration
+    while now() < end:
+        for key, _ in sel.select(timeout=1):
+            sock = key.fileobj
+            try:
+                data = sock.recv(262144)
+            except OSError:  # reset: the server closed while a request was on its way
+                data = b""
+            st = state[sock]
+            if not data:
+                # nginx ends a connection after keepalive_requests (1,000): a client opens the next.
+                sel.unregister(sock)
+                sock.close()
+                del state[sock]
+                sock = socket.create_connection((host, port))
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                state[sock] = [b"", None, 0.0]
+                sel.register(sock, selectors.EVENT_READ)
+                send(sock)
+                continue
+            st[0] += data
+            while True:
+                if st[1] is None:
+                    head_end = st[0].find(b"\r\n\r\n")
+                    if head_end < 0:
+                        break
+                    head = st[0][:head_end].decode("latin-1")
+                    st[0] = st[0][head_end + 4:]
+                    if not head.startswith("HTTP/1.1 2") and not head.startswith("HTTP/1.1 304"):
+                        bad += 1
+                    m = re.search(r"(?im)^content-length:\s*(\d+)", head)
+                    st[1] = int(m.group(1)) if m and method != "HEAD" else 0
+                if len(st[0]) < st[1]:
+                    break
+                st[0] = st[0][st[1]:]
+                st[1] = None
+                latencies.append(now() - st[2])
+                answers += 1
+                send(sock)
+                break
+    for sock in state:
+        sock.close()
+    return answers, latencies, bad
+
+
+def keepalive_load(base, prefix, method, count, headers, args, duration):
+    """Requests by a client of our own (for HEAD: wrk waits for a body after a HEAD
+    answer's Content-Length): two processes, --small-connections kept-alive
+    connections in all, one request at a time on each; GET through it too, so HEAD
+    is compared with GET by the same client."""
+    import multiprocessing
+    host, port = base.rsplit("//", 1)[1].rsplit(":", 1)
+    paths = [f"{prefix}s-{i:05d}.bin" for i in range(count)]
+    queue = multiprocessing.Queue()
+    half = max(1, args.small_connections // 2)
+    workers = [multiprocessing.Process(target=keepalive_worker,
+                                       args=(host, int(port), method, paths[i::2], headers, half, duration, queue))
+               for i in range(2)]
+    for w in workers:
+        w.start()
+    results = [queue.get(timeout=duration + 60) for _ in workers]
+    for w in workers:
+        w.join(10)
+    for r in results:
+        if isinstance(r, str):
+            raise BenchError(f"keepalive_load: {r}")
+    answers = sum(r[0] for r in results)
+    latencies = sorted(x for r in results for x in r[1])
+    pick = (lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))]) if latencies else (lambda q: None)
+    return {"rps": answers / duration, "p50": pick(0.50), "p99": pick(0.99), "requests": answers,
+            "non2xx": sum(r[2] for r in results), "errors": 0, "timeouts": 0, "raw": ""}
 
 
 def bench_small(args, tmp, share, servers, results):
     r = results["small"] = collections.OrderedDict()
     small_args = argparse.Namespace(**vars(args))
     small_args.connections = args.small_connections
+    runs = list(servers)
+    if servers and servers[0].name == "fileshare":
+        runs[1:1] = [cls(args, tmp, share) for cls in (FileshareBasic, FileshareUsers)
+                     if cls.name.split("-")[1] in args.small_auth.split(",")]
     for round_ in range(args.runs):
-        for s in servers:
+        for s in runs:
             s.start()
             try:
-                for label, prefix, method in small_lines(s):
-                    script = small_script(tmp, s.name, prefix, method, args.small_files)
-                    log(f"small: round {round_ + 1}: {label}, wrk -c {args.small_connections} -d {args.duration}s")
-                    if round_ == 0:
-                        run_wrk(s.base + prefix, small_args, script, 1)  # warm-up
-                    w = run_wrk(s.base + prefix, small_args, script, args.duration)
+                for label, prefix, kind in small_lines(s):
+                    if kind in ("head", "client-get"):
+                        method = "HEAD" if kind == "head" else "GET"
+                        log(f"small: round {round_ + 1}: {label}, own client, "
+                            f"{args.small_connections} connections, {args.duration} s")
+                        if round_ == 0:
+                            keepalive_load(s.base, prefix, method, args.small_files, server_headers(s), args, 1)
+                        w = keepalive_load(s.base, prefix, method, args.small_files, server_headers(s), args,
+                                           args.duration)
+                    else:
+                        etags = fetch_etags(s, prefix, args.small_files) if kind == "304" else None
+                        script = small_script(tmp, label, prefix, kind, args.small_files, server_headers(s), etags)
+                        log(f"small: round {round_ + 1}: {label}, wrk -c {args.small_connections} -d {args.duration}s")
+                        if round_ == 0:
+                            run_wrk(s.base + prefix, small_args, script, 1)  # warm-up
+                        w = run_wrk(s.base + prefix, small_args, script, args.duration)
                     if w["non2xx"] or w["errors"]:
                         raise BenchError(f"{label}: {w['non2xx']} non-2xx answers, {w['errors']} socket errors")
                     r.setdefault(label, []).append(w)
@@ -974,7 +1215,8 @@ def bench_small(args, tmp, share, servers, results):
 
 def report_small(r, args):
     out = [f"## 4. Small requests: {args.small_files} files of 4 KiB in turn, wrk -c {args.small_connections} "
-           f"-t {args.threads} -d {args.duration}s, median of {args.runs}"]
+           f"-t {args.threads} -d {args.duration}s (HEAD, and GET beside it: a client of our own), "
+           f"median of {args.runs}"]
     medians = {}
     for label, runs in r.items():
         pick = sorted(runs, key=lambda w: w["rps"])[len(runs) // 2]
@@ -993,6 +1235,8 @@ def report_small(r, args):
         out.append(f"goal: /api/files GET at least half of nginx's req/s: {'met' if half else 'NOT met'} "
                    f"({fs['rps'] / nginx['rps']:.2f}x); p99 under 1 ms: {'met' if fast else 'NOT met'} "
                    f"({ms(fs['p99'])} ms)")
+    out.append("Pipelined: wrk sends the requests of a batch in one write and waits for all their answers "
+               "(p50/p99 are per batch). 304: each GET carries the file's ETag in If-None-Match.")
     return "\n".join(out)
 
 
@@ -1033,6 +1277,8 @@ def parse_args(argv):
     p.add_argument("--wrk-timeout", type=int, default=10, help="listing: wrk --timeout, seconds")
     p.add_argument("--small-files", type=int, default=2000, help="small: files of 4 KiB asked for in turn")
     p.add_argument("--small-connections", type=int, default=8, help="small: wrk -c (keep-alive clients)")
+    p.add_argument("--small-auth", default="basic,users",
+                   help="small: fileshare also with credentials: basic (--user), users (--users FILE); '' for none")
     p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one transfer")
     p.add_argument("--timeout", type=float, default=60.0, help="longest wait for a server to be ready")
     p.add_argument("--tmp", default="/tmp", help="where the temporary folder goes")

@@ -309,6 +309,20 @@ int cfs_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) 
     return -ENOSYS;
 }
 
+int cfs_open_beneath_cached(int dirfd, const char *path, int flags) {
+#ifndef RESOLVE_CACHED
+#define RESOLVE_CACHED 0x20
+#endif
+    struct open_how how = { 0 };
+    how.flags = (unsigned long long)(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_CACHED;
+    long fd;
+    do { fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how); } while (fd < 0 && errno == EINTR);
+    if (fd >= 0) return (int)fd;
+    // Kernels without openat2 (ENOSYS) or RESOLVE_CACHED (EINVAL): the caller opens the waiting way.
+    return (errno == ENOSYS || errno == EINVAL) ? -EAGAIN : -errno;
+}
+
 int cfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
     long r;
     do { r = syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags); } while (r < 0 && errno == EINTR);
@@ -349,6 +363,17 @@ ssize_t cfs_pread(int fd, void *buffer, size_t count, int64_t offset) {
     ssize_t n;
     do { n = pread(fd, buffer, count, (off_t)offset); } while (n < 0 && errno == EINTR);
     return n < 0 ? -errno : n;
+}
+
+#include <sys/uio.h>
+
+ssize_t cfs_pread_cached(int fd, void *buffer, size_t count, int64_t offset) {
+    struct iovec vector = { .iov_base = buffer, .iov_len = count };
+    ssize_t n;
+    do { n = preadv2(fd, &vector, 1, (off_t)offset, RWF_NOWAIT); } while (n < 0 && errno == EINTR);
+    if (n >= 0) return n;
+    // EOPNOTSUPP (a file system that cannot say) and ENOSYS: as if nothing were cached.
+    return (errno == EOPNOTSUPP || errno == ENOSYS) ? -EAGAIN : -errno;
 }
 
 int cfs_fsync(int fd) { return fsync(fd) == 0 ? 0 : -errno; }

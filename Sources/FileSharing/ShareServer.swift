@@ -202,20 +202,28 @@ public final class ShareServer: Service {
         // Hummingbird's idle timeout, restarted by every part read or
         // written, bounds a silent body; the header and keep-alive bounds are
         // deadlines of our own (ConnectionDeadlineHandler).
-        let http1 = HTTPServerBuilder.http1(
-            configuration: .init(
-                additionalChannelHandlers: [
-                    ConnectionDeadlineHandler(limits: limits), ExpectContinueHandler(),
-                    TrafficCounter.Installer(metrics: metrics),
-                ],
-                idleTimeout: TimeAmount(limits.bodyIdleTimeout)))
-        var server = http1
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [
+                ConnectionDeadlineHandler(limits: limits), ExpectContinueHandler(),
+                TrafficCounter.Installer(metrics: metrics),
+            ],
+            idleTimeout: TimeAmount(limits.bodyIdleTimeout))
+        // Each connection's requests run on its event loop (`EventLoopChildChannel`).
+        let server: HTTPServerBuilder
         if let tls = configuration.tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
             let key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
             let configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-            server = try HTTPServerBuilder.tls(http1, tlsConfiguration: configuration)
+            server = HTTPServerBuilder { responder in
+                EventLoopChildChannel(
+                    base: try TLSChannel(
+                        HTTP1Channel(responder: responder, configuration: http1), tlsConfiguration: configuration))
+            }
+        } else {
+            server = HTTPServerBuilder { responder in
+                EventLoopChildChannel(base: HTTP1Channel(responder: responder, configuration: http1))
+            }
         }
         return Application(
             router: makeRouter(),

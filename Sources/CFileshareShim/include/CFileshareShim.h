@@ -150,6 +150,10 @@ int cfs_set_open_file_soft_limit(uint64_t soft);
 /// openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS): `path` cannot leave
 /// `dirfd`, neither by `..` nor by a symbolic link. -ENOSYS on old kernels.
 int cfs_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
+/// `cfs_open_beneath` that never waits on the disk (RESOLVE_CACHED, Linux
+/// 5.12): -EAGAIN when the path is not all in the kernel's cache of names,
+/// and on kernels without it; not for O_CREAT, O_TRUNC or O_TMPFILE.
+int cfs_open_beneath_cached(int dirfd, const char *path, int flags);
 /// renameat2 (flags: `CFS_RENAME_NOREPLACE`, `CFS_RENAME_EXCHANGE`).
 int cfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 int cfs_mkdirat(int dirfd, const char *name, unsigned int mode);
@@ -161,6 +165,9 @@ int64_t cfs_available_bytes(int fd);
 int64_t cfs_used_bytes(int fd);
 ssize_t cfs_pwrite_all(int fd, const void *buffer, size_t count, int64_t offset);
 ssize_t cfs_pread(int fd, void *buffer, size_t count, int64_t offset);
+/// preadv2(RWF_NOWAIT): reads only what is in the page cache, -EAGAIN when
+/// none of it is (and where the file system or kernel cannot say); -errno.
+ssize_t cfs_pread_cached(int fd, void *buffer, size_t count, int64_t offset);
 int cfs_fsync(int fd);
 int cfs_ftruncate(int fd, int64_t size);
 

@@ -120,6 +120,18 @@
             return result
         }
 
+        /// ``open(_:flags:mode:)`` when it needs no wait on the disk (every
+        /// name on the way is in the kernel's cache), under the same rules;
+        /// `nil` when it would wait. The one method here that may run on an
+        /// event loop: a cached open of a small file then costs no trip to
+        /// the thread pool. Not for flags that create or truncate.
+        func openCached(_ path: SharePath, flags: Int32 = O_RDONLY) throws(FolderError) -> Int32? {
+            let result = cfs_open_beneath_cached(rootFD, path.isRoot ? "." : path.description, flags)
+            if result == -EAGAIN { return nil }
+            try SharedFolder.check(result, path)
+            return result
+        }
+
         /// The metadata of a path (of the target, for a link that stays inside).
         func metadata(_ path: SharePath) throws(FolderError) -> Metadata {
             let fd = try open(path, flags: Int32(CFS_O_PATH))

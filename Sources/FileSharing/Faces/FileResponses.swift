@@ -31,8 +31,9 @@ enum FileResponses {
         let folder = core.folder
         return try await send(
             named: path.name, path: path, request: request, head: head, core: core,
-            notFile: "'\(path)' is a folder; list it with /api/list or download it with /api/zip"
-        ) { try folder.open(path, flags: O_RDONLY | O_NONBLOCK) }
+            notFile: "'\(path)' is a folder; list it with /api/list or download it with /api/zip",
+            open: { try folder.open(path, flags: O_RDONLY | O_NONBLOCK) },
+            openCached: { try folder.openCached(path, flags: O_RDONLY | O_NONBLOCK) })
     }
 
     /// Sends the file `open` opens (a shared file, or a kept version), as a
@@ -40,29 +41,21 @@ enum FileResponses {
     /// - Parameters:
     ///   - path: The shared path it is about (for errors).
     ///   - notFile: The 404's message when what is opened is not a file.
+    ///   - open: Opens the file (blocking).
+    ///   - openCached: Opens it without waiting on the disk, or says it
+    ///     would wait (see ``opened(_:wantContent:open:openCached:)``).
     static func send(
         named name: String, path: SharePath, request: Request, head: Bool, core: ShareCore, notFile: String,
-        open: @escaping @Sendable () throws -> Int32
+        open: @escaping @Sendable () throws -> Int32, openCached: (() throws -> Int32?)? = nil
     ) async throws -> Response {
-        // A small file is read in the same trip off the event loop as its
-        // open and stat: one thread hop per request instead of two and a
-        // task (most of a small GET's time went to those hops). Not when the
-        // answer will likely be 304 or has no body.
-        let prefetch =
+        // A small file is read with its open and stat: in one trip to the
+        // thread pool at most, and none when the kernel has it cached. Not
+        // when the answer will likely be 304 or has no body.
+        let wantContent =
             !head && request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == nil
-        let (fd, metadata, content) = try await core.blocking {
-            let fd = try open()
-            do throws(FolderError) {
-                let metadata = try SharedFolder.metadata(fd: fd, path: path)
-                guard prefetch, metadata.kind == .file, metadata.size <= FileResponses.smallFileBytes else {
-                    return (fd, metadata, ByteBuffer?.none)
-                }
-                return (fd, metadata, FileResponses.readWhole(fd, size: Int(metadata.size)))
-            } catch {
-                close(fd)
-                throw error
-            }
-        }
+        let (fd, metadata, content) = try await FileResponses.opened(
+            path, wantContent: wantContent, open: open, openCached: openCached
+        ).parts
         var closeHere = true
         defer { if closeHere { close(fd) } }
         guard metadata.kind == .file else { throw ShareError(.notFound, notFile) }
@@ -157,19 +150,6 @@ enum FileResponses {
             try await writer.finish(nil)
         }
         return Response(status: status, headers: headers, body: body)
-    }
-
-    /// Files up to this size are read whole with their open and stat.
-    static let smallFileBytes: Int64 = 256 * 1024
-
-    /// The whole file of `size` bytes; `nil` when it is not that size any
-    /// more (it changed since its stat: then it is sent as it is read).
-    static func readWhole(_ fd: Int32, size: Int) -> ByteBuffer? {
-        var buffer = ByteBufferAllocator().buffer(capacity: size + 1)
-        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size + 1) { raw in
-            max(0, cfs_pread(fd, raw.baseAddress!, size + 1, 0))
-        }
-        return read == size ? buffer : nil
     }
 
     /// `GET /api/thumbnail/P`: a small image for the list. Images, comics

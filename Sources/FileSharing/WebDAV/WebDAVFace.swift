@@ -120,6 +120,8 @@ extension WebDAVFace {
             let metadata = try await core.blocking { try folder.stagingMetadata(named: placeholder.staging) }
             if let metadata { return .placeholder(placeholder, metadata) }
         }
+        // Without a trip to the thread pool when the kernel has the names cached.
+        if let resource = try cachedResource(path) { return resource }
         return try await core.blocking { () throws -> DAVResource in
             guard let metadata = try folder.metadataIfPresent(path),
                 metadata.kind == .file || metadata.kind == .directory
@@ -128,6 +130,21 @@ extension WebDAVFace {
             }
             return .item(metadata)
         }
+    }
+
+    /// What is on disk at `path` (not a placeholder), when finding out
+    /// needs no wait on the disk; `nil` when it would wait.
+    func cachedResource(_ path: SharePath) throws(FolderError) -> DAVResource? {
+        let fd: Int32
+        do throws(FolderError) {
+            guard let opened = try folder.openCached(path, flags: Int32(CFS_O_PATH)) else { return nil }
+            fd = opened
+        } catch  where error.code == .notFound {
+            return .missing
+        }
+        defer { close(fd) }
+        let metadata = try SharedFolder.metadata(fd: fd, path: path)
+        return metadata.kind == .file || metadata.kind == .directory ? .item(metadata) : .missing
     }
 
     func davGet(_ path: SharePath, request: Request, head: Bool) async throws -> Response {

@@ -1,0 +1,42 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// Runs each connection's requests on the connection's own event loop.
+///
+/// Hummingbird handles a connection in a task on Swift's global executor,
+/// a thread pool apart from the event loops: every request then crosses
+/// threads twice (its parts from the loop to the task, its answer back),
+/// each crossing a wake-up of a sleeping thread. That was most of a small
+/// GET's time. With the loop as the task's executor (SE-0417) the parts
+/// and the answer stay on one thread, as nginx's worker keeps them.
+///
+/// What may wait on the disk still goes to the thread pool (`runBlocking`);
+/// the work done here is what ran on the global executor before, which is
+/// two threads on two cores as the loops are.
+struct EventLoopChildChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+    let base: Base
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        base.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await withTaskExecutorPreference(EventLoopTaskExecutor(value.channel.eventLoop)) {
+            await base.handle(value: value, logger: logger)
+        }
+    }
+}
+
+/// An event loop as a task executor: a job runs as the loop's next task.
+final class EventLoopTaskExecutor: TaskExecutor {
+    let eventLoop: any EventLoop
+
+    init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
