@@ -191,14 +191,14 @@ struct SmallRequestTests {
                 // Four requests in one write; the last answer's body ends the reading. On a
                 // thread of its own: a blocking read must not hold the cooperative pool the
                 // server's accept loop runs on.
-                let answer = try await runBlocking { () throws -> String in
+                let answer = try await onOwnThread { () throws -> String in
                     let connection = try RawConnection(port: port)
-                    connection.send(
+                    connection.blockingSend(
                         "GET /api/files/a.txt HTTP/1.1\r\nHost: x\r\n\(auth)\r\n"
                             + "HEAD /dav/c.txt HTTP/1.1\r\nHost: x\r\n\(auth)\r\n"
                             + "GET /dav/b.txt HTTP/1.1\r\nHost: x\r\n\(auth)\r\n"
                             + "GET /api/files/c.txt HTTP/1.1\r\nHost: x\r\n\(auth)\r\n")
-                    return connection.receive(until: "charlie-content")
+                    return connection.blockingReceive(until: "charlie-content")
                 }
                 #expect(answer.components(separatedBy: "HTTP/1.1 200 OK").count == 5, "\(answer)")
                 let alpha = try #require(answer.range(of: "alpha-content"))

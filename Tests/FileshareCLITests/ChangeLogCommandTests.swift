@@ -29,8 +29,8 @@ struct ChangeLogCommandTests {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             let (serve, url) = try await Self.serve(dir.path)
-            #expect(try curl(["-T", "/etc/hostname", url + "api/files/a.txt"]).0 == 201)
-            #expect(try curl(["-T", "/etc/hostname", url + "api/files/b.txt"]).0 == 201)
+            #expect(try await curl(["-T", "/etc/hostname", url + "api/files/a.txt"]).0 == 201)
+            #expect(try await curl(["-T", "/etc/hostname", url + "api/files/b.txt"]).0 == 201)
             try FileManager.default.moveItem(atPath: dir.path + "/a.txt", toPath: dir.path + "/c.txt")
             #expect(await waitFor { serve.errorOutput.contains(#""type":"renamed""#) })
             // Beside the running server.

@@ -24,7 +24,7 @@ struct DatabaseCommandTests {
     static func changes(_ url: String, until condition: ([[String: Any]]) -> Bool) async throws -> [[String: Any]] {
         var records: [[String: Any]] = []
         _ = await waitFor(timeout: .seconds(20)) {
-            guard let (status, body) = try? curl([url + "api/changes?since=0"]), status == 200,
+            guard let (status, body) = try? await curl([url + "api/changes?since=0"]), status == 200,
                 let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
                 let found = object["changes"] as? [[String: Any]]
             else { return false }
@@ -48,12 +48,12 @@ struct DatabaseCommandTests {
 
                 let dir = try TemporaryFolder()
                 var (serve, url) = try await Self.serve(dir.path, ["--database", server.url])
-                #expect(try curl(["-T", "/etc/hostname", url + "api/files/a.txt"]).0 == 201)
+                #expect(try await curl(["-T", "/etc/hostname", url + "api/files/a.txt"]).0 == 201)
                 var records = try await Self.changes(url) { found in
                     found.contains { $0["path"] as? String == "a.txt" }
                 }
                 #expect(records.first?["seq"] as? Int == 1, "\(records)")
-                let (status, info) = try curl([url + "api/info"])
+                let (status, info) = try await curl([url + "api/info"])
                 #expect(status == 200)
                 #expect(info.contains(#""database":"postgresql:///postgres?host=\#(server.socketFolder)""#), "\(info)")
                 #expect(info.contains(#""leader":true"#))
@@ -63,7 +63,7 @@ struct DatabaseCommandTests {
 
                 // Again, by the environment: the numbers go on.
                 (serve, url) = try await Self.serve(dir.path, [], environment: ["FILESHARE_DATABASE": server.url])
-                #expect(try curl(["-T", "/etc/hostname", url + "api/files/b.txt"]).0 == 201)
+                #expect(try await curl(["-T", "/etc/hostname", url + "api/files/b.txt"]).0 == 201)
                 records = try await Self.changes(url) { found in found.contains { $0["path"] as? String == "b.txt" } }
                 let seqs = records.compactMap { $0["seq"] as? Int }
                 #expect(seqs == Array(1...max(1, seqs.count)) && seqs.count >= 2, "\(records)")

@@ -127,7 +127,7 @@ struct DocumentsAcrossFacesTests {
                     let content = "\(face == "dav" ? "dav" : "api")-\(tag)"
                     log.append("PUT /\(face)/\(name) \(content)")
                     model.written.insert(content)
-                    let (status, body) = try curl([
+                    let (status, body) = try await curl([
                         "-X", "PUT", "--data-binary", content, server.url + "\(face)/\(name)",
                     ])
                     #expect((200..<300).contains(status), "seed \(seed): \(status) \(body): \(log)")
@@ -137,7 +137,7 @@ struct DocumentsAcrossFacesTests {
                     }
                 case 4 where model.current[name] != nil:
                     log.append("DELETE /api/files/\(name)")
-                    let (status, body) = try curl(["-X", "DELETE", server.url + "api/files/\(name)"])
+                    let (status, body) = try await curl(["-X", "DELETE", server.url + "api/files/\(name)"])
                     #expect((200..<300).contains(status), "seed \(seed): \(status) \(body): \(log)")
                     if (200..<300).contains(status) {
                         model.replacedByFileshare(name)
@@ -174,9 +174,7 @@ struct DocumentsAcrossFacesTests {
                     try scratch.write(big, to: "big")
                     let (url, body) = (server.url, "@" + scratch("big"))
                     let upload = Task {
-                        await onOwnThread {
-                            try? curl(["-X", "PUT", "--data-binary", body, url + "api/files/\(name)"])
-                        }
+                        try? await curl(["-X", "PUT", "--data-binary", body, url + "api/files/\(name)"])
                     }
                     try await Task.sleep(for: .milliseconds(Int.random(in: 0...60, using: &generator)))
                     await server.kill()

@@ -178,7 +178,7 @@ struct InboxCommandTests {
             let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth", "--inbox"])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
-            #expect(try curl(["-T", dir.path + "/report.pdf", url + "api/files/Inbox/report.pdf"]).0 == 201)
+            #expect(try await curl(["-T", dir.path + "/report.pdf", url + "api/files/Inbox/report.pdf"]).0 == 201)
             #expect(
                 await waitFor(timeout: .seconds(30)) {
                     serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report.pdf""#)
@@ -191,7 +191,7 @@ struct InboxCommandTests {
                     == "anon_inode:inotify"
             }
             #expect(inotify.count == 1, "\(inotify.count) inotify instances")
-            #expect(try curl(["-T", dir.path + "/report.pdf", url + "dav/Inbox/report.pdf"]).0 == 201)
+            #expect(try await curl(["-T", dir.path + "/report.pdf", url + "dav/Inbox/report.pdf"]).0 == 201)
             #expect(
                 await waitFor(timeout: .seconds(30)) {
                     serve.errorOutput.contains(#""type":"taken-in","from":"Inbox/report.pdf","path":"report 2.pdf""#)

@@ -25,11 +25,13 @@ struct ServeCommandTests {
                     && isDirectory.boolValue)
             #expect(await waitFor { serve.errorOutput.contains("password '") })
             let password = try #require(serve.errorOutput.split(separator: "'").dropFirst(3).first.map(String.init))
-            #expect(try curl([url + "api/info"]).0 == 401)
-            #expect(try curl(["-u", "fileshare:" + password, url + "api/info"]).0 == 200)
-            let page = try curl(["-u", "fileshare:" + password, url])
+            #expect(try await curl([url + "api/info"]).0 == 401)
+            #expect(try await curl(["-u", "fileshare:" + password, url + "api/info"]).0 == 200)
+            let page = try await curl(["-u", "fileshare:" + password, url])
             #expect(page.0 == 200 && page.1.contains("<html"))
-            let upload = try curl(["-u", "fileshare:" + password, "-T", "/etc/hostname", url + "api/files/host.txt"])
+            let upload = try await curl([
+                "-u", "fileshare:" + password, "-T", "/etc/hostname", url + "api/files/host.txt",
+            ])
             #expect(upload.0 == 201)
             // Changes go to stderr as JSON lines, with their origin.
             #expect(
@@ -51,8 +53,8 @@ struct ServeCommandTests {
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(!serve.errorOutput.contains("password '"))
-            #expect(try curl(["-u", "bob:pw", url + "api/info"]).0 == 200)
-            #expect(try curl(["-u", "bob:pw", "-T", "/etc/hostname", url + "api/files/x"]).0 == 403)
+            #expect(try await curl(["-u", "bob:pw", url + "api/info"]).0 == 200)
+            #expect(try await curl(["-u", "bob:pw", "-T", "/etc/hostname", url + "api/files/x"]).0 == 403)
             serve.send(SIGTERM)
             #expect(await serve.exitStatus() == 0)
         }
@@ -80,8 +82,8 @@ struct ServeCommandTests {
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(url.hasPrefix("https://127.0.0.1:"))
-            #expect(try curl(["-k", url + "api/info"]).0 == 200)
-            #expect(try curl([url.replacingOccurrences(of: "https", with: "http") + "api/info"]).0 != 200)
+            #expect(try await curl(["-k", url + "api/info"]).0 == 200)
+            #expect(try await curl([url.replacingOccurrences(of: "https", with: "http") + "api/info"]).0 != 200)
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)
         }
@@ -168,18 +170,18 @@ struct ServeCommandTests {
             ])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
-            #expect(try curl([url + "api/info"]).1.contains(#""acceptedTypes":["public.image"]"#))
-            #expect(try curl(["-T", dir.path + "/dot.png", url + "api/files/dot.png"]).0 == 201)
+            #expect(try await curl([url + "api/info"]).1.contains(#""acceptedTypes":["public.image"]"#))
+            #expect(try await curl(["-T", dir.path + "/dot.png", url + "api/files/dot.png"]).0 == 201)
             let reason =
                 "the name of 'photo.jpg' says JPEG image, but the content is a PDF document, which this folder does not accept"
-            let refused = try curl(["-T", dir.path + "/small.pdf", url + "api/files/photo.jpg"])
+            let refused = try await curl(["-T", dir.path + "/small.pdf", url + "api/files/photo.jpg"])
             #expect(refused.0 == 415 && refused.1.contains(reason), "\(refused)")
             // Large: refused once its first bytes have arrived, over a real connection.
-            let large = try curl(["-T", dir.path + "/large.pdf", url + "api/files/photo.jpg"])
+            let large = try await curl(["-T", dir.path + "/large.pdf", url + "api/files/photo.jpg"])
             #expect(large.0 == 415 && large.1.contains(reason), "\(large)")
-            let dav = try curl(["-T", dir.path + "/small.pdf", url + "dav/report.pdf"])
+            let dav = try await curl(["-T", dir.path + "/small.pdf", url + "dav/report.pdf"])
             #expect(dav.0 == 415 && dav.1.contains("'report.pdf' is a PDF document"), "\(dav)")
-            #expect(try curl([url + "api/info"]).0 == 200, "the connection and the server are fine")
+            #expect(try await curl([url + "api/info"]).0 == 200, "the connection and the server are fine")
             #expect(await waitFor { serve.errorOutput.contains(#""path":"dot.png""#) })
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)
@@ -198,8 +200,8 @@ struct ServeCommandTests {
             ])
             #expect(await again.waitForLine { $0.hasPrefix("Serving ") })
             let second = String(again.lines.first?.split(separator: " ").last ?? "")
-            #expect(try curl(["-T", dir.path + "/small.pdf", second + "api/files/report.pdf"]).0 == 201)
-            #expect(try curl(["-T", dir.path + "/dot.png", second + "api/files/dot2.png"]).0 == 415)
+            #expect(try await curl(["-T", dir.path + "/small.pdf", second + "api/files/report.pdf"]).0 == 201)
+            #expect(try await curl(["-T", dir.path + "/dot.png", second + "api/files/dot2.png"]).0 == 415)
             again.send(SIGINT)
             #expect(await again.exitStatus() == 0)
         }
@@ -221,8 +223,8 @@ struct ServeCommandTests {
         let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth"] + options)
         #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
         let url = String(serve.lines.first?.split(separator: " ").last ?? "")
-        let api = try curlResponse(["-T", dir.path + "/report.pdf", url + "api/files/notes.txt"])
-        let dav = try curlResponse(["-T", dir.path + "/report.pdf", url + "dav/scan.TXT"])
+        let api = try await curlResponse(["-T", dir.path + "/report.pdf", url + "api/files/notes.txt"])
+        let dav = try await curlResponse(["-T", dir.path + "/report.pdf", url + "dav/scan.TXT"])
         let (apiStatus, apiBody, apiLocation) = (api.status, api.body, api.header("Location"))
         let (davStatus, davBody, davLocation) = (dav.status, dav.body, dav.header("Location"))
         if fixing {

@@ -27,13 +27,13 @@ struct ServeThumbnailTests {
                 environment: ["FILESHARE_LIBTURBOJPEG": dir.path + "/no/libturbojpeg.so.0"])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
-            let camera = try curlResponse([url + "api/thumbnail/camera.jpg"])
+            let camera = try await curlResponse([url + "api/thumbnail/camera.jpg"])
             #expect(camera.status == 200 && camera.header("Content-Type") == "image/jpeg")
             #expect(camera.header("Content-Length") == String(embedded.count))
-            #expect(try curl([url + "api/thumbnail/small.jpg"]).0 == 415)
-            #expect(try curl([url + "api/thumbnail/large.jpg"]).0 == 415)
-            #expect(try curl([url + "api/thumbnail/large.jpg"]).0 == 415)
-            #expect(try curl([url + "api/info"]).0 == 200)
+            #expect(try await curl([url + "api/thumbnail/small.jpg"]).0 == 415)
+            #expect(try await curl([url + "api/thumbnail/large.jpg"]).0 == 415)
+            #expect(try await curl([url + "api/thumbnail/large.jpg"]).0 == 415)
+            #expect(try await curl([url + "api/info"]).0 == 200)
             let warnings = serve.errorOutput.components(separatedBy: "libturbojpeg0").count - 1
             #expect(warnings == 1, "\(serve.errorOutput)")
             serve.send(SIGTERM)
@@ -69,7 +69,7 @@ struct ServeThumbnailTests {
         let serve = try CommandProcess(["serve", dir.path, "--port", "0", "--no-auth"])
         #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
         let url = String(serve.lines.first?.split(separator: " ").last ?? "")
-        guard try curl([url + "api/info"]).1.contains("\"png\"") else {
+        guard try await curl([url + "api/info"]).1.contains("\"png\"") else {
             let message = "libpng16 or libturbojpeg is missing (.ci/run installs them)"
             if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record(Comment(rawValue: message)) }
             serve.send(SIGTERM)
@@ -78,8 +78,8 @@ struct ServeThumbnailTests {
         }
         // Listed: the observer has seen the files whole.
         #expect(
-            await waitFor { (try? curl([url + "api/list?path="]).1.contains("claim.cbz")) == true },
-            "\((try? curl([url + "api/list?path="]).1) ?? "")")
+            await waitFor { (try? await curl([url + "api/list?path="]).1.contains("claim.cbz")) == true },
+            "listed: the samples")
         let pid = serve.processIdentifier
         func status(_ field: String) -> Int? {
             guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
@@ -89,7 +89,7 @@ struct ServeThumbnailTests {
         let before = try #require(status("VmRSS"))
         // The peak starts again from the memory in use now (Linux 4.0 and later).
         try "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
-        let response = try curlResponse([url + "api/thumbnail/large.png"])
+        let response = try await curlResponse([url + "api/thumbnail/large.png"])
         #expect(response.status == 200 && response.header("Content-Type") == "image/jpeg")
         let peak = try #require(status("VmHWM"))
         let raisedMiB = Double(peak - before) / 1024
@@ -99,12 +99,12 @@ struct ServeThumbnailTests {
         // The PNG's pixels alone would be 300 MB; its rows, sums and libpng's state are a few MiB.
         #expect(raisedMiB < 48, "the server's peak rose by \(raisedMiB) MiB")
         for hostile in ["bomb.png", "bomb.cbz", "claim.cbz"] {
-            #expect(try curl([url + "api/thumbnail/" + hostile]).0 == 415, "\(hostile)")
+            #expect(try await curl([url + "api/thumbnail/" + hostile]).0 == 415, "\(hostile)")
         }
         let hostilePeak = try #require(status("VmHWM"))
         print("hostile files: peak \(hostilePeak / 1024) MiB")
         #expect(Double(hostilePeak - before) / 1024 < 80, "a zip bomb inflates no further than its declared size")
-        #expect(try curl([url + "api/info"]).0 == 200, "the server is up")
+        #expect(try await curl([url + "api/info"]).0 == 200, "the server is up")
         serve.send(SIGTERM)
         #expect(await serve.exitStatus() == 0)
     }

@@ -29,19 +29,19 @@ struct ServeUsersTests {
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(!serve.errorOutput.contains("password '"))  // no made-up password with a users file
             let first = ["-u", "alice:first password"]
-            #expect(try curl(first + [url + "api/files/Team/plan.txt"]) == (200, "plan\n"))
-            #expect(try curl(first + [url + "api/files/Private/diary.txt"]).0 == 404)
-            #expect(try curl(first + ["-T", "/etc/hostname", url + "api/files/Team/x.txt"]).0 == 403)
-            #expect(try curl(["-u", "alice:wrong", url + "api/info"]).0 == 401)
+            #expect(try await curl(first + [url + "api/files/Team/plan.txt"]) == (200, "plan\n"))
+            #expect(try await curl(first + [url + "api/files/Private/diary.txt"]).0 == 404)
+            #expect(try await curl(first + ["-T", "/etc/hostname", url + "api/files/Team/x.txt"]).0 == 403)
+            #expect(try await curl(["-u", "alice:wrong", url + "api/info"]).0 == 401)
             // A right granted while it runs applies at the next request (the file is looked at once a second).
             _ = try await UsersCommandTests.run(["grant", "alice", "Private", "write"], users: users)
-            #expect(await waitFor { (try? curl(first + [url + "api/files/Private/diary.txt"]).0) == 200 })
+            #expect(await waitFor { (try? await curl(first + [url + "api/files/Private/diary.txt"]).0) == 200 })
             // A new password: the old one is refused, though it was just verified and remembered.
             _ = try await UsersCommandTests.run(["passwd", "alice"], users: users, input: "second password\n")
-            #expect(await waitFor { (try? curl(first + [url + "api/info"]).0) == 401 })
-            #expect(try curl(["-u", "alice:second password", url + "api/info"]).0 == 200)
+            #expect(await waitFor { (try? await curl(first + [url + "api/info"]).0) == 401 })
+            #expect(try await curl(["-u", "alice:second password", url + "api/info"]).0 == 200)
             _ = try await UsersCommandTests.run(["remove", "alice"], users: users)
-            #expect(await waitFor { (try? curl(["-u", "alice:second password", url + "api/info"]).0) == 401 })
+            #expect(await waitFor { (try? await curl(["-u", "alice:second password", url + "api/info"]).0) == 401 })
             #expect(await waitFor { serve.errorOutput.contains("the users file changed") })
             serve.send(SIGTERM)
             #expect(await serve.exitStatus() == 0)

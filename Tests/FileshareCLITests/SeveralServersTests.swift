@@ -32,20 +32,22 @@ struct SeveralServersTests {
     }
 
     /// The status curl got (0 for none).
-    static func status(_ arguments: [String]) -> Int { (try? curl(arguments))?.0 ?? 0 }
+    static func status(_ arguments: [String]) async -> Int { (try? await curl(arguments))?.0 ?? 0 }
 
     /// Whether the server at `url` says it leads (`nil`: it does not answer).
-    static func leads(_ url: String) -> Bool? {
-        guard let (status, body) = try? curl(["--max-time", "2", url + "api/info"]), status == 200 else { return nil }
+    static func leads(_ url: String) async -> Bool? {
+        guard let (status, body) = try? await curl(["--max-time", "2", url + "api/info"]), status == 200 else {
+            return nil
+        }
         return body.contains(#""leader":true"#)
     }
 
     /// Every record of the server's log, read page by page.
-    static func records(_ url: String) -> [[String: Any]]? {
+    static func records(_ url: String) async -> [[String: Any]]? {
         var all: [[String: Any]] = []
         var since = 0
         while true {
-            guard let (status, body) = try? curl([url + "api/changes?since=\(since)&limit=10000"]), status == 200,
+            guard let (status, body) = try? await curl([url + "api/changes?since=\(since)&limit=10000"]), status == 200,
                 let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
                 let page = object["changes"] as? [[String: Any]], let next = object["next"] as? Int
             else { return nil }
@@ -65,7 +67,10 @@ struct SeveralServersTests {
     static func leader(of servers: [Server?], timeout: Duration = .seconds(30)) async -> Int? {
         var found: Int?
         _ = await waitFor(timeout: timeout) {
-            let leading = servers.indices.filter { servers[$0].flatMap { leads($0.url) } == true }
+            var leading: [Int] = []
+            for index in servers.indices {
+                if let server = servers[index], await leads(server.url) == true { leading.append(index) }
+            }
             found = leading.count == 1 ? leading[0] : nil
             return found != nil
         }
@@ -89,17 +94,17 @@ struct SeveralServersTests {
                         guard let url = server?.url else { continue }
                         group.addTask {
                             for file in 0..<6 {
-                                #expect(
+                                await #expect(
                                     Self.status(["-T", "/etc/hostname", url + "api/files/s\(index)-\(file).txt"]) == 201
                                 )
                             }
                             let move = #"{"from":"s\#(index)-0.txt","to":"moved-\#(index).txt"}"#
-                            #expect(
+                            await #expect(
                                 Self.status([
                                     "-X", "POST", "-H", "Content-Type: application/json", "--data", move,
                                     url + "api/move",
                                 ]) == 200)
-                            #expect(Self.status(["-X", "DELETE", url + "api/files/s\(index)-1.txt"]) == 204)
+                            await #expect(Self.status(["-X", "DELETE", url + "api/files/s\(index)-1.txt"]) == 204)
                         }
                     }
                     try await group.waitForAll()
@@ -107,12 +112,15 @@ struct SeveralServersTests {
                 // Every server reads the same sequence, without gaps, each change with its origin.
                 var logs: [[String]] = []
                 let complete = await waitFor(timeout: .seconds(30)) {
-                    logs = servers.compactMap { $0.flatMap { Self.records($0.url) }?.map(Self.summary) }
+                    logs = []
+                    for case let server? in servers {
+                        if let records = await Self.records(server.url) { logs.append(records.map(Self.summary)) }
+                    }
                     let removals = logs.first?.filter { $0.contains(" removed ") }.count ?? 0
                     return logs.count == 3 && removals == 3 && logs.allSatisfy { $0 == logs[0] }
                 }
                 #expect(complete, "\(logs)")
-                let all = Self.records(servers[0]!.url) ?? []
+                let all = await Self.records(servers[0]!.url) ?? []
                 #expect(all.compactMap { $0["seq"] as? Int } == Array(1...max(1, all.count)), "\(all)")
                 let made = all.filter {
                     ($0["path"] as? String)?.hasPrefix("s") == true && $0["type"] as? String == "added"
@@ -140,7 +148,7 @@ struct SeveralServersTests {
                                 _ = FileManager.default.createFile(
                                     atPath: dir.path + "/" + name, contents: Data("x".utf8))
                                 names.append(name)
-                            } else if let (status, _) = try? curl(
+                            } else if let (status, _) = try? await curl(
                                 ["-T", "/etc/hostname", followers[count % followers.count] + "api/files/" + name]),
                                 status == 201
                             {
@@ -167,7 +175,8 @@ struct SeveralServersTests {
                 // Every file made is in the log exactly once, as every server reads it.
                 var counts: [String: Int] = [:]
                 let settled = await waitFor(timeout: .seconds(30)) {
-                    guard let records = servers.compactMap({ $0 }).first.flatMap({ Self.records($0.url) }) else {
+                    guard let first = servers.compactMap({ $0 }).first, let records = await Self.records(first.url)
+                    else {
                         return false
                     }
                     counts = [:]
@@ -180,7 +189,10 @@ struct SeveralServersTests {
                 }
                 #expect(settled, "missing: \(expected.subtracting(counts.keys).sorted())")
                 #expect(counts.values.allSatisfy { $0 == 1 }, "twice: \(counts.filter { $0.value > 1 })")
-                let sequences = servers.compactMap { $0.flatMap { Self.records($0.url) }?.map(Self.summary) }
+                var sequences: [[String]] = []
+                for case let server? in servers {
+                    if let records = await Self.records(server.url) { sequences.append(records.map(Self.summary)) }
+                }
                 #expect(sequences.count == 3 && sequences.allSatisfy { $0 == sequences[0] })
                 let seqs = sequences.first?.compactMap { Int($0.split(separator: " ")[0]) } ?? []
                 #expect(seqs == Array(1...max(1, seqs.count)), "gapless")
@@ -220,12 +232,12 @@ struct SeveralServersTests {
                 #expect(await Self.leader(of: servers) != nil)
                 let urls = servers.compactMap { $0?.url }
                 for (index, url) in urls.enumerated() {
-                    #expect(Self.status(["-T", "/etc/hostname", url + "api/files/before-\(index).txt"]) == 201)
+                    await #expect(Self.status(["-T", "/etc/hostname", url + "api/files/before-\(index).txt"]) == 201)
                 }
                 var latest = 0
                 #expect(
                     await waitFor(timeout: .seconds(20)) {
-                        latest = Self.records(urls[0])?.count ?? 0
+                        latest = await Self.records(urls[0])?.count ?? 0
                         return latest >= 2
                     })
 
@@ -239,27 +251,32 @@ struct SeveralServersTests {
                     """)
                 // Files still arrive, through the servers and beside them.
                 for (index, url) in urls.enumerated() {
-                    #expect(Self.status(["-T", "/etc/hostname", url + "api/files/during-\(index).txt"]) == 201)
+                    await #expect(Self.status(["-T", "/etc/hostname", url + "api/files/during-\(index).txt"]) == 201)
                 }
                 _ = FileManager.default.createFile(atPath: dir.path + "/during-disk.txt", contents: Data("x".utf8))
                 // Whoever answers the log says why it cannot, and no server says it leads.
                 for url in urls {
                     var answer = (0, "")
                     let refused = await waitFor(timeout: .seconds(30)) {
-                        answer = (try? curl([url + "api/changes?since=\(latest)"])) ?? (0, "")
+                        answer = await (try? await curl([url + "api/changes?since=\(latest)"])) ?? (0, "")
                         return answer.0 == 503
                     }
                     #expect(refused, "\(answer)")
                     #expect(answer.1.contains("database"), "\(answer.1)")
                 }
-                #expect(await waitFor(timeout: .seconds(30)) { urls.allSatisfy { Self.leads($0) == false } })
+                #expect(
+                    await waitFor(timeout: .seconds(30)) {
+                        for url in urls where await Self.leads(url) != false { return false }
+                        return true
+                    })
 
                 try await Self.admin(database, "ALTER DATABASE postgres ALLOW_CONNECTIONS true")
                 #expect(await Self.leader(of: servers, timeout: .seconds(60)) != nil, "one leads again")
                 let names = ["during-0.txt", "during-1.txt", "during-disk.txt"]
                 var logs: [[[String: Any]]] = []
                 let recovered = await waitFor(timeout: .seconds(60)) {
-                    logs = urls.compactMap { Self.records($0) }
+                    logs = []
+                    for url in urls { if let records = await Self.records(url) { logs.append(records) } }
                     guard logs.count == urls.count else { return false }
                     let summaries = logs.map { $0.map(Self.summary) }
                     let paths = logs[0].filter { $0["type"] as? String == "added" }.compactMap { $0["path"] as? String }
@@ -294,7 +311,7 @@ struct SeveralServersTests {
                 }
                 let follower = 1 - leader
                 let takenIn = #""type":"taken-in","from":"Inbox/report.pdf""#
-                #expect(
+                await #expect(
                     Self.status(["-T", dir.path + "/report.pdf", servers[follower]!.url + "api/files/Inbox/report.pdf"])
                         == 201)
                 #expect(
@@ -308,7 +325,7 @@ struct SeveralServersTests {
                 _ = await servers[leader]?.process.exitStatus()
                 servers[leader] = nil
                 #expect(await Self.leader(of: servers) == follower, "the other takes over")
-                #expect(
+                await #expect(
                     Self.status(["-T", dir.path + "/report.pdf", servers[follower]!.url + "api/files/Inbox/report.pdf"])
                         == 201)
                 #expect(

@@ -89,7 +89,7 @@ struct WebDAVClientTests {
 
             // While cadaver holds the lock, another client cannot write; cadaver can.
             await session.run("lock hello.txt", expecting: "Locking `hello.txt': succeeded.")
-            let refused = try curl([
+            let refused = try await curl([
                 "-u", DAVShare.credentials, "-X", "PUT", "--data-binary", "not allowed",
                 share.dav + "Cadaver%20Docs/hello.txt",
             ])
@@ -282,19 +282,20 @@ struct WebDAVClientTests {
             let name = "Finder Note.txt", url = "Finder%20Note.txt"
             let content = "what Finder copied\n"
             let clock = ContinuousClock()
-            let created = try share.request("PUT", url, headers: ["Content-Type: text/plain"], body: "")
+            let created = try await share.request("PUT", url, headers: ["Content-Type: text/plain"], body: "")
             let emptyPut = clock.now
             #expect(created.status == 201, "empty PUT: \(created.status) \(created.body)")
-            let lock = try share.request("LOCK", url, headers: DAVShare.lockHeaders, body: DAVShare.lockInfo)
+            let lock = try await share.request("LOCK", url, headers: DAVShare.lockHeaders, body: DAVShare.lockInfo)
             // The server holds an empty file back for 2 seconds, waiting for its lock.
             let lockDelay = clock.now - emptyPut
             #expect(lock.status == 200 || lock.status == 201, "LOCK: \(lock.status) \(lock.body)")
             let token = try #require(lock.header("Lock-Token"), "LOCK answers a Lock-Token").trimmingCharacters(
                 in: CharacterSet(charactersIn: "<> "))
-            let other = try share.request("PUT", url, headers: ["Content-Type: text/plain"], body: "from someone else")
+            let other = try await share.request(
+                "PUT", url, headers: ["Content-Type: text/plain"], body: "from someone else")
             #expect(other.status == 423, "a PUT without the token: \(other.status) \(other.body)")
             // Finder sends the content chunked, with its length in X-Expected-Entity-Length.
-            let put = try share.request(
+            let put = try await share.request(
                 "PUT", url,
                 headers: [
                     "Content-Type: text/plain", "Transfer-Encoding: chunked",
@@ -303,7 +304,7 @@ struct WebDAVClientTests {
                 ],
                 body: content)
             #expect(put.status == 201 || put.status == 204, "PUT with the token: \(put.status) \(put.body)")
-            let unlock = try share.request("UNLOCK", url, headers: ["Lock-Token: <\(token)>"])
+            let unlock = try await share.request("UNLOCK", url, headers: ["Lock-Token: <\(token)>"])
             #expect(unlock.status == 204, "UNLOCK: \(unlock.status) \(unlock.body)")
             #expect(contents(share.root + "/" + name) == Data(content.utf8))
             try await share.caughtUp()
@@ -322,7 +323,7 @@ struct WebDAVClientTests {
             // Text, under a name that says so: text named .docx would be refused as a name that lies.
             let name = "Windows Report #1.txt", url = "Windows%20Report%20%231.txt"
             let content = String(repeating: "what Windows Explorer copied\n", count: 1000)
-            let lock = try share.request("LOCK", url, headers: DAVShare.lockHeaders, body: DAVShare.lockInfo)
+            let lock = try await share.request("LOCK", url, headers: DAVShare.lockHeaders, body: DAVShare.lockInfo)
             #expect(lock.status == 201, "LOCK on a new name: \(lock.status) \(lock.body)")
             let token = try #require(lock.header("Lock-Token"), "LOCK answers a Lock-Token").trimmingCharacters(
                 in: CharacterSet(charactersIn: "<> "))
@@ -330,25 +331,25 @@ struct WebDAVClientTests {
                 !FileManager.default.fileExists(atPath: share.root + "/" + name), "the locked empty file is held back")
             let ifHeader = "If: (<\(token)>)"
             // The redirector sets the times once it has made the file, and again after writing it.
-            let early = try share.request(
+            let early = try await share.request(
                 "PROPPATCH", url, headers: [ifHeader, "Content-Type: text/xml; charset=\"utf-8\""],
                 body: Self.win32PropertyUpdate(["Win32CreationTime": Self.win32Properties["Win32CreationTime"]!]))
             #expect(
                 early.status == 207 && !Self.hasFailedPropstat(early.body),
                 "PROPPATCH before the content: \(early.status) \(early.body)")
-            let put = try share.request(
+            let put = try await share.request(
                 "PUT", url, headers: ["Content-Type: application/octet-stream", ifHeader], body: content)
             #expect(put.status == 201 || put.status == 204, "PUT with the token: \(put.status) \(put.body)")
-            let patch = try share.request(
+            let patch = try await share.request(
                 "PROPPATCH", url, headers: [ifHeader, "Content-Type: text/xml; charset=\"utf-8\""],
                 body: Self.win32PropertyUpdate(Self.win32Properties.filter { $0.key != "Win32CreationTime" }))
             #expect(
                 patch.status == 207 && !Self.hasFailedPropstat(patch.body), "PROPPATCH: \(patch.status) \(patch.body)")
-            let unlock = try share.request("UNLOCK", url, headers: ["Lock-Token: <\(token)>"])
+            let unlock = try await share.request("UNLOCK", url, headers: ["Lock-Token: <\(token)>"])
             #expect(unlock.status == 204, "UNLOCK: \(unlock.status) \(unlock.body)")
             #expect(contents(share.root + "/" + name) == Data(content.utf8))
 
-            let propfind = try share.request(
+            let propfind = try await share.request(
                 "PROPFIND", url, headers: ["Depth: 0", "Content-Type: text/xml; charset=\"utf-8\""],
                 body: """
                     <?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:" xmlns:Z="urn:schemas-microsoft-com:"><D:prop>\
@@ -453,11 +454,13 @@ private struct DAVShare {
     }
 
     /// One request to `/dav/` + `path` (percent-encoded) with curl.
-    func request(_ method: String, _ path: String, headers: [String] = [], body: String? = nil) throws -> CurlResponse {
+    func request(_ method: String, _ path: String, headers: [String] = [], body: String? = nil) async throws
+        -> CurlResponse
+    {
         var arguments = ["-u", Self.credentials, "-X", method]
         for header in headers { arguments += ["-H", header] }
         if let body { arguments += ["--data-binary", body] }
-        return try curlResponse(arguments + [dav + path])
+        return try await curlResponse(arguments + [dav + path])
     }
 
     /// Exactly one `added` event from the WebDAV face for `path` (and

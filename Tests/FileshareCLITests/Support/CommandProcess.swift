@@ -232,12 +232,12 @@ final class CommandProcess: Sendable {
 let processLaunch = Mutex(())
 
 /// Waits (polling, up to `timeout`) until `condition` holds; returns whether it did.
-func waitFor(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+func waitFor(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
     let clock = ContinuousClock()
     let end = clock.now.advanced(by: timeout)
     while clock.now < end {
-        if condition() { return true }
+        if await condition() { return true }
         try? await Task.sleep(for: .milliseconds(10))
     }
-    return condition()
+    return await condition()
 }

@@ -1,3 +1,4 @@
+import FileshareTestSupport
 import Foundation
 import Synchronization
 
@@ -16,14 +17,23 @@ struct CurlResponse: Sendable {
 }
 
 /// Runs curl (silent, 10 seconds at most) and returns (status, body).
-func curl(_ arguments: [String]) throws -> (Int, String) {
-    let response = try curlResponse(arguments)
+func curl(_ arguments: [String]) async throws -> (Int, String) {
+    let response = try await curlResponse(arguments)
     return (response.status, response.body)
 }
 
 /// Runs curl (silent, 10 seconds at most) and returns the status, the header
 /// fields and the body of the final response (after any `100 Continue`).
-func curlResponse(_ arguments: [String]) throws -> CurlResponse {
+///
+/// Waited for on a thread of its own: a test that blocked the cooperative
+/// pool on curl for up to ten seconds would hold one of its two threads from
+/// every other test, and from the servers that run in the test process.
+func curlResponse(_ arguments: [String]) async throws -> CurlResponse {
+    try await onOwnThread { try blockingCurlResponse(arguments) }
+}
+
+/// ``curlResponse(_:)`` for code already on a thread of its own.
+func blockingCurlResponse(_ arguments: [String]) throws -> CurlResponse {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
     process.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "10", "-D", "/dev/stderr"] + arguments
