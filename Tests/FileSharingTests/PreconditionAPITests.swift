@@ -158,8 +158,15 @@ struct PreconditionAPITests {
             try share.write("b.txt", "b")
             try FileManager.default.createDirectory(atPath: share.path("folder"), withIntermediateDirectories: true)
             try await share.test { (client: any TestClientProtocol) async throws in
-                // What was made on disk is in the change log before the refusals are counted.
-                #expect(await eventuallyTrue { try await Self.latest(client) >= 3 })
+                // What was made on disk is in the change log, the files
+                // finished too, before the refusals are counted.
+                #expect(
+                    await eventuallyTrue {
+                        let finished = try await Self.records(after: 0, client).filter {
+                            $0["type"] as? String == "finished"
+                        }.compactMap { $0["path"] as? String }
+                        return Set(finished).isSuperset(of: ["a.txt", "b.txt"])
+                    })
                 let a = try #require(try await client.request("/api/files/a.txt", .head).headers[.eTag])
                 let b = try #require(try await client.request("/api/files/b.txt", .head).headers[.eTag])
                 let since = try await Self.latest(client)
