@@ -101,6 +101,21 @@ def proc_status(pid):
 # --------------------------------------------------------------------------
 # Output
 
+def process_tree(pid):
+    """pid and all its descendants (through /proc/PID/task/TID/children)."""
+    seen, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        seen.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return seen
+
+
 def table(headers, rows):
     widths = [len(h) for h in headers]
     for row in rows:

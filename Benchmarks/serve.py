@@ -70,7 +70,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchcommon  # noqa: E402
-from benchcommon import (BenchError, PROCS, log, proc_status, reproduce_line, spawn, stop,  # noqa: E402
+from benchcommon import (BenchError, PROCS, log, proc_status, process_tree, reproduce_line, spawn, stop,  # noqa: E402
                          stop_all, table)
 
 benchcommon.STOP_GRACE = 5.0   # servers may take a moment to shut down gracefully
@@ -100,21 +100,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def process_tree(pid):
-    """pid and all its descendants (through /proc/PID/task/TID/children)."""
-    seen, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        seen.append(p)
-        try:
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
-        except OSError:
-            pass
-    return seen
 
 
 def tree_rss(pid):

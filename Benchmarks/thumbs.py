@@ -38,7 +38,7 @@ import urllib.parse
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchcommon import (BenchError, log, proc_status, reproduce_line, spawn, stop,  # noqa: E402
+from benchcommon import (BenchError, log, proc_status, process_tree, reproduce_line, spawn, stop,  # noqa: E402
                          stop_all, table)
 
 WIDTH, HEIGHT = 4000, 3000
@@ -122,20 +122,6 @@ def warm(folder):
 
 # --------------------------------------------------------------------------
 # Memory
-
-def process_tree(pid):
-    seen, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        seen.append(p)
-        try:
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
-        except OSError:
-            pass
-    return seen
-
 
 class Sampler(threading.Thread):
     """The peak of the summed VmRSS of a process tree, sampled every 50 ms."""
