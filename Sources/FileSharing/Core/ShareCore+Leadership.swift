@@ -103,9 +103,10 @@ extension ShareCore {
     private func loggedSinceStateWasSaved(_ stateFile: String?) async -> ChangeFeed.Logged {
         var logged = ChangeFeed.Logged()
         guard let stateFile else { return logged }
-        var info = stat()
-        guard stat(stateFile, &info) == 0 else { return logged }
-        let saved = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        // Through the one layer over the system calls (a bare `stat` does
+        // not resolve in a release build, where CDispatch also declares it).
+        guard let status = try? FileStatus(name: stateFile, in: AT_FDCWD) else { return logged }
+        let saved = status.modified
         let since = saved - 10_000_000_000
         // The newest records, walked back until older than the state.
         var cursor = changeLog.latest > 4096 ? changeLog.latest - 4096 : 0
