@@ -194,6 +194,21 @@ def row_selector(name):
     return f"#file-list > li[data-name={css_string(name)}]"
 
 
+def axe_check(driver, where):
+    """Runs axe-core on the page as it is; fails naming each violation and where."""
+    from axe_selenium_python import Axe
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run()
+    violations = results["violations"]
+    if violations:
+        described = "; ".join(
+            f"{v['id']} ({v['impact']}): {', '.join(str(t) for n in v['nodes'] for t in n['target'])}"
+            for v in violations)
+        raise AssertionError(f"{len(violations)} violation(s) {where}: {described}")
+    return f"{len(results['passes'])} rules pass {where}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", required=True, help="the fileshare executable")
@@ -279,18 +294,7 @@ def main():
             raise AssertionError(f"could not click {what} ({selector}) within {WAIT}s; messages: {toasts()!r}")
 
     def axe_clean(where):
-        """Runs axe-core on the page as it is; fails naming each violation and where."""
-        from axe_selenium_python import Axe
-        axe = Axe(driver)
-        axe.inject()
-        results = axe.run()
-        violations = results["violations"]
-        if violations:
-            described = "; ".join(
-                f"{v['id']} ({v['impact']}): {', '.join(str(t) for n in v['nodes'] for t in n['target'])}"
-                for v in violations)
-            raise AssertionError(f"{len(violations)} violation(s) {where}: {described}")
-        return f"{len(results['passes'])} rules pass {where}"
+        return axe_check(driver, where)
 
     def press(*keys):
         """Keys sent to whatever has the focus, as a person types them."""

@@ -152,17 +152,7 @@ def main():
         return driver.find_element(By.ID, "preview-title").text
 
     def axe_clean(where):
-        from axe_selenium_python import Axe
-        axe = Axe(driver)
-        axe.inject()
-        results = axe.run()
-        violations = results["violations"]
-        if violations:
-            described = "; ".join(
-                f"{v['id']} ({v['impact']}): {', '.join(str(t) for n in v['nodes'] for t in n['target'])}"
-                for v in violations)
-            raise AssertionError(f"{len(violations)} violation(s) {where}: {described}")
-        return f"axe: {len(results['passes'])} rules pass {where}"
+        return "axe: " + common.axe_check(driver, where)
 
     try:
         server = common.Server(binary, shared, work)
