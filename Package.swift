@@ -66,11 +66,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // What several servers of one folder share, in PostgreSQL: the change log for now.
+        // What several servers of one folder share, in PostgreSQL: the change
+        // log, sessions and share links.
         .target(
             name: "SharedState",
             dependencies: [
-                "ChangeLog", "FileWatching",
+                "ChangeLog", "FileWatching", "Accounts",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -153,6 +154,8 @@ let package = Package(
                 "CFileshareShim",
                 "Previews",
                 "Versions",
+                "SharedState",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -222,7 +225,7 @@ let package = Package(
         .testTarget(
             name: "SharedStateTests",
             dependencies: [
-                "SharedState", "ChangeLog", "FileshareTestSupport",
+                "SharedState", "ChangeLog", "Accounts", "FileshareTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -267,7 +270,7 @@ let package = Package(
             name: "FileSharingTests",
             dependencies: [
                 "FileSharing", "FileWatching", "DocumentTypes", "Previews", "Versions", "Accounts", "Documents",
-                "FileshareTestSupport",
+                "SharedState", "FileshareTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

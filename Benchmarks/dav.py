@@ -29,6 +29,18 @@ read from its first line on stdout), wsgidav and rclone http://127.0.0.1:P/.
              `curl -o /dev/null`. Median of --runs rounds (default 3); in each
              round every server is started, measured once and stopped.
 
+3. locks     LOCK + UNLOCK pairs per second through /dav/ (exclusive, Depth 0,
+             each client on a file of its own, so none waits for another's
+             lock), from --lock-clients threads (default 8) on keep-alive
+             connections for --lock-duration seconds (default 10) after a 1 s
+             warm-up: fileshare alone with its locks in the process (and its
+             file), then with --database on a throwaway PostgreSQL (Debian's
+             postgresql, started under the temporary folder, fsync on), where
+             each LOCK and UNLOCK is a transaction under the folder's advisory
+             lock. No peer: their locks are not shared between servers. Every
+             LOCK must answer 200 with a Lock-Token and every UNLOCK 204;
+             anything else is counted and reported. p50/p99 are of one pair.
+
 Ratios are against fileshare and always fileshare's figure divided by the
 other server's ("fs / this"): for req/s and MiB/s above 1 means fileshare is
 faster; for latencies and times below 1 means fileshare is faster.
@@ -48,19 +60,23 @@ is stopped and every temporary file removed on every way out.
 
 import argparse
 import collections
+import http.client
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
+import urllib.request
 
 sys.dont_write_bytecode = True   # importing serve.py leaves no __pycache__ behind
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve  # noqa: E402
 from benchcommon import reproduce_line  # noqa: E402
 from serve import GiB, MiB, BenchError, log, now  # noqa: E402
+from pgtemp import PostgresTemp  # noqa: E402
 
-BENCHES = ("propfind", "transfer")
+BENCHES = ("propfind", "transfer", "locks")
 SINGLE_RUNS = 5
 
 
@@ -315,11 +331,138 @@ def report_transfer(results, args, servers):
 
 
 # --------------------------------------------------------------------------
+# locks
+
+LOCK_BODY = ('<?xml version="1.0" encoding="utf-8"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/>'
+             '</D:lockscope><D:locktype><D:write/></D:locktype><D:owner>bench</D:owner></D:lockinfo>')
+
+
+class LockingFileshare(serve.Fileshare):
+    """fileshare for the locks figure: ready when it answers /api/info, with --database when given one."""
+
+    def __init__(self, args, tmp, share, name, database=None):
+        super().__init__(args, tmp, share)
+        self.name = name
+        self.database = database
+
+    def argv(self, port):
+        return super().argv(port) + (["--database", self.database] if self.database else [])
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(f"{self.base}/api/info", timeout=10) as r:
+                return r.status == 200
+        except (OSError, ValueError):
+            return False
+
+
+def lock_pairs(base, path, deadline, stats):
+    """LOCK then UNLOCK `path` until `deadline` on one keep-alive connection; adds to stats."""
+    host, port = base.split("//", 1)[1].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    pairs, errors, times = 0, collections.Counter(), []
+    try:
+        while now() < deadline:
+            start = now()
+            connection.request("LOCK", path, LOCK_BODY, {"Content-Type": "text/xml", "Depth": "0",
+                                                         "Timeout": "Second-60"})
+            response = connection.getresponse()
+            response.read()
+            token = response.getheader("Lock-Token")
+            if response.status != 200 or not token:
+                errors[f"LOCK {response.status}"] += 1
+                continue
+            connection.request("UNLOCK", path, headers={"Lock-Token": token})
+            response = connection.getresponse()
+            response.read()
+            if response.status != 204:
+                errors[f"UNLOCK {response.status}"] += 1
+                continue
+            pairs += 1
+            times.append(now() - start)
+    except (OSError, http.client.HTTPException) as error:
+        errors[type(error).__name__] += 1
+    finally:
+        connection.close()
+    with stats["mutex"]:
+        stats["pairs"] += pairs
+        stats["errors"].update(errors)
+        stats["times"].extend(times)
+
+
+def lock_round(s, args, duration):
+    """Pairs per second (and the pairs' latencies) of --lock-clients threads for `duration` s."""
+    stats = {"mutex": threading.Lock(), "pairs": 0, "errors": collections.Counter(), "times": []}
+    deadline = now() + duration
+    started = now()
+    threads = [threading.Thread(target=lock_pairs, args=(s.base, f"/dav/locks/c{i}.txt", deadline, stats))
+               for i in range(args.lock_clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return stats["pairs"] / (now() - started), sorted(stats["times"]), stats["errors"]
+
+
+def bench_locks(args, tmp, share, servers, results):
+    os.makedirs(os.path.join(share, "locks"), exist_ok=True)
+    for i in range(args.lock_clients):
+        with open(os.path.join(share, "locks", f"c{i}.txt"), "w") as f:
+            f.write("locked again and again\n")
+    figures = {}
+
+    def measure(name, database):
+        s = LockingFileshare(args, tmp, share, f"fileshare ({name})", database)
+        try:
+            s.start()
+            log(f"locks: {s.name}, {args.lock_clients} clients, {args.lock_duration} s")
+            lock_round(s, args, 1)   # warm-up
+            figures[name] = lock_round(s, args, args.lock_duration)
+        except BenchError as error:
+            figures[name] = error
+        finally:
+            s.stop()
+
+    measure("file", None)
+    try:
+        with PostgresTemp(tmp) as pg:
+            results["locks-postgres"] = pg.version()
+            measure("database", pg.url)
+    except BenchError as error:
+        figures["database"] = error
+    results["locks"] = figures
+
+
+def report_locks(results, args):
+    figures = results["locks"]
+    out = [f"LOCK + UNLOCK pairs, {args.lock_clients} clients on keep-alive connections, "
+           f"{args.lock_duration} s ({results.get('locks-postgres', 'PostgreSQL')} for --database)"]
+    rows, notes = [], []
+    file_rate = figures.get("file")[0] if isinstance(figures.get("file"), tuple) else None
+    for name, label in (("file", "in the process (file)"), ("database", "in PostgreSQL (--database)")):
+        figure = figures.get(name)
+        if not isinstance(figure, tuple):
+            rows.append([label, "failed", "", "", ""])
+            notes.append(f"{label}: {figure}")
+            continue
+        rate, times, errors = figure
+        p50 = times[len(times) // 2] * 1000 if times else 0
+        p99 = times[min(len(times) - 1, int(len(times) * 0.99))] * 1000 if times else 0
+        rows.append([label, f"{rate:,.0f}", f"{p50:.2f}", f"{p99:.2f}",
+                     f"{file_rate / rate:.2f}" if file_rate and rate else ""])
+        if errors:
+            notes.append(f"{label}: unexpected answers: {dict(errors)}")
+    out.append(serve.table(["locks", "pairs/s", "p50 ms", "p99 ms", "file / this"], rows))
+    out.extend(notes)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the fileshare executable")
-    p.add_argument("--only", default=",".join(BENCHES), help="benchmarks to run: propfind, transfer (comma-separated)")
+    p.add_argument("--only", default=",".join(BENCHES), help="benchmarks to run: propfind, transfer, locks (comma-separated)")
     p.add_argument("--peers", default=",".join(PEERS),
                    help="peers to measure beside fileshare (comma-separated; '' for none)")
     p.add_argument("--items", type=int, default=10_000, help="propfind: files in the listed folder")
@@ -332,6 +475,8 @@ def parse_args(argv):
     p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one request")
     p.add_argument("--timeout", type=float, default=60.0, help="longest wait for a server to be ready")
     p.add_argument("--tmp", default="/tmp", help="where the temporary folder goes")
+    p.add_argument("--lock-clients", type=int, default=8, help="locks: client threads")
+    p.add_argument("--lock-duration", type=int, default=10, help="locks: seconds measured for each server")
     p.add_argument("--quick", action="store_true", help="small sizes: --items 1000 --size 256M --duration 3")
     args = p.parse_args(argv)
     if args.quick:
@@ -369,7 +514,8 @@ def main(argv):
         share = serve.make_share(made, tmp)
         servers, skipped = serve.pick_servers(Fileshare, PEERS, args.peers, args, tmp, share)
         results, phases, elapsed = serve.run_phases(
-            (("propfind", bench_propfind), ("transfer", bench_transfer)), args, tmp, share, servers)
+            (("propfind", bench_propfind), ("transfer", bench_transfer), ("locks", bench_locks)), args, tmp, share,
+            servers)
 
         serve.print_header("fileshare WebDAV benchmarks", servers, skipped, load_before)
         print("WebDAV roots: fileshare /dav/, the peers /")
@@ -379,6 +525,9 @@ def main(argv):
             print()
         if "transfer" in results:
             print(report_transfer(results, args, servers))
+            print()
+        if "locks" in results:
+            print(report_locks(results, args))
             print()
         print(reproduce_line("Benchmarks/dav-run", argv))
         print(f"(took {elapsed:.0f} s: {', '.join(phases)})")

@@ -16,9 +16,16 @@ of about the same size (fileshare: 256 px on the longer side; copyparty:
 A thumbnail counts only when the answer is 200 and an image (JPEG, PNG or
 WebP by its first bytes); anything else is reported as failed.
 
+First, the browser measure (thumbs_browser.py): a folder of 1,000 photos
+(4 to 12 megapixels) opened cold in headless Chromium, fileshare's gallery
+view beside copyparty's grid view: the time until every tile in view shows
+its thumbnail, at the top and in the middle of the folder, and how many
+thumbnails each page asked for; the median of 3 cold page loads each.
+
 Usage (through Benchmarks/thumbs-run, which builds fileshare and installs
-copyparty and Pillow into a venv):
-    Benchmarks/thumbs-run [--count N] [--concurrency C] [--only jpeg,png]
+copyparty, Pillow and selenium into a venv):
+    Benchmarks/thumbs-run [--count N] [--concurrency C] [--only jpeg,png,browser]
+                          [--photos N] [--runs N]
 """
 
 import argparse
@@ -53,7 +60,10 @@ def parse_args(argv):
     p.add_argument("--binary", required=True, help="the fileshare executable (release)")
     p.add_argument("--count", type=int, default=200, help="files of each kind (default 200)")
     p.add_argument("--concurrency", type=int, default=4, help="requests at once (default 4)")
-    p.add_argument("--only", default="jpeg,png", help="kinds: jpeg,png")
+    p.add_argument("--only", default="jpeg,png,browser",
+                   help="measures: jpeg,png (thumbnails per second), browser (a folder of photos in Chromium)")
+    p.add_argument("--photos", type=int, default=1000, help="photos in the browser measure's folder (default 1000)")
+    p.add_argument("--runs", type=int, default=3, help="cold page loads per server and screen (default 3)")
     p.add_argument("--peers", default="copyparty", help="peers beside fileshare: copyparty or none")
     p.add_argument("--timeout", type=float, default=120, help="seconds one thumbnail may take")
     return p.parse_args(argv)
@@ -62,16 +72,16 @@ def parse_args(argv):
 # --------------------------------------------------------------------------
 # Samples
 
-def base_image():
-    """A 12-megapixel picture with gradients and grain: neither flat (too easy
-    to compress and decode) nor pure noise (unlike a photo)."""
+def base_image(width=WIDTH, height=HEIGHT):
+    """A picture (12 megapixels by default) with gradients and grain: neither
+    flat (too easy to compress and decode) nor pure noise (unlike a photo)."""
     from PIL import Image
     small = Image.merge("RGB", (
-        Image.linear_gradient("L").resize((WIDTH // 8, HEIGHT // 8)),
-        Image.radial_gradient("L").resize((WIDTH // 8, HEIGHT // 8)),
-        Image.effect_noise((WIDTH // 8, HEIGHT // 8), 60)))
-    big = small.resize((WIDTH, HEIGHT), Image.BICUBIC)
-    grain = Image.effect_noise((WIDTH, HEIGHT), 12).convert("RGB")
+        Image.linear_gradient("L").resize((width // 8, height // 8)),
+        Image.radial_gradient("L").resize((width // 8, height // 8)),
+        Image.effect_noise((width // 8, height // 8), 60)))
+    big = small.resize((width, height), Image.BICUBIC)
+    grain = Image.effect_noise((width, height), 12).convert("RGB")
     return Image.blend(big, grain, 0.15)
 
 
@@ -177,6 +187,19 @@ class Fileshare:
     def thumbnail_path(self, name):
         return "/api/thumbnail/" + urllib.parse.quote(name)
 
+    def stop(self):
+        stop(self.proc, self.name, grace=5)
+
+    # The browser measure (thumbs_browser.py): the folder in the gallery view,
+    # chosen as the page remembers it (localStorage, per folder; '' is the root).
+    @property
+    def gallery_url(self):
+        return f"http://{self.base.netloc}/#/"
+
+    gallery_setup = ["try { localStorage.setItem('fileshare.view:', 'gallery'); } catch (e) {}"]
+    gallery_selectors = ("#gallery-grid > li", "img")
+    thumbnail_marker = "/api/thumbnail/"
+
 
 class Copyparty:
     name = "copyparty"
@@ -218,6 +241,20 @@ class Copyparty:
     def thumbnail_path(self, name):
         # th=j: a JPEG thumbnail (made on the request, waited for).
         return "/" + urllib.parse.quote(name) + "?th=j"
+
+    def stop(self):
+        stop(self.proc, self.name, grace=5)
+
+    # The browser measure: copyparty's grid view, which "?imgs" on a link turns
+    # on (its README, "thumbnails"); each tile an <a> holding a lazy <img>
+    # whose src asks for "?th=w" (WebP) in Chromium.
+    @property
+    def gallery_url(self):
+        return f"http://{self.base.netloc}/?imgs"
+
+    gallery_setup = []
+    gallery_selectors = ("#ggrid > a", "img")
+    thumbnail_marker = "th="
 
 
 def free_port():
@@ -277,28 +314,84 @@ def run(server_class, kind, names, args, tmp, share):
     }
 
 
+def browser_measure(servers, args, tmp):
+    """The folder of photos in Chromium (thumbs_browser.py), before the other measures fill the page cache."""
+    import thumbs_browser
+    why = thumbs_browser.missing_dependencies()
+    if why:
+        raise BenchError(f"the browser measure cannot run: {why}")
+    photos = os.path.join(tmp, "photos")
+    os.mkdir(photos)
+    log(f"thumbs: making {args.photos} photos of 4, 8 and 12 megapixels")
+    size = thumbs_browser.make_photos(photos, args.photos, base_image)
+    thumbs_browser.drop_page_cache(photos)
+    resident = thumbs_browser.cached_bytes(photos)
+    summary = thumbs_browser.measure([c(args, tmp, photos) for c in servers], photos, tmp, args.runs)
+    shutil.rmtree(photos, ignore_errors=True)
+    return {"summary": summary, "size": size, "resident": resident, "load": os.getloadavg()[0]}
+
+
+def print_browser(browser, args):
+    import thumbs_browser
+    cold = ("the photos dropped from the page cache before each load"
+            + (f" ({mib(browser['resident'])} of {mib(browser['size'])} left cached after a drop)"
+               if browser["resident"] is not None else ""))
+    print(f"Browser: a folder of {args.photos} JPEGs (4, 8 and 12 megapixels, {mib(browser['size'])}), "
+          f"headless Chromium at 1280x900, median of {args.runs} cold page loads per server and screen "
+          f"(fresh server, no thumbnail made, new browser profile; {cold}); "
+          f"{os.cpu_count()} cores, load {browser['load']:.1f} at the end")
+    rows = []
+    for r in browser["summary"]:
+        rows.append([r["kind"], r["server"], f"{r['median']:.0f} ms", ", ".join(f"{v:.0f}" for v in r["all"]),
+                     str(r["visible"]), f"{r['tiles']}", f"{r['requests']:.0f} ({', '.join(map(str, r['requests_all']))})"])
+    print(table(["screen", "server", "all shown", "runs (ms)", "tiles in view", "tiles in page", "thumbnail requests"],
+                rows))
+    print(f"  top: from navigation start; middle: from the scroll to the middle, made as soon as the grid "
+          f"was laid out; each until every tile in view showed its thumbnail for {thumbs_browser.SETTLE:g} s")
+    for kind in ("top", "middle"):
+        ours = next((r for r in browser["summary"] if r["kind"] == kind and r["server"] == "fileshare"), None)
+        for peer in (r for r in browser["summary"] if r["kind"] == kind and r["server"] != "fileshare"):
+            if ours and ours["median"]:
+                print(f"{kind}: fileshare shows the screen's thumbnails in {ours['median'] / peer['median']:.2f}x "
+                      f"the time of {peer['server']} ({ours['median']:.0f} ms against {peer['median']:.0f} ms)")
+
+
 def mib(value):
     return f"{value / (1 << 20):.0f} MiB"
 
 
 def main(argv):
     args = parse_args(argv)
-    kinds = [k for k in args.only.split(",") if k]
+    measures = [k for k in args.only.split(",") if k]
+    kinds = [k for k in measures if k in ("jpeg", "png")]
+    unknown = [k for k in measures if k not in ("jpeg", "png", "browser")]
+    if unknown:
+        log(f"thumbs: unknown measure {', '.join(unknown)} (jpeg, png, browser)")
+        return 2
     servers = [Fileshare] + ([Copyparty] if "copyparty" in args.peers else [])
     tmp = tempfile.mkdtemp(prefix="fileshare-thumbs-bench-")
     share = os.path.join(tmp, "share")
     os.mkdir(share)
     try:
-        log(f"thumbs: making {args.count} JPEG and PNG samples of {WIDTH}x{HEIGHT}")
+        results = []
+        browser = None
+        if "browser" in measures:
+            browser = browser_measure(servers, args, tmp)
+        if kinds:
+            log(f"thumbs: making {args.count} {' and '.join(k.upper() for k in kinds)} samples of {WIDTH}x{HEIGHT}")
         samples = make_samples(share, args.count, kinds)
         warm(share)
-        results = []
         for kind in kinds:
             names, size = samples[kind]
             for server_class in servers:
                 log(f"thumbs: {server_class.name}, {len(names)} {kind} ({mib(size)} each)")
                 results.append(run(server_class, kind, names, args, tmp, share))
         load = os.getloadavg()[0]
+        if browser:
+            print_browser(browser, args)
+        if not kinds:
+            print(reproduce_line("Benchmarks/thumbs-run", argv))
+            return 0
         print(f"Thumbnails: {args.count} {'/'.join(kinds)} files of {WIDTH}x{HEIGHT} each, "
               f"{args.concurrency} requests at once, cold caches, files in the page cache "
               f"({os.cpu_count()} cores, load {load:.1f} at the end)")

@@ -17,6 +17,9 @@ public struct AccountsError: Error, Sendable, CustomStringConvertible {
         public static let notFound = Code("not-found")
         /// A user or group of that name exists already.
         public static let exists = Code("exists")
+        /// The shared store of sessions or share links (the database) cannot
+        /// be reached: nothing can be said of them now, neither yes nor no.
+        public static let unavailable = Code("unavailable")
     }
 
     /// What kind of failure this is.

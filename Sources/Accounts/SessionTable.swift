@@ -29,6 +29,7 @@ public struct SessionTable: Sendable {
 
     struct Session: Sendable {
         var user: String
+        var stamp: String
         var started: ContinuousClock.Instant
         var used: ContinuousClock.Instant
     }
@@ -48,9 +49,10 @@ public struct SessionTable: Sendable {
         }.joined()
     }
 
-    /// Starts a session `id` for `user` at `now`.
-    public mutating func start(id: String, user: String, now: ContinuousClock.Instant) {
-        sessions[id] = Session(user: user, started: now, used: now)
+    /// Starts a session `id` for `user` at `now`; `stamp` is the user's
+    /// ``SessionStamp`` at sign-in, given back by ``session(of:now:)``.
+    public mutating func start(id: String, user: String, stamp: String = "", now: ContinuousClock.Instant) {
+        sessions[id] = Session(user: user, stamp: stamp, started: now, used: now)
         guard sessions.count > limits.maxSessions else { return }
         sessions = sessions.filter { isLive($0.value, now: now) }
         while sessions.count > limits.maxSessions {
@@ -61,6 +63,12 @@ public struct SessionTable: Sendable {
 
     /// The user of session `id` at `now` (and the session is used: its idle time starts again); `nil` when there is none or it ended.
     public mutating func user(of id: String, now: ContinuousClock.Instant) -> String? {
+        session(of: id, now: now)?.user
+    }
+
+    /// The user of session `id` and its stamp at `now` (and the session is
+    /// used); `nil` when there is none or it ended.
+    public mutating func session(of id: String, now: ContinuousClock.Instant) -> SessionRecord? {
         guard var session = sessions[id] else { return nil }
         guard isLive(session, now: now) else {
             sessions.removeValue(forKey: id)
@@ -68,7 +76,7 @@ public struct SessionTable: Sendable {
         }
         session.used = now
         sessions[id] = session
-        return session.user
+        return SessionRecord(user: session.user, stamp: session.stamp)
     }
 
     /// Ends session `id` (sign-out).
@@ -76,9 +84,10 @@ public struct SessionTable: Sendable {
         sessions.removeValue(forKey: id)
     }
 
-    /// Ends every session of `user` (removed from the users file).
-    public mutating func end(user: String) {
-        sessions = sessions.filter { $0.value.user != user }
+    /// Ends every session of `user` (removed from the users file), or every
+    /// one but those with stamp `keeping` (the password changed).
+    public mutating func end(user: String, keeping: String? = nil) {
+        sessions = sessions.filter { $0.value.user != user || (keeping != nil && $0.value.stamp == keeping) }
     }
 
     /// The sessions kept.

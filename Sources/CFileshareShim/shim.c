@@ -166,6 +166,10 @@ int cfs_set_xattr(const char *path, const char *name, const void *value, size_t 
     return RETRY(lsetxattr(path, name, value, size, 0)) == 0 ? 0 : -errno;
 }
 
+int cfs_create_xattr(const char *path, const char *name, const void *value, size_t size) {
+    return RETRY(lsetxattr(path, name, value, size, XATTR_CREATE)) == 0 ? 0 : -errno;
+}
+
 ssize_t cfs_fget_xattr(int fd, const char *name, void *value, size_t size) {
     ssize_t n = RETRY(fgetxattr(fd, name, value, size));
     return n < 0 ? -errno : n;

@@ -39,7 +39,8 @@ public final class ConflictCopies: ReplacedContentKeeper {
         throws(DocumentsError) -> String?
     {
         guard conflict else {
-            try valueOrError(cfs_unlinkat(folder, name, 0), doing: "removing the replaced content of", path: path)
+            // A file, or a package's whole folder.
+            try PackageTree.remove(name, in: folder)
             return nil
         }
         let version = ConflictCopies.versionName(id: id, time: FileChangeLog.wallClock())
@@ -53,8 +54,21 @@ public final class ConflictCopies: ReplacedContentKeeper {
     /// Removes the copies a person discarded; the others stay.
     public func resolve(_ id: ItemID, discarding: [String]) throws(DocumentsError) {
         for version in discarding where version.hasPrefix("\(id)-") && !version.contains("/") {
-            try valueOrError(cfs_unlinkat(fd, version, 0), doing: "discarding a conflict version of", path: "")
+            try PackageTree.remove(version, in: fd)
         }
+    }
+
+    /// The copies kept for `old` are `new`'s from now on: each is renamed
+    /// to `new`'s prefix, keeping its time and random part (so their order
+    /// stays). One that cannot be renamed stays whole under `old`'s name:
+    /// nothing is lost, and the next re-attach tries again.
+    public func reattach(from old: ItemID, to new: ItemID) {
+        let prefix = "\(old)-"
+        for version in versions(of: old) {
+            let renamed = "\(new)-" + version.dropFirst(prefix.count)
+            _ = cfs_renameat2(fd, version, fd, renamed, UInt32(CFS_RENAME_NOREPLACE))
+        }
+        _ = cfs_fsync(fd)
     }
 
     /// The conflict versions kept for `id`, oldest first.

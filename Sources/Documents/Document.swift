@@ -16,8 +16,16 @@ public actor Document {
     public private(set) var id: ItemID?
     /// Where the file is now, relative to the folder.
     public private(set) var path: ItemPath
-    /// The content as the person has it (saved or not).
-    public private(set) var contents: [UInt8]
+    /// The content as the person has it (saved or not): bytes, or a package.
+    public private(set) var content: DocumentContents
+    /// The bytes as the person has them, for a bytes document (empty for a package).
+    public var contents: [UInt8] {
+        if case .bytes(let bytes) = content { bytes } else { [] }
+    }
+    /// The package as the person has it, for a package document.
+    public var package: PackageContents? {
+        if case .package(let package) = content { package } else { nil }
+    }
     /// How far a new version's arrival has come (offset, length if known), while ``DocumentState/progressAvailable``.
     public private(set) var progress: (offset: Int64, length: Int64?)?
     /// The last save's error, while ``DocumentState/savingError``.
@@ -30,17 +38,20 @@ public actor Document {
     private let continuation: AsyncStream<DocumentEvent>.Continuation
     private var autosave: Task<Void, Never>?
     private var saving: Task<SaveResult, Never>?
+    /// The kept versions moving to the document's new id (``adopt(_:)``):
+    /// what reads or changes them waits for it, or it would find them half moved.
+    private var adopting: Task<Void, Never>?
     /// The file last seen at the path (someone else's, after an atomic save
     /// by them), to know it again when the observer reports it elsewhere.
     private var lastSeen: ContentStamp?
 
     typealias SaveResult = Result<(SaveOutcome, ContentStamp), DocumentsError>
 
-    init(workspace: DocumentWorkspace, id: ItemID?, path: ItemPath, contents: [UInt8], known: ContentStamp?) {
+    init(workspace: DocumentWorkspace, id: ItemID?, path: ItemPath, content: DocumentContents, known: ContentStamp?) {
         self.workspace = workspace
         self.id = id
         self.path = path
-        self.contents = contents
+        self.content = content
         machine = DocumentMachine(
             autosaveDelay: Int64(workspace.options.autosaveDelay.components.seconds) * 1_000_000_000
                 + workspace.options.autosaveDelay.components.attoseconds / 1_000_000_000,
@@ -56,9 +67,27 @@ public actor Document {
     // MARK: Editing
 
     /// Replaces the content and counts the change; an autosave follows after the quiet interval.
+    /// - Throws: ``DocumentsError/Code/notPackage`` for a package document.
     public func update(_ contents: [UInt8], change: DocumentChange = .done) throws(DocumentsError) {
+        try update(.bytes(contents), change: change)
+    }
+
+    /// Replaces the package's content and counts the change; the next save writes the whole package.
+    /// - Throws: ``DocumentsError/Code/notPackage`` for a bytes document.
+    public func update(_ package: PackageContents, change: DocumentChange = .done) throws(DocumentsError) {
+        try update(.package(package), change: change)
+    }
+
+    /// Replaces the content (of the same kind) and counts the change.
+    public func update(_ content: DocumentContents, change: DocumentChange = .done) throws(DocumentsError) {
         try requireOpen()
-        self.contents = contents
+        guard content.isPackage == self.content.isPackage else {
+            throw DocumentsError(
+                .notPackage,
+                "'\(path)' is a \(self.content.isPackage ? "package" : "file"); its content cannot become the other kind"
+            )
+        }
+        self.content = content
         perform(machine.edited(change, now: now()))
     }
 
@@ -81,8 +110,16 @@ public actor Document {
         while let running = saving { _ = await running.value }
         let folder = workspace.folder
         let path = self.path
-        let (bytes, stamp) = try await blocking { () throws(DocumentsError) in try folder.read(path) }
-        contents = bytes
+        let isPackage = content.isPackage
+        let (read, stamp) = try await blocking { () throws(DocumentsError) -> (DocumentContents, ContentStamp) in
+            if isPackage {
+                let (package, stamp) = try folder.readPackage(path)
+                return (.package(package), stamp)
+            }
+            let (bytes, stamp) = try folder.read(path)
+            return (.bytes(bytes), stamp)
+        }
+        content = read
         perform(machine.read(stamp))
         perform(machine.edited(.cleared, now: now()))
     }
@@ -91,6 +128,7 @@ public actor Document {
     /// become ordinary versions (kept for as long as the keeper's retention
     /// says), except those in `discarding`, which a person chose to let go.
     public func resolveConflict(discarding: [String] = []) async throws(DocumentsError) {
+        await adoptionsEnded()
         if let id {
             let keeper = workspace.folder.keeper
             try await blocking { () throws(DocumentsError) in try keeper.resolve(id, discarding: discarding) }
@@ -132,11 +170,50 @@ public actor Document {
         while let running = saving { _ = await running.value }
         if landing == path { return true }
         guard let stamp else { return false }
-        return [machine.known, lastSeen].contains { $0?.device == stamp.device && $0?.inode == stamp.inode }
+        // (By birth time too: the inode of a file replaced a moment ago is
+        // often given to the next new file, another program's temporary one.)
+        return [machine.known, lastSeen].contains { $0?.isSameFile(as: stamp) == true }
     }
 
+    /// Whether the document is a package (a folder saved whole).
+    var isPackage: Bool { content.isPackage }
+
     /// The document's file has a new id from now on (see ``claims(_:stamp:)``).
-    func adopt(_ newID: ItemID) { id = newID }
+    /// A package gets one at every save (the observer sees a new folder
+    /// take the old one's place): its kept versions follow it to the new id.
+    func adopt(_ newID: ItemID) async {
+        let old = id
+        id = newID
+        guard let old, old != newID else { return }
+        let keeper = workspace.folder.keeper
+        let previous = adopting
+        let moving = Task {
+            await previous?.value
+            await runBlocking { keeper.reattach(from: old, to: newID) }
+        }
+        adopting = moving
+        await adoptionsEnded()
+    }
+
+    /// Waits until the kept versions have followed every new id. Each
+    /// adoption waits for the one before it, so the newest is all to wait
+    /// for; a finished one is cleared here, by whoever waited, because
+    /// awaiting a finished task does not suspend: a loop that only awaited
+    /// would hold the actor and spin, and the adoption that would clear it
+    /// could never run (the fresh-clone suite hung on just that).
+    private func adoptionsEnded() async {
+        while let moving = adopting {
+            await moving.value
+            if adopting == moving { adopting = nil }
+        }
+    }
+
+    /// Something inside the package changed (reported by the observer under
+    /// the item's own id): judge the whole tree.
+    func observedInside() async {
+        while let running = saving { _ = await running.value }
+        await judgeContent()
+    }
 
     /// A change the observer reported about this document's file.
     func observed(_ change: Change) async {
@@ -234,13 +311,16 @@ public actor Document {
     /// One save, start to end; the machine hears of both.
     private func performSave() async -> SaveResult {
         machine.saveStarted()
-        let bytes = contents
+        let content = self.content
         let path = self.path
         let id = self.id
         let known = machine.known
         let folder = workspace.folder
         let result = await blockingResult { () throws(DocumentsError) in
-            try folder.save(bytes, to: path, id: id, known: known)
+            switch content {
+            case .bytes(let bytes): try folder.save(bytes, to: path, id: id, known: known)
+            case .package(let package): try folder.savePackage(package, to: path, id: id, known: known)
+            }
         }
         saving = nil
         if case .failure(let error) = result {

@@ -22,12 +22,20 @@ public final class DocumentFolder: Sendable {
     let stagingFD: Int32
     /// Where replaced content goes.
     public let keeper: any ReplacedContentKeeper
+    /// How large a package may be read or saved.
+    public let packageLimits: PackageLimits
 
-    /// Opens `root` and its staging folder (made when missing).
-    /// - Parameter keeper: Where replaced content goes; by default conflict
-    ///   versions are kept in the private folder and ordinary replaced content removed.
-    public init(root: String, keeper: (any ReplacedContentKeeper)? = nil) throws(DocumentsError) {
+    /// Opens `root` and its staging folder (made when missing), removing the
+    /// half-written packages a crash left there.
+    /// - Parameters:
+    ///   - keeper: Where replaced content goes; by default conflict versions
+    ///     are kept in the private folder and ordinary replaced content removed.
+    ///   - packageLimits: How large a package may be read or saved.
+    public init(
+        root: String, keeper: (any ReplacedContentKeeper)? = nil, packageLimits: PackageLimits = PackageLimits()
+    ) throws(DocumentsError) {
         self.root = root
+        self.packageLimits = packageLimits
         let opened = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard opened >= 0 else {
             throw DocumentsError.system(Errno(rawValue: errno), doing: "opening the folder", path: ItemPath(root))
@@ -58,6 +66,7 @@ public final class DocumentFolder: Sendable {
             close(opened)
             throw error
         }
+        removeHalfWrittenPackages()
     }
 
     deinit {
@@ -88,12 +97,16 @@ public final class DocumentFolder: Sendable {
         return (Array(bytes[..<offset]), try self.status(of: fd, path: path).stamp)
     }
 
-    /// The stamp of what is at `path` now, or `nil` when nothing is.
+    /// The stamp of what is at `path` now (a file's, or a package's), or `nil` when nothing is.
     public func stamp(of path: ItemPath) -> ContentStamp? {
         guard let parent = try? openParent(of: path) else { return nil }
         defer { if parent != rootFD { close(parent) } }
-        guard let status = try? FileStatus(name: leaf(of: path), in: parent), status.kind == .file else { return nil }
-        return ContentStamp(status)
+        guard let status = try? FileStatus(name: leaf(of: path), in: parent) else { return nil }
+        switch status.kind {
+        case .file: return ContentStamp(status)
+        case .directory: return packageStamp(leaf(of: path), in: parent)
+        default: return nil
+        }
     }
 
     // MARK: Saving
@@ -128,28 +141,53 @@ public final class DocumentFolder: Sendable {
         try check(Int32(clamping: written), doing: "writing", path: path)
         try check(cfs_fsync(fd), doing: "flushing", path: path)
 
+        switch try place(staged, at: name, in: parent, path: path, creating: creating, attempts: attempts) {
+        case .exchanged:
+            placed = true
+            return try settle(swappedOut: staged, fd: fd, parent: parent, path: path, id: id, known: known)
+        case .created:
+            placed = true
+            return (.created, try status(of: fd, path: path).stamp)
+        case .raced:
+            return try save(bytes, to: path, id: id, known: known, creating: false, attempts: attempts - 1)
+        }
+    }
+
+    /// How ``place(_:at:in:path:creating:attempts:)`` put a staged item in place.
+    enum Placement {
+        /// Exchanged with what was there, which is now at the staged name.
+        case exchanged
+        /// Where nothing was (the folder flushed).
+        case created
+        /// Something arrived at the path between the two renames: save again, to exchange with it.
+        case raced
+    }
+
+    /// Puts the staged file or package `staged` at `name` in `parent`, in
+    /// one rename: exchanged with what is there (unless `creating`), or
+    /// made where nothing is. The same for bytes and packages.
+    /// - Throws: ``DocumentsError`` `.exists` when `creating` and something
+    ///   is there; `.system` when the path keeps changing past `attempts`.
+    func place(
+        _ staged: String, at name: String, in parent: Int32, path: ItemPath, creating: Bool, attempts: Int
+    ) throws(DocumentsError) -> Placement {
         if !creating {
             let exchanged = cfs_renameat2(stagingFD, staged, parent, name, UInt32(CFS_RENAME_EXCHANGE))
-            if exchanged == 0 {
-                placed = true
-                return try settle(swappedOut: staged, fd: fd, parent: parent, path: path, id: id, known: known)
-            }
+            if exchanged == 0 { return .exchanged }
             // Nothing there (deleted meanwhile, or new): put it there below.
             if exchanged != -ENOENT { try check(exchanged, doing: "saving", path: path) }
         }
         let created = cfs_renameat2(stagingFD, staged, parent, name, UInt32(CFS_RENAME_NOREPLACE))
         if created == -EEXIST {
             if creating { throw DocumentsError(.exists, "'\(path)' already exists; open it, or choose another name") }
-            // Something arrived at the path between the two renames: exchange with it instead.
             guard attempts > 1 else {
                 throw DocumentsError(.system, "'\(path)' keeps appearing and disappearing; save again")
             }
-            return try save(bytes, to: path, id: id, known: known, creating: false, attempts: attempts - 1)
+            return .raced
         }
         try check(created, doing: "saving", path: path)
-        placed = true
         _ = cfs_fsync(parent)
-        return (.created, try status(of: fd, path: path).stamp)
+        return .created
     }
 
     /// After the exchange: the old content is in the staging folder under
@@ -190,7 +228,7 @@ public final class DocumentFolder: Sendable {
     // MARK: Paths
 
     /// The open folder holding `path` (the root's own descriptor for a name at the root).
-    private func openParent(of path: ItemPath) throws(DocumentsError) -> Int32 {
+    func openParent(of path: ItemPath) throws(DocumentsError) -> Int32 {
         try validate(path)
         let parent = path.parent
         if parent.isRoot { return rootFD }
@@ -199,7 +237,7 @@ public final class DocumentFolder: Sendable {
         return fd
     }
 
-    private func openFile(_ path: ItemPath, flags: Int32) throws(DocumentsError) -> Int32 {
+    func openFile(_ path: ItemPath, flags: Int32) throws(DocumentsError) -> Int32 {
         try validate(path)
         let fd = cfs_open_beneath(rootFD, path.description, flags | O_NOFOLLOW, 0)
         if fd < 0 { throw DocumentsError.system(Errno(rawValue: -fd), doing: "opening", path: path) }
@@ -207,7 +245,7 @@ public final class DocumentFolder: Sendable {
     }
 
     /// A path inside the folder: no empty, `.` or `..` names, not the private folder.
-    private func validate(_ path: ItemPath) throws(DocumentsError) {
+    func validate(_ path: ItemPath) throws(DocumentsError) {
         let names = path.components
         guard !names.isEmpty, path.isValidUTF8,
             names.allSatisfy({ !$0.isEmpty && $0 != [UInt8(ascii: ".")] && $0 != Array("..".utf8) })
@@ -219,9 +257,9 @@ public final class DocumentFolder: Sendable {
         }
     }
 
-    private func leaf(of path: ItemPath) -> String { String(decoding: path.name, as: UTF8.self) }
+    func leaf(of path: ItemPath) -> String { String(decoding: path.name, as: UTF8.self) }
 
-    private func status(of fd: Int32, path: ItemPath) throws(DocumentsError) -> FileStatus {
+    func status(of fd: Int32, path: ItemPath) throws(DocumentsError) -> FileStatus {
         do {
             return try FileStatus(descriptor: fd)
         } catch {
@@ -229,7 +267,7 @@ public final class DocumentFolder: Sendable {
         }
     }
 
-    private func check(_ result: Int32, doing what: String, path: ItemPath) throws(DocumentsError) {
+    func check(_ result: Int32, doing what: String, path: ItemPath) throws(DocumentsError) {
         if result < 0 { throw DocumentsError.system(Errno(rawValue: -result), doing: what, path: path) }
     }
 }

@@ -51,10 +51,15 @@ public final class DocumentWorkspace: Sendable {
             for await changes in stream {
                 let open = table.all
                 guard !open.isEmpty else { continue }
+                // Items inside a package that holds no other open document
+                // are the package's own (a save brings hundreds): no document
+                // claims them, so none is stamped.
+                let opaque = await DocumentWorkspace.opaquePackages(open)
                 // First, items the documents know by another name: their own
                 // saved file under a new id, or a file put at their path.
                 for change in changes {
-                    guard let id = change.id, table.document(id: id) == nil, let landing = change.landingPath
+                    guard let id = change.id, table.document(id: id) == nil, let landing = change.landingPath,
+                        !opaque.contains(where: { landing != $0 && landing.isSame(asOrUnder: $0) })
                     else { continue }
                     let stamp = await runBlocking { folder.stamp(of: landing) }
                     for document in open where await document.claims(landing, stamp: stamp) {
@@ -66,8 +71,46 @@ public final class DocumentWorkspace: Sendable {
                     guard let id = change.id, let document = table.document(id: id) else { continue }
                     await document.observed(change)
                 }
+                await DocumentWorkspace.routeInside(changes, to: open)
             }
         }
+    }
+
+    /// The paths of the open packages that hold no other open document.
+    private static func opaquePackages(_ open: [Document]) async -> [ItemPath] {
+        var packages: [ItemPath] = []
+        var all: [ItemPath] = []
+        for document in open {
+            let path = await document.path
+            all.append(path)
+            if await document.isPackage { packages.append(path) }
+        }
+        return packages.filter { package in !all.contains { $0 != package && $0.isSame(asOrUnder: package) } }
+    }
+
+    /// Changes of items inside a package (a file written, added, removed,
+    /// renamed in it) are changes of the package document: each package
+    /// touched judges its tree once per batch.
+    private static func routeInside(_ changes: [Change], to open: [Document]) async {
+        var packages: [(document: Document, path: ItemPath)] = []
+        for document in open where await document.isPackage {
+            packages.append((document, await document.path))
+        }
+        guard !packages.isEmpty else { return }
+        // A file being written is judged once it is finished (its
+        // `finished` change), as a bytes document's own file is.
+        let settled = changes.filter { change in
+            switch change {
+            case .added(let item), .modified(let item), .duplicated(let item, _): !item.isWriting
+            default: true
+            }
+        }
+        var touched: [Document] = []
+        for (document, path) in packages
+        where settled.contains(where: { $0.touchedPaths.contains { $0 != path && $0.isSame(asOrUnder: path) } }) {
+            touched.append(document)
+        }
+        for document in touched { await document.observedInside() }
     }
 
     deinit {
@@ -75,13 +118,16 @@ public final class DocumentWorkspace: Sendable {
         routing.cancel()
     }
 
-    /// Opens the document at `path` (an existing file), reading its content.
+    /// Opens the document at `path`, reading its content: a file's bytes,
+    /// or a folder's whole tree (a package document).
+    /// - Throws: ``DocumentsError/Code/tooLarge`` for a folder beyond the
+    ///   folder's ``DocumentFolder/packageLimits``.
     public func open(_ path: ItemPath) async throws(DocumentsError) -> Document {
         await observer.sync()
         let folder = self.folder
-        let (bytes, stamp) = try await blocking { () throws(DocumentsError) in try folder.read(path) }
+        let (content, stamp) = try await blocking { () throws(DocumentsError) in try folder.readDocument(path) }
         let id = observer.item(at: path)?.id
-        let document = Document(workspace: self, id: id, path: path, contents: bytes, known: stamp)
+        let document = Document(workspace: self, id: id, path: path, content: content, known: stamp)
         register(document, id: id)
         if otherLocks.withLock({ $0.covers(path) }) { await document.lockChanged(heldByOther: true) }
         return document
@@ -90,13 +136,26 @@ public final class DocumentWorkspace: Sendable {
     /// Makes a new document at `path` with `contents`, saved at once; refused
     /// when something is there already.
     public func create(_ path: ItemPath, contents: [UInt8]) async throws(DocumentsError) -> Document {
+        try await create(path, content: .bytes(contents))
+    }
+
+    /// Makes a new package document at `path` with `package`, saved at once
+    /// (the folder appears whole); refused when something is there already.
+    public func create(_ path: ItemPath, package: PackageContents) async throws(DocumentsError) -> Document {
+        try await create(path, content: .package(package))
+    }
+
+    private func create(_ path: ItemPath, content: DocumentContents) async throws(DocumentsError) -> Document {
         let folder = self.folder
         let (_, stamp) = try await blocking { () throws(DocumentsError) in
-            try folder.save(contents, to: path, id: nil, known: nil, creating: true)
+            switch content {
+            case .bytes(let bytes): try folder.save(bytes, to: path, id: nil, known: nil, creating: true)
+            case .package(let package): try folder.savePackage(package, to: path, id: nil, known: nil, creating: true)
+            }
         }
         await observer.sync()
         let id = observer.item(at: path)?.id
-        let document = Document(workspace: self, id: id, path: path, contents: contents, known: stamp)
+        let document = Document(workspace: self, id: id, path: path, content: content, known: stamp)
         register(document, id: id)
         return document
     }
@@ -145,6 +204,16 @@ public final class DocumentWorkspace: Sendable {
 }
 
 extension Change {
+    /// The paths a change is about (both ends of a rename or a move).
+    var touchedPaths: [ItemPath] {
+        switch self {
+        case .added(let item), .modified(let item), .duplicated(let item, _): [item.path]
+        case .finished(let path, _, _), .removed(let path, _, _), .rescanned(let path, _): [path]
+        case .renamed(let from, let to, _, _), .moved(let from, let to, _, _): [from, to]
+        default: []
+        }
+    }
+
     /// Where the item the change is about is now, for a change that puts an
     /// item at a path.
     var landingPath: ItemPath? {

@@ -13,8 +13,12 @@ public struct DocumentsError: Error, Sendable, Hashable, CustomStringConvertible
         case notFound
         /// Something is already at the path (creating a document).
         case exists
-        /// A folder is at the path.
+        /// A folder is at the path (of a bytes document).
         case isFolder
+        /// A file is at the path of a package document, or the contents are of the other kind.
+        case notPackage
+        /// A package over the size or count its ``PackageLimits`` allow.
+        case tooLarge
         /// The path leaves the folder, or names the private folder.
         case invalidPath
         /// The disk is full.

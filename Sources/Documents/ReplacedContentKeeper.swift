@@ -17,8 +17,15 @@ public protocol ReplacedContentKeeper: Sendable {
     /// ordinary versions, except those in `discarding`, which are removed (a
     /// person chose to let them go). The default does nothing.
     func resolve(_ id: ItemID, discarding: [String]) throws(DocumentsError)
+
+    /// The document `old` goes on as `new` (its file or package was
+    /// replaced in a way the observer takes for a new item, deleted and
+    /// made again, say, and the document re-attached by its path): what is
+    /// kept for `old` is `new`'s from now on. The default does nothing.
+    func reattach(from old: ItemID, to new: ItemID)
 }
 
 extension ReplacedContentKeeper {
     public func resolve(_ id: ItemID, discarding: [String]) throws(DocumentsError) {}
+    public func reattach(from old: ItemID, to new: ItemID) {}
 }

@@ -31,9 +31,14 @@ public struct VersionStoreKeeper: ReplacedContentKeeper {
         } catch {
             throw DocumentsError(.system, "keeping the replaced content of '\(path)': \(error)")
         }
-        // The store linked (or copied) it: the staging name can go.
-        _ = unlinkat(folder, name, 0)
+        // The store linked, moved or copied it: what is left at the staging name can go.
+        try? PackageTree.remove(name, in: folder)
         return record.version
+    }
+
+    public func reattach(from old: ItemID, to new: ItemID) {
+        // A version left under the old id is still whole and listed there: nothing is lost.
+        try? store.moveVersions(of: old, to: new)
     }
 
     public func resolve(_ id: ItemID, discarding: [String]) throws(DocumentsError) {

@@ -1,5 +1,7 @@
+public import Accounts
 public import ChangeLog
 public import FileWatching
+public import SharedState
 import Synchronization
 
 extension ShareConfiguration {
@@ -20,17 +22,36 @@ extension ShareConfiguration {
         public var origins: (any SharedOrigins)?
         /// Run while this server leads (with the leader's observer), cancelled when it stops leading.
         public var whileLeading: (@Sendable (FileObserver) async -> Void)?
+        /// The page's sessions (with a users file), shared by the servers;
+        /// `nil`: each server keeps its own.
+        public var sessions: (any SessionStore)?
+        /// The share links, shared by the servers; `nil`: the private folder's file.
+        public var links: (any ShareLinkStore)?
+        /// The visitors who gave a share link's password; `nil`: each server keeps its own.
+        public var linkVisitors: (any SessionStore)?
+        /// The database itself, for what else the servers share there (the
+        /// WebDAV locks); `nil` keeps those in this server.
+        public var database: Database?
+        /// The folder's key in ``database`` (see `FolderKey`).
+        public var folderKey: String
 
         /// Creates the description of a shared database.
         public init(
             changeLog: any ChangeLog, description: String, lock: (any FolderLock)? = nil,
-            origins: (any SharedOrigins)? = nil, whileLeading: (@Sendable (FileObserver) async -> Void)? = nil
+            origins: (any SharedOrigins)? = nil, whileLeading: (@Sendable (FileObserver) async -> Void)? = nil,
+            sessions: (any SessionStore)? = nil, links: (any ShareLinkStore)? = nil,
+            linkVisitors: (any SessionStore)? = nil, database: Database? = nil, folderKey: String = ""
         ) {
             self.changeLog = changeLog
+            self.database = database
+            self.folderKey = folderKey
             self.description = description
             self.lock = lock
             self.origins = origins
             self.whileLeading = whileLeading
+            self.sessions = sessions
+            self.links = links
+            self.linkVisitors = linkVisitors
         }
     }
 }

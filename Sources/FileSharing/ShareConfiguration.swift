@@ -33,6 +33,11 @@ public struct ShareConfiguration: Sendable {
     public var passwordHasher: any PasswordHasher = BcryptHasher()
     /// Whether no change through the server is allowed (403).
     public var readOnly: Bool
+    /// Whether a GET or HEAD of a small cached file is answered on the
+    /// connection's event loop (`SmallReads`), not through the router. The
+    /// answer is the same either way (tests compare them); off, every
+    /// request takes the router's way.
+    public var smallReadsOnEventLoop = true
     /// The largest upload accepted (413 above it), or `nil` for no limit.
     public var maxUploadBytes: Int64?
     /// PEM certificate chain and private key files, for HTTPS.

@@ -26,10 +26,14 @@ public final class ShareServer: Service {
     let metrics = ServerMetrics()
     /// Sign-ins against the users file, when there is one.
     let signIn: SignIn?
-    /// The share links, in the private folder.
+    /// The share links: in the private folder, or the shared database.
     let links: LinkStore
     /// The record of every access, in the private folder.
     public let audit: AuditLog
+    /// Records each request once answered; one, so both ways a download is answered count it once.
+    let auditMiddleware: AuditMiddleware
+    /// Small reads answered on the event loops (``SmallReads``).
+    let smallReadTally = SmallReads.Tally()
     private let boundPort = Mutex<Int?>(nil)
 
     /// Opens the folder (creating it if missing), its change log and its
@@ -49,7 +53,8 @@ public final class ShareServer: Service {
             let users = try LiveUsers(path: path, logger: logger)
             return SignIn(
                 check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
-                limits: configuration.signInLimits, logger: logger)
+                limits: configuration.signInLimits,
+                sessions: configuration.sharedDatabase?.sessions ?? MemorySessionStore(), logger: logger)
         }
         let folder: SharedFolder
         do {
@@ -60,18 +65,47 @@ public final class ShareServer: Service {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
         }
         let activity = ActivityFeed()
-        let state = WebDAVState(
-            persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json", activity: activity)
+        // Through a database, every server of the folder sees the same locks.
+        let lockStore: any DAVLockStore =
+            if let shared = configuration.sharedDatabase, let database = shared.database {
+                PostgresLockStore(database: database, folder: shared.folderKey, logger: logger)
+            } else {
+                FileLockStore(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
+            }
+        let state = WebDAVState(store: lockStore, activity: activity)
         core = try ShareCore(
             folder: folder, configuration: configuration, locks: state, activity: activity, logger: logger,
             changePrinter: changePrinter)
         webDAV = WebDAVFace(core: core, state: state, logger: logger)
         let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
         links = LinkStore(
-            path: privateFolder + "/shares.json", hasher: configuration.passwordHasher,
-            limits: configuration.signInLimits, logger: logger)
+            records: configuration.sharedDatabase?.links
+                ?? ShareLinksFile(path: privateFolder + "/shares.json", logger: logger),
+            visitors: configuration.sharedDatabase?.linkVisitors ?? MemorySessionStore(),
+            hasher: configuration.passwordHasher, limits: configuration.signInLimits)
         audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
+        auditMiddleware = AuditMiddleware(audit: audit)
     }
+
+    /// What answers small reads on the event loops, with the router's authentication.
+    var smallReads: SmallReads? {
+        guard configuration.smallReadsOnEventLoop else { return nil }
+        let authentication: SmallReads.Authentication
+        if let signIn {
+            authentication = .users(signIn)
+        } else if let credentials = configuration.credentials {
+            authentication = .basic(AuthMiddleware(user: credentials.user, password: credentials.password))
+        } else {
+            authentication = .none
+        }
+        let state = webDAV.state
+        return SmallReads(
+            folder: core.folder, authentication: authentication, isPlaceholder: { state.placeholder(at: $0) != nil },
+            audit: auditMiddleware, metrics: metrics, serverName: ShareServer.serverName, tally: smallReadTally)
+    }
+
+    /// The `Server` field of every answer.
+    static let serverName = "fileshare"
 
     /// The observer of the shared folder; its changes are the server's events.
     public var observer: FileObserver { core.observer }
@@ -143,7 +177,7 @@ public final class ShareServer: Service {
         let snapshot = metricsSnapshot
         router.add(middleware: MetricsMiddleware(metrics: metrics, snapshot: snapshot))
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: AuditMiddleware(audit: audit))
+        router.add(middleware: auditMiddleware)
         let api = APIFace(core: core, readOnly: configuration.readOnly)
         // Before authentication: a link needs no account.
         router.add(
@@ -180,7 +214,7 @@ public final class ShareServer: Service {
                 ("fileshare_change_log_latest_seq", Double(latest)),
                 ("fileshare_change_log_oldest_seq", Double(oldest)),
                 ("fileshare_change_log_records", Double(latest >= oldest ? latest - oldest + 1 : 0)),
-                ("fileshare_webdav_locks", Double(webDAV.state.readingLocks { table, _ in table.locks.count })),
+                ("fileshare_webdav_locks", Double(webDAV.state.lockCount)),
                 ("fileshare_observer_items", Double(core.observer.itemCount)),
                 ("fileshare_leader", core.isLeader ? 1 : 0),
                 ("fileshare_change_log_lag_records", Double(lag.records)),
@@ -210,6 +244,7 @@ public final class ShareServer: Service {
             idleTimeout: TimeAmount(limits.bodyIdleTimeout))
         // Each connection's requests run on its event loop (`EventLoopChildChannel`).
         let server: HTTPServerBuilder
+        let smallReads = self.smallReads
         if let tls = configuration.tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
             let key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
@@ -218,18 +253,20 @@ public final class ShareServer: Service {
             server = HTTPServerBuilder { responder in
                 EventLoopChildChannel(
                     base: try TLSChannel(
-                        HTTP1Channel(responder: responder, configuration: http1), tlsConfiguration: configuration))
+                        HTTP1Channel(responder: responder, configuration: http1), tlsConfiguration: configuration),
+                    smallReads: smallReads)
             }
         } else {
             server = HTTPServerBuilder { responder in
-                EventLoopChildChannel(base: HTTP1Channel(responder: responder, configuration: http1))
+                EventLoopChildChannel(
+                    base: HTTP1Channel(responder: responder, configuration: http1), smallReads: smallReads)
             }
         }
         return Application(
             router: makeRouter(),
             server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "fileshare"),
+                address: .hostname(configuration.host, port: configuration.port), serverName: ShareServer.serverName),
             onServerRunning: { [weak self, logger = self.logger] channel in
                 // First in the pipeline, before NIO's accept handlers see the error.
                 try? await channel.eventLoop.submit {
@@ -272,6 +309,7 @@ public final class ShareServer: Service {
             group.addTask { try await app.run() }
             group.addTask { await self.core.trimChangeLog() }
             group.addTask { await self.webDAV.maintain() }
+            if core.uploads.shared != nil { group.addTask { await self.core.expireUploadsWhileLeading() } }
             if let shared = configuration.sharedDatabase, let lock = shared.lock {
                 let driver = LeadershipDriver(
                     core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)

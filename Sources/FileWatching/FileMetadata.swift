@@ -47,6 +47,10 @@ struct DirectoryListing: Sendable {
     var watch: WatchOutcome
     /// The entries, or why the directory could not be read.
     var entries: Result<[DirectoryEntry], Errno>
+    /// The device and inode of the directory listed (and watched), where
+    /// known: the one at the path when it was opened, which a rename may
+    /// have made another than the one the caller looked up before.
+    var listed: (device: UInt64, inode: UInt64)? = nil
 }
 
 /// The platform seam: every file-system access the observer's logic makes.
@@ -73,6 +77,10 @@ protocol FileSystemAccess {
     func identityAttribute(at path: ItemPath) -> ItemID?
     /// Stores an id in the item's identity attribute.
     func setIdentityAttribute(_ id: ItemID, at path: ItemPath)
+    /// Stores an id in the item's identity attribute unless it has one
+    /// (in one step: a copy tool may write one at any moment); `false`
+    /// when it had one.
+    func createIdentityAttribute(_ id: ItemID, at path: ItemPath) -> Bool
     /// Up to `count` bytes of a file from `offset`, `nil` when it cannot be read.
     func readBytes(at path: ItemPath, offset: Int64, count: Int) -> [UInt8]?
 }

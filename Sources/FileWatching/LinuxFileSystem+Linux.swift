@@ -102,6 +102,7 @@
                 return DirectoryListing(watch: .notRequested, entries: .failure(Errno(rawValue: -fd)))
             }
             defer { _ = cfs_close(fd) }
+            let listed = (try? FileStatus(descriptor: fd)).map { (device: $0.device, inode: $0.inode) }
             var outcome = WatchOutcome.notRequested
             if watch, let inotifyFD {
                 let wd: Int32
@@ -117,7 +118,8 @@
             while true {
                 let count = cfs_getdents(fd, buffer.baseAddress, buffer.count)
                 if count < 0 {
-                    return DirectoryListing(watch: outcome, entries: .failure(Errno(rawValue: Int32(-count))))
+                    return DirectoryListing(
+                        watch: outcome, entries: .failure(Errno(rawValue: Int32(-count))), listed: listed)
                 }
                 if count == 0 { break }
                 var offset = 0
@@ -141,7 +143,7 @@
                     entries.append(DirectoryEntry(name: name, metadata: metadata))
                 }
             }
-            return DirectoryListing(watch: outcome, entries: .success(entries))
+            return DirectoryListing(watch: outcome, entries: .success(entries), listed: listed)
         }
 
         func removeWatch(_ descriptor: Int32) {
@@ -177,6 +179,12 @@
             let absolute = path.isRoot ? rootPath : rootPath + "/" + path.description
             let value = Array(id.description.utf8)
             _ = cfs_set_xattr(absolute, LinuxFileSystem.identityAttributeName, value, value.count)
+        }
+
+        func createIdentityAttribute(_ id: ItemID, at path: ItemPath) -> Bool {
+            let absolute = path.isRoot ? rootPath : rootPath + "/" + path.description
+            let value = Array(id.description.utf8)
+            return cfs_create_xattr(absolute, LinuxFileSystem.identityAttributeName, value, value.count) != -EEXIST
         }
 
         func readBytes(at path: ItemPath, offset: Int64, count: Int) -> [UInt8]? {

@@ -76,6 +76,9 @@ extension ObserverCore {
                 tree.setID(newcomer, to: stored)
                 replaceIDsInPending([stored: newcomerID, newcomerID: stored])
                 fileSystem.setIdentityAttribute(newcomerID, at: tree.path(of: holder))
+                // Reported during the scan, under the id it had then, the
+                // newcomer had that id written on it: it gets its own back.
+                fileSystem.setIdentityAttribute(stored, at: path)
             } else {
                 fileSystem.setIdentityAttribute(tree.id(of: newcomer), at: path)
             }

@@ -6,11 +6,21 @@ extension ObserverCore {
         case deleted
         /// Moved in from outside the watched tree (or from a hidden or excluded name).
         case movedIn
+        /// Moved in as ``movedIn``, in exchange for the item at the name,
+        /// which the same rename took away (`renameat2` with
+        /// `RENAME_EXCHANGE`: the kernel reports two renames, the second
+        /// taking the name's old item away at once).
+        case exchangedIn
         /// Moved out of the watched tree.
         case movedOut
         case written
         case closedWrite
         case attributes
+
+        /// Moved in whole, from outside the tree or in an exchange.
+        var isArrival: Bool { self == .movedIn || self == .exchangedIn }
+        /// An event about an item's content or attributes, which changes no name.
+        var keepsNames: Bool { self == .written || self == .closedWrite || self == .attributes }
     }
 
     /// Handles one read of events, in order. A `movedFrom` whose `movedTo` is
@@ -59,26 +69,41 @@ extension ObserverCore {
                     let newName = events[target].name
                 {
                     consumed.insert(target)
-                    handleMove(from: directory, name: name, to: destination, newName: newName)
+                    handleMove(
+                        from: directory, name: name, to: destination, newName: newName,
+                        exchanged: Self.isExchange(events, at: target))
                 } else {
                     look(at: name, in: directory, cause: .movedOut)
                 }
             case .movedTo:
-                look(at: name, in: directory, cause: .movedIn)
+                look(at: name, in: directory, cause: Self.isExchange(events, at: position) ? .exchangedIn : .movedIn)
             case .created:
-                look(at: name, in: directory, cause: .created)
+                look(at: name, in: directory, cause: .created, subjectIsDirectory: event.isDirectory)
             case .deleted:
                 look(at: name, in: directory, cause: .deleted)
             case .modified:
-                look(at: name, in: directory, cause: .written)
+                look(at: name, in: directory, cause: .written, subjectIsDirectory: event.isDirectory)
             case .closedWrite:
-                look(at: name, in: directory, cause: .closedWrite)
+                look(at: name, in: directory, cause: .closedWrite, subjectIsDirectory: event.isDirectory)
             case .attributes:
-                look(at: name, in: directory, cause: .attributes)
+                look(at: name, in: directory, cause: .attributes, subjectIsDirectory: event.isDirectory)
             default:
                 break
             }
         }
+    }
+
+    /// Whether the `movedTo` at `position` is the first half of an
+    /// exchange: the same directory's item of that name leaves by a rename
+    /// among the next few events (the kernel reports the second rename
+    /// right after the first, with at most the moved folder's own
+    /// `selfMoved` between them).
+    static func isExchange(_ events: [SourceEvent], at position: Int) -> Bool {
+        let arrival = events[position]
+        for later in events[(position + 1)..<min(events.count, position + 4)] {
+            if case .movedFrom = later.kind, later.watch == arrival.watch, later.name == arrival.name { return true }
+        }
+        return false
     }
 
     mutating func rootGone() {
@@ -91,12 +116,14 @@ extension ObserverCore {
     /// is taken for it (the disk may have moved on since, and the events that
     /// follow will say how); only the metadata is refreshed when the disk
     /// still shows the same item there.
-    mutating func handleMove(from directory: Tree.Index, name: [UInt8], to destination: Tree.Index, newName: [UInt8]) {
+    mutating func handleMove(
+        from directory: Tree.Index, name: [UInt8], to destination: Tree.Index, newName: [UInt8], exchanged: Bool
+    ) {
         let destinationPath = tree.path(of: destination)
         let visibleAfter = filter.includes(newName, in: destinationPath)
         guard let source = tree.child(of: directory, named: name) else {
             // From a hidden, excluded or unknown name: an arrival.
-            if visibleAfter { look(at: newName, in: destination, cause: .movedIn) }
+            if visibleAfter { look(at: newName, in: destination, cause: exchanged ? .exchangedIn : .movedIn) }
             return
         }
         guard visibleAfter else {
@@ -150,7 +177,11 @@ extension ObserverCore {
     }
 
     /// Settles one directory entry by comparing the tree with the disk.
-    mutating func look(at name: [UInt8], in directory: Tree.Index, cause: Cause) {
+    /// `subjectIsDirectory`: whether the kernel said the event's subject was
+    /// a folder (given for events that create or keep names).
+    mutating func look(
+        at name: [UInt8], in directory: Tree.Index, cause: Cause, subjectIsDirectory: Bool? = nil
+    ) {
         let directoryPath = tree.path(of: directory)
         guard filter.includes(name, in: directoryPath) else { return }
         guard isInPlace(directory, at: directoryPath) else {
@@ -170,9 +201,29 @@ extension ObserverCore {
             emit(.error(message: "cannot read '\(path)': \(errno)", path: path))
             return
         }
+        if let subjectIsDirectory, let onDisk, (onDisk.kind == .directory) != subjectIsDirectory {
+            // What the event was about (made, written, its attributes set)
+            // is gone from its name, and a folder has the name where it was
+            // a file (or the reverse): a delete or renames later in the
+            // queue did that (a rename never puts a folder over a file),
+            // and their events settle both. Taken now for an arrival, a
+            // folder the tree holds elsewhere would be added anew and its
+            // items claimed out of it.
+            return
+        }
         switch (known, onDisk) {
         case (nil, nil):
             return
+        case (let known?, nil) where cause.keepsNames:
+            // Written (or its attributes set), and gone from its name by the
+            // time we look: the event that took it away (a delete or a
+            // rename, in this read or the next) says where it went, and
+            // a rename keeps its id. Removing it here would report a file
+            // written and moved at once as removed and added anew. The
+            // write is counted now, on the item as the tree knows it.
+            if tree[known].kind == .file && cause != .attributes {
+                beginWriting(known, metadata: tree.metadata(of: known), closed: cause == .closedWrite)
+            }
         case (let known?, nil):
             remove(known)
         case (nil, let metadata?):
@@ -180,9 +231,24 @@ extension ObserverCore {
         case (let known?, let metadata?):
             if metadata.identity == tree.identity(of: known) && metadata.kind == tree[known].kind {
                 update(known, with: metadata, cause: cause)
-            } else if cause == .movedIn && metadata.kind != .directory && tree[known].kind != .directory {
+            } else if cause.isArrival && metadata.kind != .directory && tree[known].kind != .directory {
                 // Renamed over from outside or from a hidden name: an atomic save.
                 replace(known, with: metadata, replacedBy: nil)
+            } else if cause == .exchangedIn && metadata.kind == .directory && tree[known].kind == .directory {
+                // A folder exchanged for this one from outside or from a
+                // hidden name (a package's atomic save), this one leaving
+                // by the same rename: the same folder saved anew. (A folder
+                // merely moved in where the tree still has one is not: the
+                // tree's may be on its way elsewhere, by renames not read yet.)
+                renewFolder(known, with: metadata)
+            } else if cause.keepsNames && (metadata.kind == .directory || tree[known].kind == .directory) {
+                // Another item at a folder's name (or a folder at an item's),
+                // seen through an event that changes no name: renames not
+                // read yet put it there (a swap or a rotation of names), and
+                // their events settle it. Taken now for a removal and an
+                // arrival, the folder's items would be moved into the
+                // newcomer and lost with it when those renames are read.
+                return
             } else if cause != .created && cause != .deleted && metadata.kind == .file && tree[known].kind == .file {
                 // Another inode under the same name with no create or delete
                 // seen for it: the same document, written anew.
@@ -198,10 +264,10 @@ extension ObserverCore {
     /// A new item under `directory`.
     mutating func arrive(_ name: [UInt8], in directory: Tree.Index, metadata: FileMetadata, cause: Cause) {
         // Something moved in arrives complete; something created is being written.
-        let writing = metadata.kind == .file && cause != .movedIn
+        let writing = metadata.kind == .file && !cause.isArrival
         let index = add(name: name, in: directory, metadata: metadata, writing: writing)
         if writing && cause == .closedWrite { writes.closed(index, at: now.monotonic) }
-        if metadata.kind == .directory { populate(index, report: true, fresh: true, complete: cause == .movedIn) }
+        if metadata.kind == .directory { populate(index, report: true, fresh: true, complete: cause.isArrival) }
     }
 
     /// A known item that may have changed.
@@ -220,7 +286,7 @@ extension ObserverCore {
                 beginWriting(
                     index, metadata: metadata, closed: cause == .closedWrite, report: changed || cause == .written)
             }
-        case .attributes, .created, .movedIn:
+        case .attributes, .created, .movedIn, .exchangedIn:
             if changed {
                 if writes.isTracking(index) {
                     writes.activity(

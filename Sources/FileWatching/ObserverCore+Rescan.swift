@@ -11,11 +11,11 @@
 /// it). Deciding at the name, in listing order, would take a file moved away
 /// and replaced by a new one for a save, and the moved file for a new one.
 extension ObserverCore {
-    mutating func rescan(from start: Tree.Index, reason: String?) {
+    mutating func rescan(from start: Tree.Index, reason: String?, renewingFolders: Bool = false) {
         guard tree.isLive(start) else { return }
         // Everything under `start`, by identity, to find where items went
         // (hard links, several items of one identity, are rare: kept aside).
-        var pass = RescanPass()
+        var pass = RescanPass(renewsFolders: renewingFolders)
         tree.walk(from: start) { index in
             if index != start { pass.byIdentity.add(tree.identity(of: index), index) }
         }
@@ -183,6 +183,18 @@ extension ObserverCore {
                     let source = movedSource(dispute.metadata, byIdentity: pass.byIdentity)
                     replace(occupant, with: dispute.metadata, replacedBy: source)
                     tree.set(occupant, flag: Tree.Flag.visited, true)
+                } else if pass.renewsFolders && tree[occupant].kind == .directory
+                    && dispute.metadata.kind == .directory
+                {
+                    // Inside a folder saved anew (`renewFolder`): another
+                    // folder under the same name is the same folder saved
+                    // anew; what is in it is settled by name when it is
+                    // listed. (Elsewhere a folder is not taken for gone
+                    // here: it may be inside the new folder, not listed
+                    // yet, and set aside it comes back under its id.)
+                    renew(occupant, with: dispute.metadata)
+                    tree.set(occupant, flag: Tree.Flag.visited, true)
+                    pass.directories.append(occupant)
                 } else {
                     setAside(occupant, pass: &pass)
                     arrive(dispute.name, in: dispute.directory, metadata: dispute.metadata, pass: &pass)
@@ -215,6 +227,32 @@ extension ObserverCore {
             }
         }
         return nil
+    }
+
+    /// A folder the tree has at a name where another was put from outside
+    /// the tree or from a hidden name (a rename over it: a package's atomic
+    /// save does that with `renameat2(RENAME_EXCHANGE)`, and the old tree
+    /// leaves whole): the same folder saved anew, as two files are. It
+    /// keeps its id, and so does each item in it whose name is still there
+    /// (a file `modified` when it is another inode, as after any atomic
+    /// save; a folder renewed in turn); names gone are `removed`, new names
+    /// `added`. A package's readers and the documents open in it follow one
+    /// id through every save.
+    mutating func renewFolder(_ index: Tree.Index, with metadata: FileMetadata) {
+        renew(index, with: metadata)
+        rescan(from: index, reason: nil, renewingFolders: true)
+    }
+
+    /// Gives a folder the identity of the one now at its name: the old
+    /// one's watch goes (it watches a folder elsewhere now), and the new one
+    /// gets the folder's id in its identity attribute.
+    private mutating func renew(_ index: Tree.Index, with metadata: FileMetadata) {
+        if let wd = watchOfDirectory.removeValue(forKey: index) {
+            watchedDirectories[wd] = nil
+            fileSystem.removeWatch(wd)
+        }
+        tree.set(index, metadata: metadata)
+        keepIdentityAttribute(of: index)
     }
 
     /// Removes an item (and its subtree) whose name is needed, remembering
@@ -265,6 +303,9 @@ struct RescanPass {
 
     /// The tree's items under the rescanned directory, by identity.
     var byIdentity = IdentityIndex()
+    /// Whether a folder found where the tree's folder was, the tree's not
+    /// found, is that folder saved anew (inside a folder saved anew).
+    var renewsFolders = false
     /// Directories to list, visited already.
     var directories: [Tree.Index] = []
     var disputes: [Dispute] = []

@@ -186,6 +186,19 @@ extension ObserverCore {
             )
         }
         let listing = fileSystem.listDirectory(at: path, watch: usesWatches && !isPolled(directory))
+        if directory != Tree.rootIndex, let listed = listing.listed {
+            let known = tree.identity(of: directory)
+            if listed.device != known.device || listed.inode != known.inode {
+                // Another folder is at the path now: a rename (not read
+                // yet) raced the look-up. What was listed and watched is
+                // that folder's, not this one's: taking its watch would
+                // hand its events to this item. Settled once the rename's
+                // events are read and the tree has the folder where the
+                // disk has it (`rescanDisplaced`).
+                displaced.insert(directory)
+                return nil
+            }
+        }
         record(listing.watch, for: directory, path: path)
         switch listing.entries {
         case .success(let entries):

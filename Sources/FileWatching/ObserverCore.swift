@@ -119,7 +119,10 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
         if let stored, tree.index(of: stored) == nil { return stored }
         let id = Self.derivedID(for: metadata, in: tree)
         if stored == nil {
-            fileSystem.setIdentityAttribute(id, at: path)
+            // Only if still none: a copy tool (`cp -a`) that wrote its
+            // source's id since it was read must not lose it to ours, or the
+            // copy would be reported added, not duplicated.
+            _ = fileSystem.createIdentityAttribute(id, at: path)
         } else if !isScanned {
             // Two items found by the scan claim one id: the older keeps it,
             // whatever the order of the scan (settled when the scan ends).

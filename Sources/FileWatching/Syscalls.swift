@@ -55,7 +55,7 @@ func monotonicNanoseconds() -> Int64 {
 }
 
 /// Wall-clock time in nanoseconds since the epoch.
-func wallNanoseconds() -> Int64 {
+public func wallNanoseconds() -> Int64 {
     var spec = timespec()
     clock_gettime(CLOCK_REALTIME, &spec)
     return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)

@@ -12,13 +12,19 @@ import SystemPackage
 /// `ffmpeg`. Each runs as a child process (swift-subprocess) reading the
 /// file on its standard input (the server opened it, under the path rules),
 /// writing a PNG to its standard output, with a time limit (killed after
-/// it), an address-space limit (`prlimit`, where installed), and at most
+/// it: CPU time, and an address-space limit, through `prlimit` where
+/// installed; see ``Limits/time``), and at most
 /// ``Limits/concurrent`` at once, so a hostile file costs a bounded share
 /// of the machine and the server stays up.
 public struct ExternalThumbnailer: Sendable {
     /// The bounds on each program run.
     public struct Limits: Sendable {
-        /// How long one run may take before it is killed.
+        /// How long one run may take before it is killed: in the program's
+        /// own CPU time where `prlimit` is installed (the kernel stops it
+        /// with `SIGXCPU`), with six times it on the wall clock for a run
+        /// that waits rather than works; on the wall clock alone without
+        /// `prlimit`. CPU time, so that a busy machine, which runs every
+        /// program slowly, does not turn good files into icons.
         public var time: Duration
         /// The address space one run may use, in bytes.
         public var memoryBytes: Int
@@ -153,12 +159,17 @@ public struct ExternalThumbnailer: Sendable {
         guard own >= 0 else { throw ThumbnailError(.failed, "cannot reopen the file for \(program)") }
         let executable: String
         var all: [String]
+        let wallTime: Duration
         if let prlimit {
             executable = prlimit
-            all = ["--as=\(limits.memoryBytes)", "--", program] + arguments
+            // SIGXCPU at the limit; SIGKILL a second later for a program that ignores it.
+            let cpu = ExternalThumbnailer.wholeSeconds(limits.time)
+            all = ["--as=\(limits.memoryBytes)", "--cpu=\(cpu):\(cpu + 1)", "--", program] + arguments
+            wallTime = limits.time * clockTimesCPULimit
         } else {
             executable = program
             all = arguments
+            wallTime = limits.time
         }
         var options = PlatformOptions()
         options.teardownSequence = []  // killed at once when the time is up
@@ -176,19 +187,20 @@ public struct ExternalThumbnailer: Sendable {
                         output: .bytes(limit: limit), error: .string(limit: 4096))
                     return .success(
                         ExecutionRecord(
-                            status: result.terminationStatus.isSuccess, output: result.standardOutput,
+                            status: result.terminationStatus.isSuccess,
+                            outOfTime: result.terminationStatus == .signaled(SIGXCPU), output: result.standardOutput,
                             error: result.standardError))
                 } catch {
                     return .failure(error)
                 }
             }
-            group.addTask { [time = limits.time] in
-                try? await Task.sleep(for: time)
+            group.addTask {
+                try? await Task.sleep(for: wallTime)
                 return nil
             }
             let first = await group.next() ?? nil
             group.cancelAll()
-            return first ?? .failure(ThumbnailError(.timedOut, "\(program) took longer than \(limits.time)"))
+            return first ?? .failure(ThumbnailError(.timedOut, "\(program) took longer than \(wallTime)"))
         }
         switch outcome {
         case .failure(let error as ThumbnailError):
@@ -196,6 +208,9 @@ public struct ExternalThumbnailer: Sendable {
             throw error
         case .failure(let error):
             throw ThumbnailError(.failed, "\(program) could not run: \(error)")
+        case .success(let record) where record.outOfTime:
+            logger.notice("thumbnail program used up its CPU time", metadata: ["program": "\(program)"])
+            throw ThumbnailError(.timedOut, "\(program) used more than \(limits.time) of CPU time")
         case .success(let record):
             guard record.status else {
                 throw ThumbnailError(.failed, "\(program) failed: \(record.error.prefix(200))")
@@ -209,8 +224,16 @@ public struct ExternalThumbnailer: Sendable {
 
     struct ExecutionRecord: Sendable {
         var status: Bool
+        /// Stopped by the kernel at its CPU time limit.
+        var outOfTime: Bool
         var output: [UInt8]
         var error: String
+    }
+
+    /// `duration` in whole seconds, rounded up (at least 1): `RLIMIT_CPU` counts seconds.
+    static func wholeSeconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(1, seconds + (attoseconds > 0 ? 1 : 0))
     }
 
     /// The executable `name` in the colon-separated `path`, if any.

@@ -21,9 +21,11 @@ public struct ImageThumbnailer: Sendable {
     public let size: Int
     /// The decodes at once, at most.
     public let concurrent: Int
-    /// How long a PNG or GIF, read row by row, may take before it is given
-    /// up (its icon): a slow file holds a decode slot no longer. The other
-    /// kinds are one library call each, bounded by their pixel limits.
+    /// How much CPU time a PNG or GIF, read row by row, may take before it
+    /// is given up (its icon), and six times it on the clock while its
+    /// reads wait: a slow file holds a decode slot no longer, and a machine
+    /// busy with other work does not turn a good file into an icon. The
+    /// other kinds are one library call each, bounded by their pixel limits.
     public let timeLimit: Duration
     let libraries: ImageLibraries
     let pool: RunPool
@@ -126,16 +128,23 @@ public struct ImageThumbnailer: Sendable {
             guard let library else { throw missing(name) }
             var out = cit_image()
             let (seconds, attoseconds) = timeLimit.components
-            let deadline = cit_now() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            let limit = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            // The limit in CPU time, and a multiple of it on the wall clock (reads that wait, a loaded machine).
+            let deadline = cit_now() + limit
+            let wallDeadline = cit_wall_now() + limit * Int64(clockTimesCPULimit)
             let status: Int32
             if let bytes {
                 status = bytes.withUnsafeBufferPointer {
                     decode(
-                        library, cit_input(fd: -1, bytes: $0.baseAddress, size: $0.count, deadline: deadline),
+                        library,
+                        cit_input(
+                            fd: -1, bytes: $0.baseAddress, size: $0.count, deadline: deadline,
+                            wall_deadline: wallDeadline),
                         Int32(size), &out)
                 }
             } else {
-                status = decode(library, cit_input(fd: fd, bytes: nil, size: 0, deadline: deadline), Int32(size), &out)
+                let input = cit_input(fd: fd, bytes: nil, size: 0, deadline: deadline, wall_deadline: wallDeadline)
+                status = decode(library, input, Int32(size), &out)
             }
             let exif = out.exif.map { Array(UnsafeBufferPointer(start: $0, count: out.exif_size)) }
             guard status == 0, let image = RGBImage(taking: &out) else {

@@ -31,3 +31,8 @@ public struct ThumbnailError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 }
+
+/// How many times its CPU-time limit a decode or a program run may last on
+/// the clock before it is stopped anyway: for work that waits rather than
+/// works (a slow read, a hung program), with room for a loaded machine.
+let clockTimesCPULimit = 6

@@ -84,7 +84,7 @@ public final class FolderLeadership: Sendable {
         while !Task.isCancelled {
             do {
                 let (configuration, logger) = (try url.connectionConfiguration(), self.logger)
-                let connection = try await Self.bounded(patience) {
+                let connection = try await Self.bounded(patience, discard: { try? await $0.close() }) {
                     try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
                 }
                 // Cancelled, the connection is closed at once: a query
@@ -156,19 +156,31 @@ public final class FolderLeadership: Sendable {
     /// passed or the task is cancelled — without waiting for the operation
     /// to end: a query or a connection attempt on a peer that stopped
     /// answering may never end, and leadership must not hang on one.
+    /// - Parameter discard: Given what the operation made when it ends after
+    ///   the bound (nobody takes it then): a connection is closed there, not
+    ///   dropped open.
     static func bounded<T: Sendable>(
-        _ bound: Duration, _ operation: @escaping @Sendable () async throws -> T
+        _ bound: Duration, discard: (@Sendable (T) async -> Void)? = nil,
+        _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let slot = Mutex(BoundedSlot<T>.empty)
-        let finish: @Sendable (Result<T, any Error>) -> Void = { result in
-            slot.withLock { $0.finish(result) }?.resume(with: result)
+        let finish: @Sendable (Result<T, any Error>) -> Bool = { result in
+            let (taken, continuation) = slot.withLock { $0.taken(result) }
+            continuation?.resume(with: result)
+            return taken
         }
         let work = Task {
-            do { finish(.success(try await operation())) } catch { finish(.failure(error)) }
+            do {
+                let value = try await operation()
+                // In a task of its own: this one is cancelled once the bound passed.
+                if !finish(.success(value)), let discard { await Task { await discard(value) }.value }
+            } catch {
+                _ = finish(.failure(error))
+            }
         }
         let timer = Task {
             try? await Task.sleep(for: bound)
-            finish(.failure(DatabaseTimeout(bound: bound)))
+            _ = finish(.failure(DatabaseTimeout(bound: bound)))
         }
         defer {
             work.cancel()
@@ -179,7 +191,7 @@ public final class FolderLeadership: Sendable {
                 if let result = slot.withLock({ $0.wait(continuation) }) { continuation.resume(with: result) }
             }
         } onCancel: {
-            finish(.failure(CancellationError()))
+            _ = finish(.failure(CancellationError()))
         }
     }
 
@@ -212,15 +224,22 @@ private enum BoundedSlot<T: Sendable>: Sendable {
 
     /// Records `result`; returns the continuation to resume, if one waits.
     mutating func finish(_ result: Result<T, any Error>) -> CheckedContinuation<T, any Error>? {
+        taken(result).continuation
+    }
+
+    /// Records `result`: whether it is the one the caller gets, and the continuation to resume, if one waits.
+    mutating func taken(_ result: Result<T, any Error>) -> (
+        taken: Bool, continuation: CheckedContinuation<T, any Error>?
+    ) {
         switch self {
         case .empty:
             self = .finished(result)
-            return nil
+            return (true, nil)
         case .waiting(let continuation):
             self = .resumed
-            return continuation
+            return (true, continuation)
         case .finished, .resumed:
-            return nil
+            return (false, nil)
         }
     }
 

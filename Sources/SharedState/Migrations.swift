@@ -103,6 +103,90 @@ public enum Schema {
                 """,
                 "CREATE INDEX change_origins_folder ON change_origins (folder, expires_at)",
             ]),
+        Migration(
+            version: 3, name: "WebDAV locks and resumable uploads",
+            statements: [
+                // One row per lock; its end on the database's clock
+                // (nanoseconds since the epoch), so every server judges it alike.
+                """
+                CREATE TABLE dav_locks (
+                    folder text NOT NULL,
+                    token text NOT NULL,
+                    root text NOT NULL,
+                    deep boolean NOT NULL,
+                    exclusive boolean NOT NULL,
+                    owner text,
+                    user_name text,
+                    timeout_seconds bigint NOT NULL CHECK (timeout_seconds > 0),
+                    expires_ns bigint NOT NULL,
+                    PRIMARY KEY (folder, token)
+                )
+                """,
+                // A resumable upload's state (its bytes stay in the folder's
+                // staging area); `writer` holds it while one server writes,
+                // for `writing_until` at most.
+                """
+                CREATE TABLE resumable_uploads (
+                    folder text NOT NULL,
+                    token text NOT NULL,
+                    path text NOT NULL,
+                    length bigint NOT NULL CHECK (length >= 0),
+                    offset_bytes bigint NOT NULL DEFAULT 0,
+                    conditions text[] NOT NULL DEFAULT '{}',
+                    user_name text,
+                    created_at timestamptz NOT NULL DEFAULT now(),
+                    expires_at timestamptz NOT NULL,
+                    writer text,
+                    writing_until timestamptz,
+                    PRIMARY KEY (folder, token)
+                )
+                """,
+            ]),
+        Migration(
+            version: 4, name: "sessions and share links",
+            statements: [
+                // The page's sessions (kind 'user') and share links' visitors
+                // (kind 'link', user_name is the link's id). Only SHA-256 of
+                // the session id is kept; the stamp ties a session to the
+                // password it was signed in with. Times are the database's.
+                """
+                CREATE TABLE sessions (
+                    folder text NOT NULL,
+                    id_hash text NOT NULL,
+                    kind text NOT NULL,
+                    user_name text NOT NULL,
+                    stamp text NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now(),
+                    last_seen timestamptz NOT NULL DEFAULT now(),
+                    expires_at timestamptz NOT NULL,
+                    PRIMARY KEY (folder, id_hash)
+                )
+                """,
+                "CREATE INDEX sessions_user ON sessions (folder, kind, user_name)",
+                "CREATE INDEX sessions_expiry ON sessions (folder, expires_at)",
+                // A folder's share links; times in seconds since the epoch,
+                // as the links' own file keeps them.
+                """
+                CREATE TABLE share_links (
+                    folder text NOT NULL,
+                    id text NOT NULL,
+                    token_hash text NOT NULL,
+                    item text NOT NULL,
+                    path text NOT NULL,
+                    access text NOT NULL,
+                    creator text,
+                    created bigint NOT NULL,
+                    expires bigint,
+                    password_hash text,
+                    max_downloads integer,
+                    downloads integer NOT NULL DEFAULT 0 CHECK (downloads >= 0),
+                    ended text,
+                    ended_at bigint,
+                    PRIMARY KEY (folder, id),
+                    UNIQUE (folder, token_hash)
+                )
+                """,
+            ]),
     ]
 
     /// The newest version this program knows.

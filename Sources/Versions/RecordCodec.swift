@@ -29,6 +29,8 @@ enum RecordCodec {
         var saved: Int64
         var origin: Origin?
         var conflict: Bool
+        /// `file` or `directory`; absent in records written before folders were kept (all files).
+        var kind: String?
     }
 
     private struct TrashFields: Codable {
@@ -45,7 +47,8 @@ enum RecordCodec {
         encode(
             VersionFields(
                 path: record.path, size: record.size, modified: record.modified, saved: record.saved,
-                origin: record.origin.map(Origin.init), conflict: record.conflict))
+                origin: record.origin.map(Origin.init), conflict: record.conflict,
+                kind: record.kind == .directory ? "directory" : "file"))
     }
 
     static func encode(_ record: TrashRecord) -> [UInt8] {
@@ -59,7 +62,8 @@ enum RecordCodec {
         let fields: VersionFields = try decode(bytes)
         return VersionRecord(
             version: version, id: id, path: fields.path, size: fields.size, modified: fields.modified,
-            saved: fields.saved, origin: fields.origin?.origin, conflict: fields.conflict)
+            saved: fields.saved, origin: fields.origin?.origin, conflict: fields.conflict,
+            kind: fields.kind == "directory" ? .directory : .file)
     }
 
     static func trash(_ bytes: [UInt8], trashId: String) throws(VersionError) -> TrashRecord {

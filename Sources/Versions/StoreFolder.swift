@@ -150,6 +150,51 @@ final class StoreFolder: Sendable {
         try StoreFolder.check(cfs_fsync(out), "flush \(path)/\(newName)")
     }
 
+    /// Copies the open folder `source` in as the new folder `newName`,
+    /// file by file (see ``copyTree(from:into:path:)``).
+    func copyTree(from source: Int32, as newName: String) throws(VersionError) {
+        try makeFolder(newName)
+        let out = try folder(newName)
+        try StoreFolder.copyTree(from: source, into: out.descriptor, path: path + "/" + newName)
+    }
+
+    /// Copies everything in the open folder `source` into the open, empty
+    /// folder `out`: folders made, files copied sharing extents where the
+    /// file system can (`FICLONE`) and flushed, then each folder flushed.
+    /// Links and special files are left out, as a package leaves them out.
+    static func copyTree(from source: Int32, into out: Int32, path: String) throws(VersionError) {
+        for name in try names(of: source, path: path) {
+            guard let status = try status(name, in: source, path: path) else { continue }
+            switch status.kind {
+            case .directory:
+                try check(cfs_mkdirat(out, name, 0o755), "make \(path)/\(name)")
+                let from = try run("open \(path)/\(name)") {
+                    openat(source, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                }
+                defer { close(from) }
+                let to = try run("open \(path)/\(name)") {
+                    openat(out, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                }
+                defer { close(to) }
+                try copyTree(from: from, into: to, path: path + "/" + name)
+            case .file:
+                let from = try run("open \(path)/\(name)") {
+                    openat(source, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                }
+                defer { close(from) }
+                let to = try run("make \(path)/\(name)") {
+                    openat(out, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+                }
+                defer { close(to) }
+                try check(cfs_copy_file(from, to), "copy \(path)/\(name)")
+                try check(cfs_fsync(to), "flush \(path)/\(name)")
+            default:
+                continue
+            }
+        }
+        try check(cfs_fsync(out), "flush \(path)")
+    }
+
     /// Renames `name` of the open folder `directory` in as `newName`.
     func take(_ name: String, from directory: Int32, as newName: String) throws(VersionError) {
         let result = cfs_renameat2(directory, name, descriptor, newName, UInt32(CFS_RENAME_NOREPLACE))

@@ -10,7 +10,7 @@ public struct VersionRecord: Sendable, Hashable {
     public var id: ItemID
     /// Where the item was when the version was kept, relative to the shared folder.
     public var path: String
-    /// The content's size in bytes.
+    /// The content's size in bytes (for a folder, of every file in it).
     public var size: Int64
     /// The content's modification time, nanoseconds since the epoch.
     public var modified: Int64
@@ -20,12 +20,15 @@ public struct VersionRecord: Sendable, Hashable {
     public var origin: ChangeOrigin?
     /// Whether this is a conflict version: an edit that lost a race, to be resolved.
     public var conflict: Bool
+    /// What the content is: a file, or a folder (a package document's whole tree).
+    public var kind: ItemKind
 
     /// Creates a record.
     public init(
         version: String, id: ItemID, path: String, size: Int64, modified: Int64, saved: Int64,
-        origin: ChangeOrigin?, conflict: Bool
+        origin: ChangeOrigin?, conflict: Bool, kind: ItemKind = .file
     ) {
+        self.kind = kind
         self.version = version
         self.id = id
         self.path = path

@@ -11,7 +11,8 @@ import Synchronization
 /// The kept versions of files, by item id, in a folder of their own (the
 /// server's is `.fileshare/versions/`, on the shared folder's file system).
 ///
-/// Each version is a folder `ID/VERSION/` holding the content (`content`)
+/// Each version is a folder `ID/VERSION/` holding the content (`content`:
+/// a file, or for a package document's version the whole tree as a folder)
 /// and a record (`meta.json`). It is made under a temporary name
 /// (``StoreName/temporaryPrefix``), complete and flushed, and renamed into
 /// place in one step: a version is whole or absent, and what a crash left
@@ -82,7 +83,8 @@ public final class VersionStore: Sendable {
         return record
     }
 
-    /// Opens a version's content for reading; the caller closes the descriptor.
+    /// Opens a version's content for reading (a folder's, for a folder
+    /// version: see ``VersionRecord/kind``); the caller closes the descriptor.
     public func openContent(_ version: String, of id: ItemID) throws(VersionError) -> Int32 {
         let record = try self.version(version, of: id)
         let entry = try folder.folder(id.description).folder(record.version)
@@ -107,6 +109,21 @@ public final class VersionStore: Sendable {
         now: Int64? = nil
     ) throws(VersionError) -> VersionRecord {
         try make(id: id, path: path, origin: origin, conflict: conflict, now: now) { entry throws(VersionError) in
+            if try StoreFolder.status(name, in: directory, path: "")?.kind == .directory {
+                // A folder (a package document's tree), about to be gone from
+                // where it is: moved in whole, no byte copied; copied file by
+                // file (reflink where the file system can) from another file system.
+                do throws(VersionError) {
+                    try entry.take(name, from: directory, as: VersionStore.contentName)
+                } catch  where error.systemError == Errno(rawValue: EXDEV) {
+                    let source = try StoreFolder.run("open '\(name)'") {
+                        openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                    }
+                    defer { close(source) }
+                    try entry.copyTree(from: source, as: VersionStore.contentName)
+                }
+                return
+            }
             if try entry.link(name, in: directory, as: VersionStore.contentName) { return }
             let source = try StoreFolder.run("open '\(name)'") {
                 openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
@@ -124,8 +141,26 @@ public final class VersionStore: Sendable {
         of source: Int32, id: ItemID, path: String, origin: ChangeOrigin?, conflict: Bool = false, now: Int64? = nil
     ) throws(VersionError) -> VersionRecord {
         try make(id: id, path: path, origin: origin, conflict: conflict, now: now) { entry throws(VersionError) in
-            try entry.copy(from: source, as: VersionStore.contentName)
+            if (try? FileStatus(descriptor: source))?.kind == .directory {
+                try entry.copyTree(from: source, as: VersionStore.contentName)
+            } else {
+                try entry.copy(from: source, as: VersionStore.contentName)
+            }
         }
+    }
+
+    /// Copies a folder version's tree into the open, empty folder `out`
+    /// (file by file, sharing extents where the file system can), every
+    /// file and folder flushed: what a restore of a package puts in place.
+    /// - Throws: ``VersionError/Code/notFound`` for no such version, or one that is a file.
+    public func copyTree(_ version: String, of id: ItemID, into out: Int32) throws(VersionError) {
+        let record = try self.version(version, of: id)
+        guard record.kind == .directory else {
+            throw VersionError(.notFound, "version \(version) of \(id) is a file, not a folder")
+        }
+        let source = try openContent(version, of: id)
+        defer { close(source) }
+        try StoreFolder.copyTree(from: source, into: out, path: "version \(version) of \(id)")
     }
 
     /// Copies a version's content into the open, empty file `out` (sharing
@@ -236,9 +271,12 @@ public final class VersionStore: Sendable {
         guard let content = try entry.status(VersionStore.contentName) else {
             throw VersionError(.io, "the content of a version of \(id) vanished while it was kept")
         }
+        let isFolder = content.kind == .directory
         var record = VersionRecord(
-            version: "", id: id, path: path, size: content.size, modified: content.modified, saved: saved,
-            origin: origin, conflict: conflict)
+            version: "", id: id, path: path,
+            size: isFolder ? StoreFolder.treeSize(VersionStore.contentName, in: entry.descriptor) : content.size,
+            modified: content.modified, saved: saved, origin: origin, conflict: conflict,
+            kind: isFolder ? .directory : .file)
         try entry.write(VersionStore.recordName, RecordCodec.encode(record))
         try entry.sync()
         try folder.makeFolder(id.description, existing: true)
@@ -305,7 +343,8 @@ public final class VersionStore: Sendable {
                 }
                 guard StoreName.isValid(version) else { continue }
                 let entry = try item.folder(version)
-                guard (try? entry.status(VersionStore.contentName))??.kind == .file,
+                guard let kind = (try? entry.status(VersionStore.contentName))??.kind,
+                    kind == .file || kind == .directory,
                     let bytes = try? entry.read(VersionStore.recordName),
                     let record = try? RecordCodec.version(bytes, version: version, id: id)
                 else {

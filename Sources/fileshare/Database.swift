@@ -1,3 +1,4 @@
+import Accounts
 import ArgumentParser
 import ChangeLog
 import FileSharing
@@ -96,13 +97,18 @@ struct SharedChangeLog {
     let logger: Logger
 
     /// What the server is given: the log, followed until this server takes
-    /// the folder's lock, and the origins of its changes while it follows.
+    /// the folder's lock, the origins of its changes while it follows, and
+    /// the sessions and share links all the folder's servers share.
     func configuration(whileLeading: (@Sendable (FileObserver) async -> Void)?) -> ShareConfiguration.SharedDatabase {
         ShareConfiguration.SharedDatabase(
             changeLog: log, description: database.url.description,
             lock: LeadershipLock(folder: key, url: database.url, logger: logger),
             origins: DatabaseOrigins(origins: PostgresOrigins(folder: key, database: database)),
-            whileLeading: whileLeading)
+            whileLeading: whileLeading,
+            sessions: PostgresSessionStore(folder: key, database: database),
+            links: PostgresLinkStore(folder: key, database: database),
+            linkVisitors: PostgresSessionStore(folder: key, database: database, kind: .link),
+            database: database, folderKey: key)
     }
 
     /// Opens it, or exits as `cli.md` says: 2 for a URL that cannot be

@@ -113,7 +113,7 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("database"),
         help: ArgumentHelp(
-            "Keep the change log in this PostgreSQL database (FILESHARE_DATABASE), shared by every server of DIR; migrated at start.",
+            "Keep the change log, WebDAV locks, resumable uploads, sessions and share links in this PostgreSQL database (FILESHARE_DATABASE), shared by every server of DIR; migrated at start.",
             valueName: "URL"))
     var database: String?
 

@@ -2,6 +2,7 @@ import Accounts
 import FileshareTestSupport
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 /// A hasher that counts its verifications: the tests see when bcrypt would
@@ -209,5 +210,33 @@ struct SessionTableTests {
         #expect(table.count == 2)
         #expect(table.user(of: "b", now: start + .seconds(3)) == nil)
         #expect(table.user(of: "a", now: start + .seconds(3)) == "u")
+    }
+
+    @Test("a session keeps its password's stamp; a user's sessions of other stamps end, those of the kept one stay")
+    func stamps() {
+        var table = SessionTable()
+        let start = ContinuousClock.now
+        table.start(id: "old", user: "alice", stamp: SessionStamp.of(passwordHash: "h1"), now: start)
+        table.start(id: "new", user: "alice", stamp: SessionStamp.of(passwordHash: "h2"), now: start)
+        table.start(id: "bob", user: "bob", stamp: SessionStamp.of(passwordHash: "h1"), now: start)
+        #expect(table.session(of: "old", now: start)?.stamp == SessionStamp.of(passwordHash: "h1"))
+        #expect(SessionStamp.of(passwordHash: "h1") != SessionStamp.of(passwordHash: "h2"))
+        table.end(user: "alice", keeping: SessionStamp.of(passwordHash: "h2"))
+        #expect(table.session(of: "old", now: start) == nil)
+        #expect(table.session(of: "new", now: start)?.user == "alice")
+        #expect(table.session(of: "bob", now: start)?.user == "bob")
+    }
+
+    @Test("the memory store: the table with the time of its clock")
+    func memoryStore() {
+        let now = Mutex(ContinuousClock.now)
+        let store = MemorySessionStore(limits: .init(idle: .seconds(60))) { now.withLock { $0 } }
+        store.start(id: "a", user: "alice", stamp: "s")
+        #expect(store.session("a") == SessionRecord(user: "alice", stamp: "s"))
+        now.withLock { $0 += .seconds(61) }
+        #expect(store.session("a") == nil && store.count == 0)
+        store.start(id: "b", user: "bob", stamp: "s")
+        store.end(user: "bob", keeping: nil)
+        #expect(store.session("b") == nil)
     }
 }

@@ -133,9 +133,7 @@ struct DocumentRandomTests {
 
     /// After someone else's write: the observer has seen it through (the
     /// file is no longer being written) and the document holds the file's
-    /// id. Moved away before that, a file can come back under another id
-    /// (a known fault of the observer, `WrittenThenMovedTests`), and the
-    /// document would take its file for deleted. Returns whether it did.
+    /// id. Returns whether it does.
     func settle(_ setup: DocumentTests.Setup, _ document: Document, _ path: ItemPath) async -> Bool {
         await setup.observer.sync()
         return await eventually {
@@ -144,13 +142,12 @@ struct DocumentRandomTests {
         }
     }
 
-    /// Known, now and then: after the document's file was deleted and put
-    /// back by its own save, someone else's atomic save is not always taken
-    /// up (the document keeps the old id), and such a document cannot follow
-    /// a later move. The seed ends there; what it checked until then held.
+    /// The document lost track of its file: the seed ends there (what it
+    /// checked until then held). Once a known fault: a file replaced a moment
+    /// before had its inode number given to the next program's temporary
+    /// file, and the document claimed that file for its own (it now checks
+    /// the birth time too, `ContentStamp.isSameFile(as:)`).
     func lostTrack(seed: UInt64, _ log: [String]) {
-        withKnownIssue("a document does not always take up its file's new id after a delete and an atomic save") {
-            Issue.record("seed \(seed): \(log)")
-        }
+        Issue.record("seed \(seed): the document lost track of its file: \(log)")
     }
 }

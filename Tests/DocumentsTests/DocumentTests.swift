@@ -125,6 +125,31 @@ struct DocumentTests {
         #expect(FileManager.default.fileExists(atPath: keeper.path(of: version)), "resolving loses nothing")
     }
 
+    @Test("conflict copies follow a document that goes on under a new id, in their order; others' stay")
+    func conflictCopiesReattach() throws {
+        let folder = try TemporaryFolder()
+        let keeper = try ConflictCopies(root: folder.path)
+        let staging = try TemporaryFolder()
+        let stagingFD = open(staging.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { close(stagingFD) }
+        let (old, new, other) = (ItemID(rawValue: 11), ItemID(rawValue: 22), ItemID(rawValue: 33))
+        var kept: [String] = []
+        for (index, id) in [old, old, other].enumerated() {
+            try staging.write("copy \(index)", to: "swapped")
+            kept.append(try #require(try keeper.keep("swapped", in: stagingFD, path: "n.txt", id: id, conflict: true)))
+        }
+        keeper.reattach(from: old, to: new)
+        #expect(keeper.versions(of: old).isEmpty)
+        let moved = keeper.versions(of: new)
+        #expect(moved.count == 2)
+        #expect(
+            moved.map {
+                FileManager.default.contents(atPath: keeper.path(of: $0)).map { String(decoding: $0, as: UTF8.self) }
+            }
+                == ["copy 0", "copy 1"])
+        #expect(keeper.versions(of: other) == [kept[2]])
+    }
+
     @Test("someone else writing in place (same file, new size) is caught too")
     func inPlaceWrite() async throws {
         let setup = try Setup(autosave: .seconds(60))

@@ -15,6 +15,22 @@ struct AuditLogTests {
             time: Date(timeIntervalSince1970: 1_700_000_000 + Double(index)))
     }
 
+    @Test(
+        "event times: RFC 3339 in UTC to the millisecond, read back to the same millisecond",
+        arguments: [
+            (0, "1970-01-01T00:00:00.000Z"), (1_764_033_825.678, "2025-11-25T01:23:45.678Z"),
+            (1_764_033_825.0005, "2025-11-25T01:23:45.000Z"), (951_782_400.999, "2000-02-29T00:00:00.999Z"),
+            (-86_400.25, "1969-12-30T23:59:59.750Z"), (4_102_444_800, "2100-01-01T00:00:00.000Z"),
+            // Beyond what nanoseconds since 1970 hold: Foundation writes it.
+            (9.5e9, "2271-01-16T16:53:20.000Z"),
+        ] as [(Double, String)])
+    func eventTimes(seconds: Double, written: String) throws {
+        let date = Date(timeIntervalSince1970: seconds)
+        #expect(AuditEvent.format(date) == written)
+        let back = try #require(AuditEvent.parseTime(written))
+        #expect(abs(back.timeIntervalSince1970 - seconds) < 0.001)
+    }
+
     @Test("rotated by size, the newest kept files read back in order, each file private")
     func rotation() async throws {
         let folder = try TemporaryFolder()
@@ -53,6 +69,27 @@ struct AuditLogTests {
         }.reduce(0, +)
         #expect(written + dropped == total, "written \(written), dropped \(dropped)")
         #expect(written >= 4)
+    }
+
+    @Test("events arriving while the writer waits out its window are one write; flush does not wait for the window")
+    func batches() async throws {
+        let folder = try TemporaryFolder()
+        let audit = AuditLog(
+            folder: folder("audit"), options: .init(batchWindow: .seconds(30)), logger: Logger(label: "test"))
+        // The first event wakes the writer at once.
+        audit.record(Self.event(0))
+        #expect(await eventually { audit.batchesWritten == 1 })
+        #expect(AuditReader.read(folder: folder("audit")).map(\.detail) == ["n0"])
+        // The rest arrive inside its 30 s window: one write, when a reader asks.
+        for index in 1...1000 { audit.record(Self.event(index)) }
+        let start = ContinuousClock.now
+        await audit.flush()
+        #expect(ContinuousClock.now - start < .seconds(20), "flush waited out the window")
+        #expect(AuditReader.read(folder: folder("audit")).count == 1001)
+        #expect(audit.batchesWritten == 2)
+        await audit.close()
+        // After the end, a flush returns at once.
+        await audit.flush()
     }
 
     @Test("read back filtered by time, user, path and limit; the table for people")

@@ -29,7 +29,7 @@ final class ShareFixture: @unchecked Sendable {
         acceptedTypes: AcceptedTypes? = nil, misleadingNames: MisleadingNames = .refuse,
         changeLog: FileChangeLog.Options = FileChangeLog.Options(), limits: ConnectionLimits = ConnectionLimits(),
         users: String? = nil, signInLimits: SignInThrottle.Limits = SignInThrottle.Limits(),
-        history: HistoryOptions = HistoryOptions()
+        history: HistoryOptions = HistoryOptions(), smallReads: Bool = true
     ) throws {
         if let root {
             self.root = root
@@ -52,6 +52,7 @@ final class ShareFixture: @unchecked Sendable {
         configuration.passwordHasher = BcryptHasher(cost: 4)
         configuration.signInLimits = signInLimits
         configuration.history = history
+        configuration.smallReadsOnEventLoop = smallReads
         server = try ShareServer(
             configuration: configuration,
             logger: logger,

@@ -118,6 +118,31 @@ struct ShareLinkLogicTests {
         #expect(dedup.count <= 3)
     }
 
+    @Test("past its capacity, the dedup forgets the oldest keys and keeps the newest half")
+    func downloadDedupCapacity() {
+        var dedup = DownloadDedup(window: .seconds(60), capacity: 1_000)
+        let start = ContinuousClock.now
+        func isNew(_ index: Int, after seconds: Int) -> Bool {
+            dedup.isNew(.init(client: "c", file: "\(index)", validator: ""), now: start + .seconds(seconds))
+        }
+        var counts: [Int] = []
+        var firstTimes = 0
+        for index in 0..<10_000 {
+            if isNew(index, after: 0) { firstTimes += 1 }
+            counts.append(dedup.count)
+        }
+        #expect(firstTimes == 10_000)
+        #expect(counts.max() ?? 0 <= 1_000)
+        // The newest half are the same downloads still; the first ones are new again.
+        let repeated = (9_500..<10_000).filter { !isNew($0, after: 1) }.count
+        #expect(repeated == 500)
+        let first = isNew(0, after: 1)
+        #expect(first)
+        // Remembered, but the window has passed.
+        let late = isNew(9_999, after: 62)
+        #expect(late)
+    }
+
     /// The access matrix, for link requesters: a read link to Team and an upload link to Drop.
     static let linkCases: [(right: Right, operation: AccessOperation, path: String, denied: AccessDenied.Code?)] = [
         (.read, .read, "Team", nil),

@@ -107,6 +107,38 @@ struct SignInLiveTests {
         }
     }
 
+    @Test("a changed password ends the sessions signed in with the old one; another user's stay")
+    func passwordChangeEndsSessions() async throws {
+        let folder = try TemporaryFolder()
+        let share = try Self.share(in: folder)
+        try await share.test(.live) { client in
+            let json: HTTPFields = [.contentType: "application/json", .secFetchSite: "same-origin"]
+            var cookies: [String: String] = [:]
+            for name in ["reader", "writer"] {
+                let body = #"{"name":"\#(name)","password":"\#(name)-pw"}"#
+                let signedIn = try await Self.send(client, .post, "/api/session", json, body: body)
+                cookies[name] = try #require(Self.cookie(signedIn), "\(signedIn.status) \(signedIn.text)")
+            }
+            let reader = try #require(cookies["reader"])
+            #expect(try await Self.send(client, .get, "/api/session", [.cookie: reader]).status == .ok)
+            var directory = try #require(try UsersFile.read(folder("users.json")))
+            try directory.setPassword("reader", passwordHash: "another hash")
+            try UsersFile.write(directory, to: folder("users.json"))
+            // The users file is looked at once a second.
+            let clock = ContinuousClock()
+            let start = clock.now
+            var status = HTTPResponse.Status.ok
+            while clock.now - start < .seconds(10) {
+                status = try await Self.send(client, .get, "/api/session", [.cookie: reader]).status
+                if status == .unauthorized { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(status == .unauthorized)
+            let writer = try #require(cookies["writer"])
+            #expect(try await Self.send(client, .get, "/api/session", [.cookie: writer]).status == .ok)
+        }
+    }
+
     @Test("a change sent from another site's page is refused, with a cookie or Basic")
     func crossSite() async throws {
         let folder = try TemporaryFolder()

@@ -11,7 +11,7 @@ import Testing
 
 /// The thumbnails made ahead of time: the queue's logic, then a listed
 /// folder whose cache fills with nobody asking for a thumbnail.
-@Suite("thumbnails made ahead", .timeLimit(.minutes(5)))
+@Suite("thumbnails made ahead", .timeLimit(.minutes(10)))
 struct ThumbnailsAheadTests {
     static func id(_ number: UInt64) -> ItemID { ItemID(rawValue: number) }
 

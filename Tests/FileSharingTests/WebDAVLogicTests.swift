@@ -201,12 +201,12 @@ struct WebDAVLogicTests {
         let live = try lock("opaquelocktoken:a", "docs/a b", now: 5_000_000_000, seconds: 100)
         var ended = try lock("opaquelocktoken:b", "x", now: 5_000_000_000, seconds: 10)
         ended.owner = "<D:owner xmlns:D=\"DAV:\">alice</D:owner>"
-        let data = WebDAVState.encode([live, ended], monotonicNow: 5_000_000_000, wallNow: 1_000_000)
+        let data = FileLockStore.encode([live, ended], monotonicNow: 5_000_000_000, wallNow: 1_000_000)
         // Read 30 seconds later by a process whose monotonic clock started anew.
-        let back = WebDAVState.decode(data, monotonicNow: 0, wallNow: 1_000_030)
+        let back = FileLockStore.decode(data, monotonicNow: 0, wallNow: 1_000_030)
         #expect(back.map(\.token) == ["opaquelocktoken:a"])
         #expect(back.first?.root == live.root && back.first?.isDeep == true && back.first?.timeout == 100)
         #expect(back.first?.expires == 70_000_000_000)
-        #expect(WebDAVState.decode(Data("not json".utf8), monotonicNow: 0, wallNow: 0).isEmpty)
+        #expect(FileLockStore.decode(Data("not json".utf8), monotonicNow: 0, wallNow: 0).isEmpty)
     }
 }

@@ -179,6 +179,95 @@ struct ObserverCoreTests {
         #expect(h.core.tree.identity(of: h.core.tree.index(of: id)!).inode == h.fs.resolve("doc.txt"))
     }
 
+    @Test(
+        "a folder exchanged with one from a hidden name (a package's atomic save) keeps its id, and so does what is in it, by name; after an overflow it is removed and added",
+        arguments: [false, true])
+    func folderSavedAnew(overflows: Bool) throws {
+        var h = CoreHarness { fs in
+            fs.mkdir("doc.pkg")
+            fs.write("doc.pkg/index.xml", bytes: 10)
+            fs.write("doc.pkg/old.png", bytes: 5)
+            fs.mkdir("doc.pkg/Data")
+            fs.write("doc.pkg/Data/a", bytes: 3)
+            fs.mkdir(".staging")
+        }
+        h.start()
+        let before = h.treeIDs
+        // The new package, written whole under a hidden name, then exchanged with the old.
+        h.fs.mkdir(".staging/new")
+        h.fs.write(".staging/new/index.xml", bytes: 12)
+        h.fs.write(".staging/new/new.png", bytes: 7)
+        h.fs.mkdir(".staging/new/Data")
+        h.fs.write(".staging/new/Data/a", bytes: 3)
+        h.fs.wall += 3_600_000_000_000
+        h.process()
+        #expect(h.newChanges().isEmpty)
+        h.fs.exchange(".staging/new", "doc.pkg")
+        // (An overflow: the kernel's queue lost the events; a rescan cannot
+        // tell where the old folder went, so it is removed and the new added.)
+        if overflows { h.fs.overflow() }
+        h.process()
+        let reported = h.newChanges().map(\.summary).filter { !$0.hasPrefix("rescanned") }
+        if overflows {
+            #expect(
+                reported == [
+                    "removed doc.pkg", "added doc.pkg/", "added doc.pkg/Data/", "added doc.pkg/index.xml",
+                    "added doc.pkg/new.png", "added doc.pkg/Data/a",
+                ], "\(reported)")
+            #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+            return
+        }
+        #expect(
+            reported.sorted() == [
+                "added doc.pkg/new.png", "modified doc.pkg/Data/a", "modified doc.pkg/index.xml",
+                "removed doc.pkg/old.png",
+            ])
+        let after = h.treeIDs
+        for path in ["doc.pkg", "doc.pkg/index.xml", "doc.pkg/Data", "doc.pkg/Data/a"] {
+            #expect(after[ItemPath(path)] == before[ItemPath(path)], "\(path)")
+        }
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+        let package = try #require(h.core.tree.index(at: "doc.pkg"))
+        #expect(h.core.tree.identity(of: package).inode == h.fs.resolve("doc.pkg"))
+        // The old package, now at the hidden name, goes: nothing to report.
+        h.fs.removeTree(".staging/new")
+        h.process()
+        #expect(h.newChanges().isEmpty)
+        // What happens in the package afterwards is seen (its new folders are watched).
+        h.fs.write("doc.pkg/Data/b", bytes: 1)
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["added doc.pkg/Data/b writing"])
+    }
+
+    @Test(
+        "a file written in place and moved before the observer looks keeps its id: modified, moved, finished",
+        arguments: [false, true])
+    func writtenThenMoved(twoReads: Bool) throws {
+        var h = CoreHarness { fs in
+            fs.write("doc.txt", bytes: 5)
+            fs.mkdir("sub")
+        }
+        h.start()
+        let id = h.core.tree.id(of: try #require(h.core.tree.index(at: "doc.txt")))
+        h.fs.open("doc.txt")
+        h.fs.append("doc.txt", bytes: 4)
+        h.fs.close("doc.txt")
+        if twoReads {
+            // The write's events in one read, the rename's in the next; the disk has moved on by the first.
+            let writes = h.fs.takeEvents()
+            h.fs.rename("doc.txt", "sub/moved.txt")
+            h.core.handle(writes, at: h.now)
+        } else {
+            h.fs.rename("doc.txt", "sub/moved.txt")
+        }
+        h.process()
+        #expect(h.newChanges().map(\.summary) == ["modified doc.txt writing", "moved doc.txt sub/moved.txt"])
+        h.advance(by: .seconds(2))
+        #expect(h.newChanges().map(\.summary) == ["finished sub/moved.txt 9"])
+        #expect(h.core.tree.index(at: "sub/moved.txt").map { h.core.tree.id(of: $0) } == id)
+        #expect(h.treeSnapshot == h.fs.snapshot())
+    }
+
     @Test("an atomic save whose temporary file was already reported removes it")
     func atomicSaveReported() {
         var h = CoreHarness { fs in fs.write("doc.txt", bytes: 10) }
@@ -437,5 +526,81 @@ struct ObserverCoreTests {
         #expect(replay.violations.isEmpty)
         #expect(replay.items == h.fs.snapshot())
         #expect(h.treeSnapshot == h.fs.snapshot())
+    }
+
+    @Test(
+        "a file made, then its name given to a folder by renames read with it: the folder and its items keep their ids"
+    )
+    func createdNameTakenByFolder() {
+        var h = CoreHarness { fs in
+            fs.mkdir("d")
+            fs.mkdir("d/box")
+            fs.write("d/box/a", bytes: 3)
+            fs.write("d/box/b", bytes: 4)
+        }
+        h.start()
+        let before = h.treeIDs
+        // All read at once: the file's events are handled against the disk as
+        // it ends up, where its name holds the folder.
+        h.fs.write("new", bytes: 2)
+        h.fs.rename("d/box", "d/spare")
+        h.fs.rename("new", "d/box")
+        h.fs.rename("d/spare", "new")
+        h.fs.rename("new/b", "new/c")
+        h.process()
+        h.advance(by: .seconds(2))
+        let after = h.treeIDs
+        #expect(after["new"] == before["d/box"])
+        #expect(after["new/a"] == before["d/box/a"])
+        #expect(after["new/c"] == before["d/box/b"])
+        #expect(after["d/box"] != nil && !before.values.contains(after["d/box"]!))
+        #expect(Set(after.values).count == after.count, "one id on two items: \(after)")
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+    }
+
+    @Test("a copy tool writing its source's id between the observer's read and write keeps it: the copy is duplicated")
+    func identityAttributeRace() throws {
+        var h = CoreHarness(options: ObserverOptions(latency: .zero, storesIdentityAttribute: true)) { fs in
+            fs.write("book.epub", bytes: 4)
+        }
+        h.start()
+        let book = try #require(h.treeIDs["book.epub"])
+        h.fs.attributesWrittenAfterRead["copy.epub"] = book
+        h.fs.write("copy.epub", bytes: 4)
+        h.process()
+        h.advance(by: .seconds(3))
+        let changes = h.newChanges().map(\.summary)
+        #expect(changes.contains { $0.hasPrefix("duplicated copy.epub book.epub") }, "\(changes)")
+        let copy = try #require(h.treeIDs["copy.epub"])
+        #expect(copy != book)
+        #expect(h.fs.identityAttribute(at: "copy.epub") == copy)
+    }
+
+    @Test("two items found with one id in their attributes: the older keeps it, and each attribute holds its own id")
+    func identityAttributeConflictAtRestart() throws {
+        var h = CoreHarness(options: ObserverOptions(latency: .zero, storesIdentityAttribute: true)) { _ in }
+        h.start()
+        let claimed = ItemID(rawValue: 0x1234_5678_9abc_def0)
+        h.restart { fs in
+            // "b" is the older; "a" is listed first and takes the id before "b" is seen.
+            let older = fs.write("b", bytes: 5)
+            let newer = fs.write("a", bytes: 5)
+            fs.attributes[older] = claimed
+            fs.attributes[newer] = claimed
+        }
+        h.advance(by: .seconds(3))
+        let ids = h.treeIDs
+        #expect(ids["b"] == claimed)
+        #expect(ids["a"] != nil && ids["a"] != claimed)
+        #expect(h.fs.identityAttribute(at: "b") == ids["b"])
+        #expect(h.fs.identityAttribute(at: "a") == ids["a"])
+        var reported: [String: ItemID] = [:]
+        for change in h.delivered {
+            switch change {
+            case .added(let item), .duplicated(let item, _): reported[item.path.description] = item.id
+            default: break
+            }
+        }
+        #expect(reported["a"] == ids["a"] && reported["b"] == ids["b"], "\(reported)")
     }
 }

@@ -7,7 +7,7 @@ import Testing
 /// drops a file through it from a second browser that never signed in,
 /// revokes it in the Links dialog and sees the link answer that it was
 /// revoked. Exits 77 (skipped here, except on CI) without selenium or Chromium.
-@Suite("share links in a browser", .timeLimit(.minutes(6)))
+@Suite("share links in a browser", .timeLimit(.minutes(10)))
 struct LinksBrowserTests {
     @Test("sign in, see only your folder, make an upload link, drop a file through it unsigned, revoke it: 410")
     func links() async throws {

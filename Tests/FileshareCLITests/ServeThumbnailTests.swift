@@ -89,7 +89,8 @@ struct ServeThumbnailTests {
         let before = try #require(status("VmRSS"))
         // The peak starts again from the memory in use now (Linux 4.0 and later).
         try "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
-        let response = try await curlResponse([url + "api/thumbnail/large.png"])
+        // (Seconds of decoding: a loaded machine may take far longer than curl's usual 10 s limit.)
+        let response = try await curlResponse(["--max-time", "120", url + "api/thumbnail/large.png"])
         #expect(response.status == 200 && response.header("Content-Type") == "image/jpeg")
         let peak = try #require(status("VmHWM"))
         let raisedMiB = Double(peak - before) / 1024

@@ -19,37 +19,54 @@ struct WebDAVClientTests {
         try ExternalTool.litmus.require()
         try await MachineSettings.shared {
             let share = try await DAVShare(credentialsFromEnvironment: true)
-            // litmus writes debug.log and child.log into its working folder.
-            let work = try share.scratchFolder("litmus")
-            let run = try CommandProcess(
-                ["-k", share.dav, DAVShare.user, DAVShare.password], in: work, executable: ExternalTool.litmus.path,
-                environment: ["TESTS": Self.litmusSuites.joined(separator: " ")], input: .text(""))
-            let status = await run.exitStatus(timeout: .seconds(300))
-            // Each test's line is rewritten with carriage returns: what it said last counts.
-            let lines = run.lines.map { $0.split(separator: "\r").last.map(String.init) ?? "" }
-            let summaryPattern = #/summary for `(\w+)': of (\d+) tests run: (\d+) passed, (\d+) failed/#
-            var summaries: [String: (line: String, run: Int, passed: Int, failed: Int)] = [:]
-            for line in lines {
-                if let match = line.firstMatch(of: summaryPattern) {
-                    summaries[String(match.1)] = (line, Int(match.2) ?? -1, Int(match.3) ?? -1, Int(match.4) ?? -1)
-                }
-            }
-            let failing = lines.filter { $0.contains("FAIL") || $0.contains("SKIPPED") }
-            let warnings = run.lines.filter { $0.contains("WARNING") || $0.contains("warning") }
-            let report = (failing + warnings).joined(separator: "\n")
-            #expect(
-                summaries.keys.sorted() == Self.litmusSuites.sorted(),
-                "a summary for each suite:\n\(lines.suffix(20).joined(separator: "\n"))\n\(run.errorOutput)")
-            for suite in Self.litmusSuites {
-                guard let summary = summaries[suite] else { continue }
-                #expect(
-                    summary.run > 0 && summary.passed == summary.run && summary.failed == 0,
-                    "\(summary.line)\n\(report)")
-            }
-            #expect(warnings.isEmpty, "litmus warned:\n\(warnings.joined(separator: "\n"))")
-            #expect(status == 0, "litmus exited with \(status) (-1: timed out):\n\(report)")
+            try await Self.runLitmus(Self.litmusSuites, on: share)
             try await share.stop()
         }
+    }
+
+    @Test("litmus: locks (and basic) pass with the locks in a database (serve --database)")
+    func litmusWithDatabase() async throws {
+        try ExternalTool.litmus.require()
+        try await MachineSettings.shared {
+            try await withPostgres { database in
+                let share = try await DAVShare(extra: ["--database", database.url])
+                try await Self.runLitmus(["basic", "locks"], on: share)
+                try await share.stop()
+            }
+        }
+    }
+
+    /// Runs litmus's `suites` against `share`: each passes whole, without warnings.
+    private static func runLitmus(_ suites: [String], on share: DAVShare) async throws {
+        // litmus writes debug.log and child.log into its working folder.
+        let work = try share.scratchFolder("litmus")
+        let run = try CommandProcess(
+            ["-k", share.dav, DAVShare.user, DAVShare.password], in: work, executable: ExternalTool.litmus.path,
+            environment: ["TESTS": suites.joined(separator: " ")], input: .text(""))
+        let status = await run.exitStatus(timeout: .seconds(300))
+        // Each test's line is rewritten with carriage returns: what it said last counts.
+        let lines = run.lines.map { $0.split(separator: "\r").last.map(String.init) ?? "" }
+        let summaryPattern = #/summary for `(\w+)': of (\d+) tests run: (\d+) passed, (\d+) failed/#
+        var summaries: [String: (line: String, run: Int, passed: Int, failed: Int)] = [:]
+        for line in lines {
+            if let match = line.firstMatch(of: summaryPattern) {
+                summaries[String(match.1)] = (line, Int(match.2) ?? -1, Int(match.3) ?? -1, Int(match.4) ?? -1)
+            }
+        }
+        let failing = lines.filter { $0.contains("FAIL") || $0.contains("SKIPPED") }
+        let warnings = run.lines.filter { $0.contains("WARNING") || $0.contains("warning") }
+        let report = (failing + warnings).joined(separator: "\n")
+        #expect(
+            summaries.keys.sorted() == suites.sorted(),
+            "a summary for each suite:\n\(lines.suffix(20).joined(separator: "\n"))\n\(run.errorOutput)")
+        for suite in suites {
+            guard let summary = summaries[suite] else { continue }
+            #expect(
+                summary.run > 0 && summary.passed == summary.run && summary.failed == 0,
+                "\(summary.line)\n\(report)")
+        }
+        #expect(warnings.isEmpty, "litmus warned:\n\(warnings.joined(separator: "\n"))")
+        #expect(status == 0, "litmus exited with \(status) (-1: timed out):\n\(report)")
     }
 
     @Test("cadaver: mkcol, put, get, copy, move, propset/propget, lock (kept by another client) and unlock, delete, ls")
@@ -416,15 +433,17 @@ private struct DAVShare {
 
     /// Starts the server; the credentials go in as `--user`/`--password`, or
     /// as `FILESHARE_USER`/`FILESHARE_PASSWORD` when `credentialsFromEnvironment`.
-    init(credentialsFromEnvironment: Bool = false) async throws {
+    /// - Parameter extra: More arguments for `serve` (`--database URL`).
+    init(credentialsFromEnvironment: Bool = false, extra: [String] = []) async throws {
         folder = try TemporaryFolder()
         root = folder.path + "/share"
         if credentialsFromEnvironment {
             serve = try CommandProcess(
-                ["serve", root, "--port", "0"],
+                ["serve", root, "--port", "0"] + extra,
                 environment: ["FILESHARE_USER": Self.user, "FILESHARE_PASSWORD": Self.password])
         } else {
-            serve = try CommandProcess(["serve", root, "--port", "0", "--user", Self.user, "--password", Self.password])
+            serve = try CommandProcess(
+                ["serve", root, "--port", "0", "--user", Self.user, "--password", Self.password] + extra)
         }
         let started = await serve.waitForLine { $0.hasPrefix("Serving ") }
         try #require(started, "fileshare serve did not start: \(serve.errorOutput)")

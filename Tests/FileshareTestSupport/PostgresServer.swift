@@ -44,14 +44,18 @@ public final class PostgresServer: Sendable {
     /// What the server wrote to its log so far.
     public var log: String { (try? String(contentsOfFile: folder("server.log"), encoding: .utf8)) ?? "" }
 
-    private let process: ProcessGroup
+    /// The server now (a new one after ``restart()``).
+    private let running: Mutex<ProcessGroup>
+    private var process: ProcessGroup { running.withLock { $0 } }
+    private let programs: Programs
     /// Our end of the shell's stdin, until it is closed (once: a number
     /// closed twice may meanwhile name another test's socket).
     private let lifeline: Mutex<Int32?>
 
-    private init(folder: TemporaryFolder, process: ProcessGroup, lifeline: Int32) {
+    private init(folder: TemporaryFolder, programs: Programs, process: ProcessGroup, lifeline: Int32) {
         self.folder = folder
-        self.process = process
+        self.programs = programs
+        self.running = Mutex(process)
         self.lifeline = Mutex(lifeline)
     }
 
@@ -84,6 +88,21 @@ public final class PostgresServer: Sendable {
         }
         try FileManager.default.createDirectory(atPath: folder("socket"), withIntermediateDirectories: false)
         try programs.account.give(folder("socket"))
+        let (process, lifeline) = try launch(programs, in: folder)
+        let server = PostgresServer(folder: folder, programs: programs, process: process, lifeline: lifeline)
+        do {
+            try await server.waitUntilReady()
+        } catch {
+            await server.stop()
+            throw error
+        }
+        return server
+    }
+
+    /// Starts `postgres` on the data folder in `folder`, under the shell
+    /// that shuts it down when the returned lifeline is closed.
+    private static func launch(_ programs: Programs, in folder: TemporaryFolder) throws -> (ProcessGroup, Int32) {
+        let data = folder("data")
         // A socket pair rather than a pipe: made close-on-exec at once, so no
         // other program the tests start inherits our end.
         var ends: [Int32] = [0, 0]
@@ -116,14 +135,24 @@ public final class PostgresServer: Sendable {
             throw Unavailable(reason: "cannot start postgres: \(error)")
         }
         close(ends[0])
-        let server = PostgresServer(folder: folder, process: process, lifeline: ends[1])
-        do {
-            try await server.waitUntilReady()
-        } catch {
-            await server.stop()
-            throw error
-        }
-        return server
+        return (process, ends[1])
+    }
+
+    /// Stops the server (fast shutdown) and starts it again on the same data
+    /// and socket, as an operator's restart does: clients' connections break
+    /// meanwhile, and new ones are refused until it is ready again.
+    public func restart() async throws {
+        await stop()
+        try await startAgain()
+    }
+
+    /// Starts a server that was stopped (``stop()``) again on its data and
+    /// socket, and waits until it accepts connections.
+    public func startAgain() async throws {
+        let (process, lifeline) = try Self.launch(programs, in: folder)
+        running.withLock { $0 = process }
+        self.lifeline.withLock { $0 = lifeline }
+        try await waitUntilReady()
     }
 
     /// Waits until `postmaster.pid` says `ready` (as `pg_ctl` does), the

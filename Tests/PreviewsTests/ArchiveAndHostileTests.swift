@@ -182,7 +182,8 @@ struct ArchiveAndHostileTests {
         for (path, kind) in cases {
             let start = clock.now
             #expect(try refused(folder, path, kind), "\(path)")
-            #expect(clock.now - start < .seconds(5), "\(path) took \(clock.now - start)")
+            // Refused by their limits, never decoded whole (the bound is loose: a loaded machine is slow).
+            #expect(clock.now - start < .seconds(30), "\(path) took \(clock.now - start)")
         }
         // A PNG cut after its first rows keeps them, as a cut JPEG or GIF does: a picture, white below.
         // (Large enough that libpng has read rows before the data runs out.)

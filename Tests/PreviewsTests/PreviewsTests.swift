@@ -49,7 +49,8 @@ struct ExternalThumbnailerTests {
     @Test("a PDF's first page, a video frame and an audio file's cover, each a PNG of at most 256 pixels a side")
     func kinds() async throws {
         let folder = try TemporaryFolder()
-        let thumbnailer = ExternalThumbnailer(scratchFolder: folder.path)
+        // (The programs' time limit raised: a loaded machine runs pdftoppm and ffmpeg slowly.)
+        let thumbnailer = ExternalThumbnailer(limits: .init(time: .seconds(60)), scratchFolder: folder.path)
         try requireProgram(thumbnailer, .pdf)
         try requireProgram(thumbnailer, .video)
         try Data(TestPDF.bytes()).write(to: URL(fileURLWithPath: folder.path + "/doc.pdf"))
@@ -107,7 +108,8 @@ struct ExternalThumbnailerTests {
         let folder = try TemporaryFolder()
         let junk = folder.path + "/junk.pdf"
         try Data("%PDF-1.4 this is not really a PDF".utf8).write(to: URL(fileURLWithPath: junk))
-        let found = ExternalThumbnailer(scratchFolder: folder.path)
+        // (A loaded machine runs pdftoppm slowly: the junk must fail, not time out.)
+        let found = ExternalThumbnailer(limits: .init(time: .seconds(60)), scratchFolder: folder.path)
         if found.programs[.pdf] != nil {
             let fd = try Self.open(junk)
             do {
@@ -145,7 +147,8 @@ struct ExternalThumbnailerTests {
             #expect(error.reason == .timedOut, "\(error)")
         }
         close(fd)
-        #expect(clock.now - start < .seconds(10))
+        // Far sooner than the stand-in's 300 s (the bound is loose: a loaded machine starts processes slowly).
+        #expect(clock.now - start < .seconds(60), "\(clock.now - start)")
         let pid = try String(contentsOfFile: folder.path + "/hang.pid", encoding: .utf8).trimmingCharacters(
             in: .whitespacesAndNewlines)
         // The stand-in (exec'd into sleep) is gone, not left behind.
@@ -157,6 +160,42 @@ struct ExternalThumbnailerTests {
             if !gone { try await Task.sleep(for: .milliseconds(10)) }
         }
         #expect(gone, "process \(pid) still runs")
+    }
+
+    /// Whether `prlimit` is on `PATH` (the thumbnailer looks for it the same way).
+    static var hasPrlimit: Bool {
+        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: $0 + "/prlimit")
+        }
+    }
+
+    @Test(
+        "with prlimit, a run's limit is CPU time (whole seconds, rounded up); one stopped there (SIGXCPU) has timed out",
+        .enabled(if: ExternalThumbnailerTests.hasPrlimit))
+    func cpuTime() async throws {
+        let folder = try TemporaryFolder()
+        let input = folder.path + "/input.mp4"
+        try Data("not a video".utf8).write(to: URL(fileURLWithPath: input))
+        // A stand-in that notes the CPU limit it runs under, then stops as the kernel would stop it.
+        let script = folder.path + "/limited.sh"
+        try Data("#!/bin/sh\nulimit -t > \(folder.path)/cpu.txt\nkill -XCPU $$\nsleep 300\n".utf8).write(
+            to: URL(fileURLWithPath: script))
+        chmod(script, 0o755)
+        // Four seconds at least: the clock's backstop (six times it) must outlast a slow start on a loaded machine.
+        for (time, seconds) in [(Duration.seconds(4), "4"), (.milliseconds(4_500), "5"), (.milliseconds(9_001), "10")] {
+            let thumbnailer = ExternalThumbnailer(
+                programs: [.video: script], limits: .init(time: time), scratchFolder: folder.path)
+            let fd = try Self.open(input)
+            defer { close(fd) }
+            do {
+                _ = try await thumbnailer.thumbnail(of: fd, kind: .video)
+                Issue.record("a thumbnail from a program stopped at its CPU limit")
+            } catch {
+                #expect(error.reason == .timedOut && error.message.contains("CPU time"), "\(error)")
+            }
+            let noted = try String(contentsOfFile: folder.path + "/cpu.txt", encoding: .utf8)
+            #expect(noted.trimmingCharacters(in: .whitespacesAndNewlines) == seconds)
+        }
     }
 
     @Test("at most the configured number of runs at once")

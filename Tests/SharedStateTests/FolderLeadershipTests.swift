@@ -81,7 +81,8 @@ struct FolderLeadershipTests {
         await #expect(throws: DatabaseTimeout.self) {
             try await FolderLeadership.bounded(.milliseconds(200)) { await Stuck().forever() }
         }
-        #expect(clock.now - start < .seconds(10))
+        // Ended by its bound, not never (loose: a loaded machine schedules the test late).
+        #expect(clock.now - start < .seconds(60), "\(clock.now - start)")
         // Cancelled: it returns at once, with CancellationError.
         let waiting = Task { try await FolderLeadership.bounded(.seconds(3600)) { await Stuck().forever() } }
         waiting.cancel()

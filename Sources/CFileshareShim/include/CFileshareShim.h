@@ -111,6 +111,8 @@ size_t cfs_dirent_at(const void *buffer, size_t offset, const char **name, uint8
 /// Extended attributes, without following symbolic links.
 ssize_t cfs_get_xattr(const char *path, const char *name, void *value, size_t size);
 int cfs_set_xattr(const char *path, const char *name, const void *value, size_t size);
+/// lsetxattr with XATTR_CREATE: -EEXIST when the attribute is there already.
+int cfs_create_xattr(const char *path, const char *name, const void *value, size_t size);
 /// Extended attributes of an open descriptor (size 0 asks for the length).
 ssize_t cfs_fget_xattr(int fd, const char *name, void *value, size_t size);
 int cfs_fset_xattr(int fd, const char *name, const void *value, size_t size);

@@ -31,18 +31,27 @@ extern "C" {
 
 /// Where an image is read from: the file open at `fd` (from offset 0), or
 /// `size` bytes in memory at `bytes` when `bytes` is not NULL; and when a
-/// decode read row by row (PNG, GIF) gives up: at `deadline` on the
-/// monotonic clock, in nanoseconds (0: never), so a slow image holds a
-/// decode slot for a bounded time.
+/// decode read row by row (PNG, GIF) gives up, so a slow image holds a
+/// decode slot for a bounded time: at `deadline` on the decoding thread's
+/// CPU clock (see `cit_now`), or at `wall_deadline` on the monotonic clock
+/// (see `cit_wall_now`), in nanoseconds (0: never). The CPU clock is the
+/// bound that matters: a file that is costly to decode spends CPU, and a
+/// machine loaded by other work does not make a good file fail; the wall
+/// clock is the backstop for reads that wait.
 typedef struct cit_input {
     int fd;
     const unsigned char *bytes;
     size_t size;
     int64_t deadline;
+    int64_t wall_deadline;
 } cit_input;
 
-/// The monotonic clock, in nanoseconds: what `cit_input.deadline` is read against.
+/// The calling thread's CPU time, in nanoseconds: what `cit_input.deadline`
+/// is read against (the decode runs on the thread that calls it).
 int64_t cit_now(void);
+
+/// The monotonic clock, in nanoseconds: what `cit_input.wall_deadline` is read against.
+int64_t cit_wall_now(void);
 
 /// A thumbnail's pixels: RGB, 3 bytes each, rows top to bottom, allocated
 /// with malloc. `exif` is the TIFF block of a PNG's eXIf chunk, if any (for

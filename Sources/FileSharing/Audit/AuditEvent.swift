@@ -46,9 +46,21 @@ public struct AuditEvent: Sendable, Codable, Equatable {
         return json + "}"
     }
 
-    /// The time as the log writes it.
+    /// The time as the log writes it: `2026-11-25T01:23:45.678Z`.
+    ///
+    /// Written by hand (`CivilTime`), not by Foundation's ISO 8601 format
+    /// style: every download is an event, and the format style took 8 % of
+    /// a small read's time in the profile (README, "Small requests").
     public static func format(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        // Nanoseconds since 1970 hold 1678 to 2261; Foundation writes what lies beyond.
+        guard abs(milliseconds) < 9e12 else {
+            return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        CivilTime(nanoseconds: Int64(milliseconds) * 1_000_000).writeRFC3339(into: &bytes, fractionDigits: 3)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses an RFC 3339 time (with or without fractions of a second).

@@ -17,6 +17,12 @@ import Synchronization
 /// buffer is full (the disk far slower than the requests), the event is
 /// dropped, counted, and the count logged once the writer catches up:
 /// a request is never held back for the audit.
+///
+/// The writer writes at most once per ``Options/batchWindow`` (50 ms by
+/// default), and only the first event after a write wakes it: waking a
+/// thread for every request cost a small download a tenth of its time
+/// (profiled). An event is on disk within the window; ``flush()`` (the
+/// audit's reader in the server) does not wait for it.
 public final class AuditLog: Sendable {
     /// How large and how many.
     public struct Options: Sendable {
@@ -26,11 +32,17 @@ public final class AuditLog: Sendable {
         public var keepFiles: Int
         /// Events waiting for the writer at most.
         public var bufferCapacity: Int
+        /// The writer writes at most once in this time (what arrives meanwhile waits for the next write).
+        public var batchWindow: Duration
 
-        public init(maxFileBytes: Int64 = 8 << 20, keepFiles: Int = 10, bufferCapacity: Int = 4096) {
+        public init(
+            maxFileBytes: Int64 = 8 << 20, keepFiles: Int = 10, bufferCapacity: Int = 4096,
+            batchWindow: Duration = .milliseconds(50)
+        ) {
             self.maxFileBytes = maxFileBytes
             self.keepFiles = keepFiles
             self.bufferCapacity = bufferCapacity
+            self.batchWindow = batchWindow
         }
     }
 
@@ -45,10 +57,53 @@ public final class AuditLog: Sendable {
     struct Pending {
         var events: [AuditEvent] = []
         var dropped = 0
+        /// Those waiting in ``AuditLog/flush()``, resumed once what came before them is written.
+        var flushes: [CheckedContinuation<Void, Never>] = []
+
+        /// Set with the writer's last batch: nothing is written after it.
+        var ended = false
+        /// The writer, waiting out its window (a flush or the end wakes it sooner).
+        var sleeper: CheckedContinuation<Void, Never>?
+        /// ``AuditLog/finish()`` was called: the writer waits out no window any more.
+        var finishing = false
+
+        /// Whether the writer has nothing to do (so the next event must wake it).
+        var isEmpty: Bool { events.isEmpty && dropped == 0 && flushes.isEmpty }
     }
 
     final class PendingEvents: Sendable {
         let state = Mutex(Pending())
+        /// Writes made so far (each of all that waited then).
+        let batches = Atomic<Int>(0)
+
+        /// Ends the writer's wait for its window, if it waits.
+        func wakeSleeper() {
+            state.withLock { state in
+                defer { state.sleeper = nil }
+                return state.sleeper
+            }?.resume()
+        }
+
+        /// Waits out `window`, or less when a flush or the end comes.
+        func pause(_ window: Duration) async {
+            var timer: Task<Void, Never>?
+            await withCheckedContinuation { continuation in
+                let hurry = state.withLock { state in
+                    let hurry = !state.flushes.isEmpty || state.finishing
+                    if !hurry { state.sleeper = continuation }
+                    return hurry
+                }
+                if hurry {
+                    continuation.resume()
+                } else {
+                    timer = Task {
+                        try? await Task.sleep(for: window)
+                        self.wakeSleeper()
+                    }
+                }
+            }
+            timer?.cancel()
+        }
     }
 
     /// The current file's name; full ones are `audit.N.jsonl`.
@@ -65,11 +120,13 @@ public final class AuditLog: Sendable {
         self.pending = pending
         let file = AuditFile(folder: folder, options: options, logger: logger)
         writer = Task.detached {
-            func writeWaiting() async {
-                let (events, dropped) = pending.state.withLock { state in
-                    defer { state = Pending() }
-                    return (state.events, state.dropped)
+            /// Writes what waits; returns whether someone waited in `flush()`.
+            func writeWaiting(last: Bool = false) async -> Bool {
+                let (events, dropped, flushes) = pending.state.withLock { state in
+                    defer { state = Pending(ended: last, finishing: state.finishing) }
+                    return (state.events, state.dropped, state.flushes)
                 }
+                defer { for flush in flushes { flush.resume() } }
                 var lines = events.map { $0.jsonLine + "\n" }
                 if dropped > 0 {
                     logger.error(
@@ -79,39 +136,75 @@ public final class AuditLog: Sendable {
                         detail: "\(dropped) events")
                     lines.append(note.jsonLine + "\n")
                 }
-                guard !lines.isEmpty else { return }
+                guard !lines.isEmpty else { return !flushes.isEmpty }
                 let text = lines
                 await runBlocking { file.append(text) }
+                pending.batches.add(1, ordering: .relaxed)
+                return !flushes.isEmpty
             }
-            for await _ in signal { await writeWaiting() }
-            await writeWaiting()
+            let window = options.batchWindow
+            for await _ in signal {
+                // After a write, the next waits out the window (unless a
+                // reader is waiting for it): events arriving meanwhile are
+                // one write, not a write and a wake-up each.
+                if await !writeWaiting() { await pending.pause(window) }
+            }
+            _ = await writeWaiting(last: true)
         }
     }
 
     /// Records `event`, never waiting: dropped (and counted) when the buffer is full.
     public func record(_ event: AuditEvent) {
         let capacity = options.bufferCapacity
-        pending.state.withLock { state in
+        let first = pending.state.withLock { state in
+            let first = state.isEmpty
             if state.events.count >= capacity {
                 state.dropped += 1
             } else {
                 state.events.append(event)
             }
+            return first
         }
-        wake.yield()
+        // Later ones find the writer woken already: it takes all that waits.
+        if first { wake.yield() }
     }
+
+    /// Returns once every event recorded before the call is written (or
+    /// at once when the writer has ended), without waiting out the batch window.
+    public func flush() async {
+        await withCheckedContinuation { continuation in
+            let ended = pending.state.withLock { state in
+                if !state.ended { state.flushes.append(continuation) }
+                return state.ended
+            }
+            // Once the writer has ended, all it will ever write is written.
+            if ended {
+                continuation.resume()
+            } else {
+                wake.yield()
+                pending.wakeSleeper()
+            }
+        }
+    }
+
+    /// Writes made so far, each of all the events that waited then.
+    var batchesWritten: Int { pending.batches.load(ordering: .relaxed) }
 
     /// Events waiting for the writer, and those dropped since it last wrote.
     var waiting: (events: Int, dropped: Int) { pending.state.withLock { ($0.events.count, $0.dropped) } }
 
     /// Writes what is buffered and ends the writer.
     public func close() async {
-        wake.finish()
+        finish()
         await writer.value
     }
 
     /// Ends the writer without waiting (what is buffered is still written).
-    public func finish() { wake.finish() }
+    public func finish() {
+        pending.state.withLock { $0.finishing = true }
+        wake.finish()
+        pending.wakeSleeper()
+    }
 }
 
 /// The files of the audit: appends, rotates. Used by the writer task alone.
@@ -121,9 +214,16 @@ struct AuditFile: Sendable {
     let logger: Logger
 
     /// Appends `lines` (each ending in a newline), rotating first whenever the next one would pass the size.
+    ///
+    /// Several servers of one folder append to the same file (on shared
+    /// storage). Each batch is written under an exclusive `flock` of the
+    /// current file, and its size is read and the file rotated under that
+    /// lock: lines of two servers never interleave (also where a write is
+    /// cut short, or `O_APPEND` alone is not atomic, as on NFS), and two
+    /// servers never both rotate for the same size.
     func append(_ lines: [String]) {
         let path = folder + "/" + AuditLog.currentName
-        guard var fd = openCurrent(path) else { return }
+        guard var fd = openLocked(path) else { return }
         defer { close(fd) }
         var size = Int64(max(0, lseek(fd, 0, SEEK_END)))
         var chunk: [UInt8] = []
@@ -132,9 +232,9 @@ struct AuditFile: Sendable {
             if size + Int64(chunk.count + bytes.count) > options.maxFileBytes, size + Int64(chunk.count) > 0 {
                 guard write(chunk, to: fd, path: path) else { return }
                 chunk.removeAll(keepingCapacity: true)
-                close(fd)
                 rotate()
-                guard let reopened = openCurrent(path) else {
+                close(fd)
+                guard let reopened = openLocked(path) else {
                     fd = -1
                     return
                 }
@@ -158,6 +258,26 @@ struct AuditFile: Sendable {
             offset += written
         }
         return true
+    }
+
+    /// The current file, open for appending and locked; reopened when
+    /// another server rotated it while this one waited for the lock.
+    private func openLocked(_ path: String) -> Int32? {
+        for _ in 0..<10 {
+            guard let fd = openCurrent(path) else { return nil }
+            while flock(fd, LOCK_EX) != 0 {
+                guard errno == EINTR else {
+                    logger.error("cannot lock the audit", metadata: ["path": "\(path)", "errno": "\(errno)"])
+                    return fd
+                }
+            }
+            guard let open = try? FileStatus(descriptor: fd) else { return fd }
+            let named = try? FileStatus(name: path, in: AT_FDCWD)
+            if let named, named.device == open.device, named.inode == open.inode { return fd }
+            // Rotated meanwhile: the name is another file now (or none yet).
+            close(fd)
+        }
+        return openCurrent(path)
     }
 
     private func openCurrent(_ path: String) -> Int32? {

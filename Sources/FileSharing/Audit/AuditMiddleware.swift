@@ -55,7 +55,8 @@ struct AuditMiddleware: RouterMiddleware {
         do {
             response = try await AuditNote.$current.withValue(note) { try await next(request, context) }
         } catch {
-            let status = (error as? any HTTPResponseError)?.status.code ?? 500
+            // The status the client sees (the error middleware, outside this one, answers it).
+            let status = ErrorMiddleware.answer(to: error)?.status.code ?? 500
             record(request, context: context, note: note, status: Int(status), validator: nil)
             throw error
         }
@@ -81,16 +82,33 @@ struct AuditMiddleware: RouterMiddleware {
             let raw = destination[range.upperBound...]
             detail = "to " + ((try? SharePath(percentEncoded: raw))?.description ?? String(raw))
         }
-        if action == "download", (200..<300).contains(status) {
-            // Ranges of the file this client already fetches are that same download.
-            let key = DownloadDedup.Key(
-                client: context.address, file: path ?? url, validator: validator ?? "")
-            let isNew = downloads.isNew(key)
-            if !isNew && request.headers[.range] != nil { return }
+        if action == "download" {
+            recordDownload(
+                who: fields.who ?? context.user ?? "-", address: context.address, path: path, url: url, status: status,
+                validator: validator, ranged: request.headers[.range] != nil, detail: detail)
+            return
         }
         audit.record(
             AuditEvent(
                 action: action, who: fields.who ?? context.user ?? "-", address: context.address, path: path,
+                outcome: (200..<400).contains(status) ? "ok" : String(status), detail: detail))
+    }
+
+    /// Records a download answered with `status` (the routed one, and the
+    /// event loop's own in `SmallReads`, alike).
+    func recordDownload(
+        who: String, address: String, path: String?, url: String, status: Int, validator: String?, ranged: Bool,
+        detail: String? = nil
+    ) {
+        if (200..<300).contains(status) {
+            // Ranges of the file this client already fetches are that same download.
+            let key = DownloadDedup.Key(client: address, file: path ?? url, validator: validator ?? "")
+            let isNew = downloads.isNew(key)
+            if !isNew && ranged { return }
+        }
+        audit.record(
+            AuditEvent(
+                action: "download", who: who, address: address, path: path,
                 outcome: (200..<400).contains(status) ? "ok" : String(status), detail: detail))
     }
 

@@ -6,7 +6,11 @@ import Synchronization
 /// player, a download manager) is one download, not one per range.
 ///
 /// Pure: time is given to every call. At most ``capacity`` keys are
-/// remembered, the oldest forgotten first.
+/// remembered, in two generations: when the newer holds half of them, it
+/// becomes the older and the older is forgotten whole. So the newest
+/// `capacity / 2` keys are always remembered, and each download costs the
+/// same however many were remembered (forgetting the oldest key one at a
+/// time meant looking through them all, on every new download of a busy server).
 struct DownloadDedup: Sendable {
     struct Key: Hashable, Sendable {
         var client: String
@@ -16,30 +20,28 @@ struct DownloadDedup: Sendable {
 
     let window: Duration
     let capacity: Int
-    private var seen: [Key: ContinuousClock.Instant] = [:]
+    private var newer: [Key: ContinuousClock.Instant] = [:]
+    private var older: [Key: ContinuousClock.Instant] = [:]
 
     init(window: Duration = .seconds(600), capacity: Int = 10_000) {
         self.window = window
-        self.capacity = max(1, capacity)
+        self.capacity = max(2, capacity)
     }
 
     /// Whether this download is new at `now` (then it is remembered).
     mutating func isNew(_ key: Key, now: ContinuousClock.Instant) -> Bool {
-        if let last = seen[key], now - last < window {
-            seen[key] = now
-            return false
+        let last = newer[key] ?? older[key]
+        newer[key] = now
+        if newer.count >= capacity / 2 {
+            older = newer
+            newer = [:]
         }
-        seen[key] = now
-        if seen.count > capacity {
-            seen = seen.filter { now - $0.value < window }
-            while seen.count > capacity, let oldest = seen.min(by: { $0.value < $1.value })?.key {
-                seen.removeValue(forKey: oldest)
-            }
-        }
-        return true
+        guard let last else { return true }
+        return now - last >= window
     }
 
-    var count: Int { seen.count }
+    /// The keys remembered (one refreshed since its generation ended counts twice).
+    var count: Int { newer.count + older.count }
 }
 
 /// A ``DownloadDedup`` shared by the requests of a server.

@@ -20,6 +20,14 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     private let limits: ConnectionLimits
     private var deadlines: ConnectionDeadlines?
     private var timer: Scheduled<Void>?
+    /// When ``timer`` fires.
+    private var armed: NIODeadline?
+    /// Bytes arrived in the read under way, and an earlier deadline than
+    /// the armed one is due: the timer is set once the read completes, if
+    /// it is still due then.
+    private var rearmAfterRead = false
+    /// Whether a read is under way (bytes arrived, its read has not completed).
+    private var reading = false
     private var observer: RequestBytesObserver?
 
     init(limits: ConnectionLimits) {
@@ -27,14 +35,16 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        var deadlines = ConnectionDeadlines(
+        let deadlines = ConnectionDeadlines(
             headerTimeout: TimeAmount(limits.requestHeaderTimeout),
             keepAliveTimeout: TimeAmount(limits.keepAliveTimeout), now: .now())
         let action = deadlines.start()
         self.deadlines = deadlines
         perform(action, context: context)
         let observer = RequestBytesObserver { [weak self] in
-            self?.update(context) { $0.bytesArrived(now: .now()) }
+            guard let self else { return }
+            self.reading = true
+            self.update(context) { $0.bytesArrived(now: .now()) }
         }
         self.observer = observer
         do {
@@ -49,6 +59,7 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     func handlerRemoved(context: ChannelHandlerContext) {
         timer?.cancel()
         timer = nil
+        armed = nil
         // A closing channel removes every handler itself.
         if let observer, context.channel.isActive {
             context.pipeline.syncOperations.removeHandler(observer, promise: nil)
@@ -63,6 +74,16 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         case .end: update(context) { $0.requestEnded(now: .now()) }
         }
         context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        reading = false
+        if rearmAfterRead {
+            rearmAfterRead = false
+            // A request whose head came whole in this read is busy now: no timer.
+            if let deadline = deadlines?.deadline { arm(at: deadline, context: context) }
+        }
+        context.fireChannelReadComplete()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -91,18 +112,23 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         case .none:
             break
         case .setTimer(let deadline):
-            timer?.cancel()
-            timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
-                guard let self else { return }
-                self.timer = nil
-                self.update(context) { $0.timerFired(now: .now()) }
+            // A timer armed for earlier stays: it fires early and the
+            // machine sets it again (`timerFired`). Setting and cancelling a
+            // timer for every request (a head's deadline, then the next
+            // idle one) cost a small GET several percent of its time.
+            if let armed, armed <= deadline { return }
+            if reading {
+                rearmAfterRead = true
+            } else {
+                arm(at: deadline, context: context)
             }
         case .cancelTimer:
-            timer?.cancel()
-            timer = nil
+            // Left armed: when it fires, the machine finds no deadline (or a later one).
+            rearmAfterRead = false
         case .close(let answer):
             timer?.cancel()
             timer = nil
+            armed = nil
             if answer {
                 var fields = HTTPFields()
                 fields[.connection] = "close"
@@ -116,6 +142,21 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
             // closing now, not once the write completes, means a client that
             // never reads cannot hold the connection open.
             context.close(promise: nil)
+        }
+    }
+}
+
+extension ConnectionDeadlineHandler {
+    /// Sets the one timer to fire at `deadline` (unless it fires sooner already).
+    private func arm(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        if let armed, armed <= deadline { return }
+        timer?.cancel()
+        armed = deadline
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in
+            guard let self else { return }
+            self.timer = nil
+            self.armed = nil
+            self.update(context) { $0.timerFired(now: .now()) }
         }
     }
 }

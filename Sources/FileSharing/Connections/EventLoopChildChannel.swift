@@ -14,12 +14,22 @@ import NIOCore
 /// What may wait on the disk still goes to the thread pool (`runBlocking`);
 /// the work done here is what ran on the global executor before, which is
 /// two threads on two cores as the loops are.
+///
+/// With `smallReads`, a ``SmallReadHandler`` is put just before the
+/// router's handler: small cached files are answered without a task at all.
 struct EventLoopChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
     let base: Base
+    var smallReads: SmallReads? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        base.setup(channel: channel, logger: logger)
+        base.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            guard let smallReads else { return value }
+            let operations = channel.pipeline.syncOperations
+            let state = try operations.handler(type: HTTPConnectionStateHandler.self)
+            try operations.addHandler(SmallReadHandler(reads: smallReads), position: .after(state))
+            return value
+        }
     }
 
     func handle(value: Value, logger: Logger) async {

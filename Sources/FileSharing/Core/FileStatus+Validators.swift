@@ -10,8 +10,30 @@ extension FileStatus {
 
     /// The strong validator of a file with this inode, size and modification
     /// time (the one place its form is written).
+    /// `"inode-size-modified"`, each in lowercase hexadecimal (a `-` before a
+    /// negative one), as `String(_:radix: 16)` writes them: written byte by
+    /// byte because every answer to a file carries one, and the three
+    /// conversions and the interpolation showed in a small read's profile.
     static func entityTag(inode: UInt64, size: Int64, modified: Int64) -> String {
-        "\"\(String(inode, radix: 16))-\(String(size, radix: 16))-\(String(modified, radix: 16))\""
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(52)
+        bytes.append(UInt8(ascii: "\""))
+        writeHex(inode, negative: false, into: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        writeHex(size.magnitude, negative: size < 0, into: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        writeHex(modified.magnitude, negative: modified < 0, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func writeHex(_ value: UInt64, negative: Bool, into bytes: inout [UInt8]) {
+        if negative { bytes.append(UInt8(ascii: "-")) }
+        let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+        for index in stride(from: digits - 1, through: 0, by: -1) {
+            let nibble = UInt8(truncatingIfNeeded: value >> (UInt64(index) * 4)) & 0xF
+            bytes.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+        }
     }
 }
 

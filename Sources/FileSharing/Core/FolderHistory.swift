@@ -84,6 +84,17 @@ final class FolderHistory: Sendable {
         }
     }
 
+    /// Keeps the folder `name` of the open folder `directory` (a package's
+    /// tree, swapped out of `path` by an exchange) as a version of `id`: moved
+    /// into the store whole, no byte copied.
+    func keepReplacedFolder(_ name: String, in directory: Int32, id: ItemID, path: SharePath) throws(FolderError) {
+        do {
+            try versions.keep(name, in: directory, id: id, path: path.description, origin: FolderHistory.origin)
+        } catch {
+            throw FolderHistory.folderError(error, path: path)
+        }
+    }
+
     /// Removes a version kept for a replacement that did not happen (the old content is still in place).
     func forget(_ record: VersionRecord?) {
         guard let record else { return }

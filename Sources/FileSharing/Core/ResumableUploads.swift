@@ -12,7 +12,9 @@ import Synchronization
 ///
 /// One request at a time writes to an upload (``claim(_:)``): a second one
 /// that came while the first passed its offset check would write at the
-/// same offset, and both would finish the upload.
+/// same offset, and both would finish the upload. With several servers on
+/// one folder the state is in the database too (``SharedUploadState``), and
+/// a claim holds across servers: an upload may go on on any of them.
 final class ResumableUploads: Sendable {
     /// The chunk size the page uses.
     static let chunkBytes = 8 * 1024 * 1024
@@ -21,6 +23,8 @@ final class ResumableUploads: Sendable {
     private let folder: SharedFolder
     /// The tokens a request is writing to now.
     private let busy = Mutex<Set<String>>([])
+    /// The state every server of the folder sees, when it shares a database.
+    let shared: (any SharedUploadState)?
 
     /// An upload opened to be continued.
     struct Open: Sendable {
@@ -33,7 +37,10 @@ final class ResumableUploads: Sendable {
         var conditions: WritePreconditions
     }
 
-    init(folder: SharedFolder) { self.folder = folder }
+    init(folder: SharedFolder, shared: (any SharedUploadState)? = nil) {
+        self.folder = folder
+        self.shared = shared
+    }
 
     /// Whether `token` has the form of one (so it names nothing else in the staging folder).
     static func isValid(_ token: String) -> Bool {
@@ -84,9 +91,61 @@ final class ResumableUploads: Sendable {
         return Open(file: file, path: path, length: length, offset: try file.size(), conditions: conditions)
     }
 
-    /// Claims `token` for one request's writing; `false` when another request writes to it now.
-    func claim(_ token: String) -> Bool {
-        busy.withLock { $0.insert(token).inserted }
+    /// Starts an upload as ``start(path:length:conditions:)`` does (on the
+    /// thread pool of `core`), and records it where every server sees it.
+    /// - Throws: ``UploadStateError`` when it cannot be recorded (nothing is left then).
+    func begin(path: SharePath, length: Int64, conditions: WritePreconditions = .none, user: String?, core: ShareCore)
+        async throws -> String
+    {
+        let token = try await core.blocking { try self.start(path: path, length: length, conditions: conditions) }
+        guard let shared else { return token }
+        do {
+            try await shared.register(
+                SharedUpload(token: token, path: path, length: length, conditions: conditions.lines, user: user))
+        } catch {
+            discard(token)
+            throw error
+        }
+        return token
+    }
+
+    /// Claims `token` for one request's writing; `false` when another
+    /// request (on any server) writes to it now.
+    /// - Throws: ``UploadStateError`` when the shared state cannot be asked.
+    func claim(_ token: String) async throws(UploadStateError) -> Bool {
+        guard busy.withLock({ $0.insert(token).inserted }) else { return false }
+        guard let shared else { return true }
+        do {
+            // `.unknown`: an upload begun before the folder's servers shared a
+            // database; its staged files decide whether it exists.
+            if try await shared.claim(token) != .busy { return true }
+        } catch {
+            release(token)
+            throw error
+        }
+        release(token)
+        return false
+    }
+
+    /// Ends a request's claim on `token`, the upload at `offset` (`nil`: it ended).
+    func release(_ token: String, offset: Int64?) async {
+        release(token)
+        if let shared, let offset { await shared.release(token, offset: offset) }
+    }
+
+    /// Forgets the shared state of an upload that ended.
+    func forget(_ token: String) async {
+        await shared?.remove(token)
+    }
+
+    /// Removes the uploads whose time is over (the leader does, once for all servers).
+    /// - Returns: How many.
+    @discardableResult
+    func expire() async throws(UploadStateError) -> Int {
+        guard let shared else { return 0 }
+        let tokens = try await shared.expire()
+        for token in tokens { discard(token) }
+        return tokens.count
     }
 
     /// Whether a request is writing to `token` now.
@@ -94,7 +153,7 @@ final class ResumableUploads: Sendable {
         busy.withLock { $0.contains(token) }
     }
 
-    /// Ends a request's claim on `token`.
+    /// Ends a request's claim on `token` in this process.
     func release(_ token: String) {
         _ = busy.withLock { $0.remove(token) }
     }

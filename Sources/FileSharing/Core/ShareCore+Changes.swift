@@ -152,10 +152,13 @@ extension ShareCore {
         while true {
             let folder = self.folder
             let clashes = taken
+            // A name a WebDAV client locked (or holds something under) is taken too.
+            let locked = try await locks.locks(coveringOrUnder: destination.parent)
             let name = try await blocking {
                 UniqueName.make(for: destination.name) { candidate in
                     let sibling = destination.parent.child(candidate)
-                    if clashes.contains(candidate) || self.lock(on: [sibling]) != nil { return true }
+                    let held = locked.contains { $0.covers(sibling) || $0.root.isSame(asOrUnder: sibling) }
+                    if clashes.contains(candidate) || held { return true }
                     // A missing folder on the way holds nothing yet.
                     return ((try? folder.existingKind(sibling)) ?? nil) != nil
                 }
@@ -183,9 +186,10 @@ extension ShareCore {
     }
 
     /// A WebDAV lock held on one of `paths` (or under one), if any.
-    func lock(on paths: [SharePath]) -> DAVLock? {
+    /// - Throws: ``DAVLockStoreError`` when the locks cannot be read.
+    func lock(on paths: [SharePath]) async throws(DAVLockStoreError) -> DAVLock? {
         for path in paths {
-            if let lock = locks.locks(coveringOrUnder: path).first { return lock }
+            if let lock = try await locks.locks(coveringOrUnder: path).first { return lock }
         }
         return nil
     }

@@ -23,12 +23,27 @@ extension ShareCore {
 
     /// Puts a kept version's content back at `path` (a copy of it, sharing
     /// extents where the file system can: the version stays). The content it
-    /// replaces becomes a version itself.
+    /// replaces becomes a version itself. A folder version (a package's tree)
+    /// is copied into the staging folder whole and exchanged with the folder
+    /// at `path` in one rename; the tree it replaces becomes a version.
     /// - Parameter conditions: What must hold of the file at `path` when it is replaced.
+    /// - Returns: The item's id after: `id` for a file; for a folder, the
+    ///   one the observer gives the folder put in place (its versions move to it).
+    @discardableResult
     func restore(
         version: String, of id: ItemID, at path: SharePath, origin: ChangeOrigin, conditions: WritePreconditions
-    ) async throws {
+    ) async throws -> ItemID {
         let folder = self.folder
+        let isFolder = try await blocking { () throws -> Bool in
+            do throws(VersionError) {
+                return try folder.history.versions.version(version, of: id).kind == .directory
+            } catch {
+                throw FolderHistory.folderError(error, path: path)
+            }
+        }
+        if isFolder {
+            return try await restore(folderVersion: version, of: id, at: path, origin: origin, conditions: conditions)
+        }
         let staged = try await blocking { () throws -> StagedFile in
             let current = try folder.metadata(path)
             guard current.kind == .file else {
@@ -46,6 +61,49 @@ extension ShareCore {
         try await perform([path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions]) {
             _ = try staged.commit(to: path, replacing: .file, creatingParents: false)
         }
+        return id
+    }
+
+    private func restore(
+        folderVersion version: String, of id: ItemID, at path: SharePath, origin: ChangeOrigin,
+        conditions: WritePreconditions
+    ) async throws -> ItemID {
+        let folder = self.folder
+        let staged = try await blocking { () throws -> StagedFile in
+            let current = try folder.metadata(path)
+            guard current.kind == .directory else {
+                throw FolderError(
+                    .unsupportedKind, "'\(path)' is a file; a folder version restores over a folder",
+                    operation: .keepVersion, path: path)
+            }
+            let staged = try StagedFile.makeFolder(in: folder, prefix: "restore-", mode: current.permissions & 0o7777)
+            do throws(VersionError) {
+                try folder.history.versions.copyTree(version, of: id, into: staged.descriptor)
+            } catch {
+                throw FolderHistory.folderError(error, path: path)
+            }
+            return staged
+        }
+        try await perform([path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions]) {
+            try staged.exchangeFolder(at: path, id: id)
+        }
+        // The observer sees a new folder take the old one's place, and gives
+        // it a new id: the versions go with it, or the listing loses them.
+        await observer.sync()
+        guard let new = observer.item(at: path.itemPath)?.id, new != id else { return id }
+        let versions = folder.history.versions
+        do {
+            try await blocking { () throws in
+                do throws(VersionError) { try versions.moveVersions(of: id, to: new) } catch {
+                    throw FolderHistory.folderError(error, path: path)
+                }
+            }
+        } catch {
+            logger.warning(
+                "the versions of a restored folder stay under its old id",
+                metadata: ["path": "\(path)", "error": "\(error)"])
+        }
+        return new
     }
 
     /// Puts an item of the trash back where it was, or, when something has

@@ -122,3 +122,26 @@ extension ShareCore {
         return logged
     }
 }
+
+extension ShareCore {
+    /// Every `interval`, while this server leads: the resumable uploads
+    /// whose time is over go, their state and their staged bytes — by the
+    /// leader only, so one server does it once for all.
+    func expireUploadsWhileLeading(every interval: Duration = .seconds(60)) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            await expireUploadsOnce()
+        }
+    }
+
+    /// One round of ``expireUploadsWhileLeading(every:)``.
+    func expireUploadsOnce() async {
+        guard isLeader else { return }
+        do {
+            let count = try await uploads.expire()
+            if count > 0 { logger.info("resumable uploads expired", metadata: ["count": "\(count)"]) }
+        } catch {
+            logger.debug("resumable uploads cannot be expired now", metadata: ["error": "\(error)"])
+        }
+    }
+}

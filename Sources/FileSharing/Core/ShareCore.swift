@@ -21,7 +21,8 @@ struct Watching: Sendable {
 /// them too (423), without owning them.
 protocol LockLookup: Sendable {
     /// The locks on `path`, or on anything under it.
-    func locks(coveringOrUnder path: SharePath) -> [DAVLock]
+    /// - Throws: ``DAVLockStoreError`` when the locks cannot be read.
+    func locks(coveringOrUnder path: SharePath) async throws(DAVLockStoreError) -> [DAVLock]
 }
 
 /// The shared folder and everything that decides about it, with no HTTP:
@@ -142,7 +143,16 @@ final class ShareCore: Sendable {
             throw error
         }
         changeStream = ChangeStream(log: changeLog)
-        uploads = ResumableUploads(folder: folder)
+        // Through a database, an upload may go on on any server of the folder.
+        let sharedUploads: (any SharedUploadState)? = configuration.sharedDatabase.flatMap { shared in
+            shared.database.map { database in
+                var random = SystemRandomNumberGenerator()
+                let server = String(random.next(), radix: 16)
+                return PostgresUploadState(
+                    database: database, folder: shared.folderKey, server: server, logger: logger)
+            }
+        }
+        uploads = ResumableUploads(folder: folder, shared: sharedUploads)
         uploadTypes = UploadTypePolicy(configuration.acceptedTypes, misleadingNames: configuration.misleadingNames)
         maxUploadBytes = configuration.maxUploadBytes
         // Made thumbnails are kept in the private folder; programs write their scratch files there too.

@@ -6,6 +6,12 @@ import Synchronization
 /// or the cache of passwords verified a moment ago), failures counted
 /// and slowed per address and per name (``SignInThrottle``), and logged.
 /// The same for HTTP Basic on each request and for the page's sign-in form.
+///
+/// The page's sessions are in a ``SessionStore``: this server's memory, or
+/// the database several servers share. Each is tied to its user's
+/// password (``SessionStamp``): a changed password or a removed user ends
+/// the user's sessions at their next use, on every server that reads the
+/// same users file. The throttle stays per server.
 final class SignIn: Sendable {
     /// How a sign-in ended.
     enum Outcome: Sendable {
@@ -19,44 +25,70 @@ final class SignIn: Sendable {
 
     let check: PasswordCheck
     private let throttle: Mutex<SignInThrottle>
-    private let sessions: Mutex<SessionTable>
+    /// Where the page's sessions are.
+    let sessions: any SessionStore
     private let logger: Logger
 
     init(
         check: PasswordCheck, limits: SignInThrottle.Limits = SignInThrottle.Limits(),
-        sessionLimits: SessionTable.Limits = SessionTable.Limits(), logger: Logger
+        sessions: any SessionStore = MemorySessionStore(), logger: Logger
     ) {
         self.check = check
         throttle = Mutex(SignInThrottle(limits: limits))
-        sessions = Mutex(SessionTable(limits: sessionLimits))
+        self.sessions = sessions
         self.logger = logger
     }
 
     /// How long the page's sessions last.
-    var sessionLimits: SessionTable.Limits { sessions.withLock { $0.limits } }
+    var sessionLimits: SessionTable.Limits { sessions.limits }
 
     /// Starts a session for `user` (signed in just now) under a new id: 256
     /// random bits, never one the client had (no fixation).
-    func startSession(for user: String, now: ContinuousClock.Instant = .now) -> String {
+    /// - Throws: ``AccountsError`` `.unavailable` when the sessions' store cannot be reached.
+    func startSession(for user: String) async throws(AccountsError) -> String {
         let id = SessionTable.newID()
-        sessions.withLock { $0.start(id: id, user: user, now: now) }
+        try await sessions.start(id: id, user: user, stamp: stamp(of: user) ?? "")
         return id
     }
 
     /// Who session `id` is, with their rights as the users file says now;
-    /// `nil` when it ended, or the user is gone.
-    func session(_ id: String, now: ContinuousClock.Instant = .now) -> Requester? {
-        guard let user = sessions.withLock({ $0.user(of: id, now: now) }) else { return nil }
-        guard let requester = requester(for: user) else {
-            sessions.withLock { $0.end(user: user) }
+    /// `nil` when it ended, the user is gone or their password changed
+    /// since (their sessions of the old password end then, everywhere).
+    /// - Throws: ``AccountsError`` `.unavailable` when the sessions' store
+    ///   cannot be reached: no answer, rather than a wrong one.
+    func session(_ id: String) async throws(AccountsError) -> Requester? {
+        guard let record = try await sessions.session(id) else { return nil }
+        guard let requester = requester(for: record.user), let stamp = stamp(of: record.user) else {
+            try await sessions.end(user: record.user, keeping: nil)
+            return nil
+        }
+        guard stamp == record.stamp else {
+            try await sessions.end(user: record.user, keeping: stamp)
             return nil
         }
         return requester
     }
 
+    /// Who session `id` is, when that is known without waiting: the
+    /// sessions are in this server's memory, and the session is live and
+    /// of its user's current password. `nil` otherwise (then
+    /// ``session(_:)`` tells, and ends what must end).
+    func sessionWithoutWaiting(_ id: String) -> Requester? {
+        guard let memory = sessions as? MemorySessionStore, let record = memory.session(id),
+            let requester = requester(for: record.user), stamp(of: record.user) == record.stamp
+        else { return nil }
+        return requester
+    }
+
     /// Ends session `id` (sign-out).
-    func endSession(_ id: String) {
-        sessions.withLock { $0.end(id) }
+    /// - Throws: ``AccountsError`` `.unavailable` when the sessions' store cannot be reached.
+    func endSession(_ id: String) async throws(AccountsError) {
+        try await sessions.end(id)
+    }
+
+    /// The ``SessionStamp`` of `user`'s password as the users file says now.
+    private func stamp(of user: String) -> String? {
+        check.users.current().users[user].map { SessionStamp.of(passwordHash: $0.passwordHash) }
     }
 
     /// Checks `name` and `password`, sent from `address`.
@@ -81,6 +113,20 @@ final class SignIn: Sendable {
         }
         throttle.withLock { $0.succeeded(name: name) }
         return .signedIn(Requester(user: name, policy: policy))
+    }
+
+    /// Who `name` is when `password` was verified a moment ago (see
+    /// ``PasswordCheck/verifyCached(name:password:now:)``) and sign-ins are
+    /// not being slowed; `nil` when only ``signIn(name:password:address:now:)`` can tell.
+    func signInCached(name: String, password: String, address: String, now: ContinuousClock.Instant = .now)
+        -> Requester?
+    {
+        guard AccountName.isValid(name),
+            throttle.withLock({ $0.wait(address: address, name: name, now: now) }) == nil,
+            let policy = check.verifyCached(name: name, password: password, now: now)
+        else { return nil }
+        throttle.withLock { $0.succeeded(name: name) }
+        return Requester(user: name, policy: policy)
     }
 
     /// The rights `name` has now, for a session signed in earlier; `nil` when the user is gone.

@@ -132,6 +132,29 @@
             return replaced
         }
 
+        /// Exchanges this staged folder with the folder at `path` in one
+        /// `renameat2(RENAME_EXCHANGE)` (a reader sees the old tree or the new
+        /// one, never a mix), and keeps the tree swapped out as a version of
+        /// `id`. When it cannot be kept, the exchange is undone: nothing is lost.
+        func exchangeFolder(at path: SharePath, id: ItemID) throws(FolderError) {
+            let parentFD = try folder.existingParent(of: path)
+            defer { close(parentFD) }
+            let existing = try folder.metadataNoFollow(name: path.name, in: parentFD, path: path)
+            guard existing.kind == .directory else {
+                throw FolderError(.unsupportedKind, "'\(path)' is not a folder", operation: .commit, path: path)
+            }
+            let exchanged = cfs_renameat2(folder.stagingFD, name, parentFD, path.name, UInt32(CFS_RENAME_EXCHANGE))
+            try SharedFolder.check(exchanged, path, doing: .commit)
+            do {
+                try folder.history.keepReplacedFolder(name, in: folder.stagingFD, id: id, path: path)
+            } catch {
+                _ = cfs_renameat2(folder.stagingFD, name, parentFD, path.name, UInt32(CFS_RENAME_EXCHANGE))
+                throw error
+            }
+            _ = cfs_fsync(parentFD)
+            settled.store(true, ordering: .releasing)
+        }
+
         /// Puts the file in place as Finder's kept metadata for `path` (see
         /// `SharedFolder+ClientMetadata`); returns whether it replaced one.
         func commitAsClientMetadata(for path: SharePath) throws(FolderError) -> Bool {

@@ -18,7 +18,7 @@ extension APIFace {
         try await core.authorizePut(path)
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         try UploadBody.checkSize(declared, core: core)
-        try refuseIfLocked([path])
+        try await refuseIfLocked([path])
         let conditions = WritePreconditions(request.headers)
         try await core.check(conditions, at: path)
         let folder = core.folder
@@ -26,7 +26,7 @@ extension APIFace {
         _ = try await UploadBody.write(
             request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path,
             totalSize: declared)
-        try refuseIfLocked([path])
+        try await refuseIfLocked([path])
         // The validator of exactly the content sent, taken before it is put
         // in place (a rename keeps inode, size and time): an editor sends its
         // next save with `If-Match` without asking again, and a write by
@@ -62,7 +62,7 @@ extension APIFace {
     /// can be continued after an interruption. The request's conditions on
     /// `P` are checked now, kept, and checked again when the last chunk puts
     /// the file in place.
-    func startUpload(_ request: Request) async throws -> Response {
+    func startUpload(_ request: Request, context: ShareContext) async throws -> Response {
         guard let length = request.headers[.init("Upload-Length")!].flatMap({ Int64($0) }), length >= 0 else {
             throw ShareError(.badRequest, "an Upload-Length header with the file's size is needed")
         }
@@ -74,8 +74,7 @@ extension APIFace {
         if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
         let conditions = WritePreconditions(request.headers)
         try await core.check(conditions, at: path)
-        let uploads = core.uploads
-        let token = try await core.blocking { try uploads.start(path: path, length: length, conditions: conditions) }
+        let token = try await beginUpload(path: path, length: length, conditions: conditions, user: context.user)
         var response = Response.json(status: .created, body: "{\"upload\":\"\(token)\",\"offset\":0}")
         response.headers[.init("Upload-Offset")!] = "0"
         response.headers[.location] = "/api/uploads/\(token)"
@@ -129,6 +128,19 @@ extension APIFace {
         let existed = try await ResumableAppend.cancel(core: core, token: try APIFace.token(context))
         guard existed else { throw ShareError(.notFound, "no such upload") }
         return Response(status: .noContent)
+    }
+
+    /// Starts a resumable upload (``ResumableUploads/begin(path:length:conditions:user:core:)``);
+    /// 503 when its state cannot be recorded where every server sees it.
+    func beginUpload(path: SharePath, length: Int64, conditions: WritePreconditions = .none, user: String?)
+        async throws -> String
+    {
+        do {
+            return try await core.uploads.begin(
+                path: path, length: length, conditions: conditions, user: user, core: core)
+        } catch let error as UploadStateError {
+            throw ShareError(.serviceUnavailable, error.message)
+        }
     }
 
     private func open(_ token: String) async throws -> ResumableUploads.Open {

@@ -32,7 +32,7 @@ struct APIFace: Sendable {
         routes.post("move") { request, context in try await self.move(request, context: context) }
         routes.get("thumbnail/**") { request, _ in try await self.thumbnail(request) }
         routes.get("zip") { request, _ in try await self.zip(request) }
-        routes.post("uploads") { request, _ in try await self.startUpload(request) }
+        routes.post("uploads") { request, context in try await self.startUpload(request, context: context) }
         routes.patch("uploads/:token") { request, context in try await self.continueUpload(request, context: context) }
         routes.head("uploads/:token") { _, context in try await self.uploadStatus(context: context) }
         routes.delete("uploads/:token") { _, context in try await self.cancelUpload(context: context) }
@@ -51,7 +51,7 @@ struct APIFace: Sendable {
         _ paths: [SharePath], method: String, context: ShareContext,
         conditions: [SharePath: WritePreconditions] = [:], _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        try refuseIfLocked(paths)
+        try await refuseIfLocked(paths)
         return try await core.perform(
             paths, origin: APIFace.origin(context, method: method), conditions: conditions.filter { !$0.value.isEmpty },
             work)
@@ -59,8 +59,16 @@ struct APIFace: Sendable {
 
     /// 423 when a WebDAV client holds a lock on one of `paths` (or under
     /// one): the page and the JSON API respect WebDAV locks too.
-    func refuseIfLocked(_ paths: [SharePath]) throws(ShareError) {
-        if let lock = core.lock(on: paths) {
+    /// 503 when the locks cannot be read (their database is down): a
+    /// change is never made as if no lock were held.
+    func refuseIfLocked(_ paths: [SharePath]) async throws(ShareError) {
+        let held: DAVLock?
+        do {
+            held = try await core.lock(on: paths)
+        } catch {
+            throw ShareError(.serviceUnavailable, error.message)
+        }
+        if let lock = held {
             throw ShareError(
                 .locked,
                 "'\(lock.root)' is locked by a WebDAV client for \(lock.timeout) seconds at most; try again later")

@@ -34,6 +34,8 @@ struct AuditFace: Sendable {
             }
             filter.limit = value
         }
+        // What was answered before this request is in the answer.
+        await audit.flush()
         let folder = audit.folder
         let chosen = filter
         let events = await runBlocking { AuditReader.read(folder: folder, filter: chosen) }

@@ -13,18 +13,12 @@ struct AuthMiddleware: RouterMiddleware {
         -> Response
     {
         var context = context
-        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("basic "),
-            let decoded = Base64.decode(header.dropFirst(6).trimmingCharacters()),
-            let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
-        else { return AuthMiddleware.challenge() }
-        let givenUser = Array(decoded[..<colon])
-        let givenPassword = Array(decoded[(colon + 1)...])
-        // Both compared in full, whatever matches, so timing tells nothing.
-        let userMatches = constantTimeEqual(givenUser, Array(user.utf8))
-        let passwordMatches = constantTimeEqual(givenPassword, Array(password.utf8))
-        guard userMatches && passwordMatches else {
+        switch check(request.headers[.authorization]) {
+        case .missing: return AuthMiddleware.challenge()
+        case .wrong:
             AuditNote.about(path: nil, action: "signin")
             return AuthMiddleware.challenge()
+        case .accepted: break
         }
         context.user = user
         AuditNote.who(user)
@@ -36,6 +30,23 @@ struct AuthMiddleware: RouterMiddleware {
             status: .unauthorized, error: "sign in with the user name and password of this share")
         response.headers[.wwwAuthenticate] = "Basic realm=\"fileshare\", charset=\"UTF-8\""
         return response
+    }
+
+    /// What an `Authorization` field says.
+    enum Check { case missing, wrong, accepted }
+
+    /// Checks an `Authorization` field against the share's user and password.
+    func check(_ header: String?) -> Check {
+        guard let header, header.lowercased().hasPrefix("basic "),
+            let decoded = Base64.decode(header.dropFirst(6).trimmingCharacters()),
+            let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
+        else { return .missing }
+        let givenUser = Array(decoded[..<colon])
+        let givenPassword = Array(decoded[(colon + 1)...])
+        // Both compared in full, whatever matches, so timing tells nothing.
+        let userMatches = constantTimeEqual(givenUser, Array(user.utf8))
+        let passwordMatches = constantTimeEqual(givenPassword, Array(password.utf8))
+        return userMatches && passwordMatches ? .accepted : .wrong
     }
 
     private func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

@@ -1,3 +1,4 @@
+import Accounts
 import FileWatching
 import Hummingbird
 import Logging
@@ -15,27 +16,43 @@ struct ErrorMiddleware: RouterMiddleware {
     {
         do {
             return try await next(request, context)
-        } catch let error as ShareError {
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        } catch let error as FolderError {
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        } catch let error as SharePathError {
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        } catch let error as UploadRefusal {
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        } catch let error as AccessDenied {
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        } catch let error as PreconditionFailure {
-            return .json(status: .preconditionFailed, error: error.message)
-        } catch let error as HTTPError {
-            return .json(status: error.status, error: error.body ?? error.status.reasonPhrase)
         } catch {
+            if let answer = ErrorMiddleware.answer(to: error) { return answer }
             context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             return .json(status: .internalServerError, error: "the server failed: \(error)")
+        }
+    }
+
+    /// The answer to a failure the faces and the core know; `nil` for
+    /// any other (a 500). The audit records a failed request with the
+    /// status this gives, which is the one the client sees.
+    static func answer(to error: any Error) -> Response? {
+        switch error {
+        case let error as ShareError:
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        case let error as FolderError:
+            let error = ShareError(error)
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        case let error as SharePathError:
+            let error = ShareError(error)
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        case let error as UploadRefusal:
+            let error = ShareError(error)
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        case let error as AccessDenied:
+            let error = ShareError(error)
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        case let error as PreconditionFailure:
+            return .json(status: .preconditionFailed, error: error.message)
+        case let error as DAVLockStoreError:
+            return .json(status: .serviceUnavailable, error: error.message)
+        case let error as AccountsError:
+            let error = ShareError(error)
+            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        case let error as HTTPError:
+            return .json(status: error.status, error: error.body ?? error.status.reasonPhrase)
+        default:
+            return nil
         }
     }
 }

@@ -1,5 +1,6 @@
 import CFileshareShim
 import FileWatching
+import HTTPTypes
 import NIOCore
 
 #if canImport(Glibc)
@@ -38,24 +39,14 @@ extension FileResponses {
         _ path: SharePath, wantContent: Bool, open: @escaping @Sendable () throws -> Int32,
         openCached: (() throws -> Int32?)?
     ) async throws -> OpenedFile {
-        if let openCached, let fd = try openCached() {
-            do {
-                let metadata = try SharedFolder.metadata(fd: fd, path: path)
-                guard wantContent, metadata.kind == .file, metadata.size <= smallFileBytes else {
-                    return OpenedFile(fd: fd, metadata: metadata, content: nil)
-                }
-                let size = Int(metadata.size)
-                switch readCached(fd, size: size) {
-                case .whole(let content): return OpenedFile(fd: fd, metadata: metadata, content: content)
-                case .changed: return OpenedFile(fd: fd, metadata: metadata, content: nil)
-                case .wouldWait:
-                    let content = await runBlocking { FileResponses.readWhole(fd, size: size) }
-                    return OpenedFile(fd: fd, metadata: metadata, content: content)
-                }
-            } catch {
-                close(fd)
-                throw error
-            }
+        if let openCached,
+            let (file, contentWaits) = try openedWithoutWaiting(
+                path, wantContent: wantContent, openCached: openCached)
+        {
+            guard contentWaits else { return file }
+            let (fd, size) = (file.fd, Int(file.metadata.size))
+            let content = await runBlocking { FileResponses.readWhole(fd, size: size) }
+            return OpenedFile(fd: fd, metadata: file.metadata, content: content)
         }
         return try await runBlocking {
             let fd = try open()
@@ -71,6 +62,38 @@ extension FileResponses {
                 throw error
             }
         }
+    }
+
+    /// The file opened and stat'ed without waiting on the disk and, when
+    /// `wantContent` and it is small, read from the page cache; `nil` when
+    /// opening would wait. `contentWaits`: its bytes are wanted but not all
+    /// cached (it is open: read them the waiting way). The routed answer
+    /// (``opened(_:wantContent:open:openCached:)``) and the event loop's
+    /// own (`SmallReads`) both start here.
+    static func openedWithoutWaiting(
+        _ path: SharePath, wantContent: Bool, openCached: () throws -> Int32?
+    ) throws -> (file: OpenedFile, contentWaits: Bool)? {
+        guard let fd = try openCached() else { return nil }
+        do {
+            let metadata = try SharedFolder.metadata(fd: fd, path: path)
+            guard wantContent, metadata.kind == .file, metadata.size <= smallFileBytes else {
+                return (OpenedFile(fd: fd, metadata: metadata, content: nil), false)
+            }
+            switch readCached(fd, size: Int(metadata.size)) {
+            case .whole(let content): return (OpenedFile(fd: fd, metadata: metadata, content: content), false)
+            case .changed: return (OpenedFile(fd: fd, metadata: metadata, content: nil), false)
+            case .wouldWait: return (OpenedFile(fd: fd, metadata: metadata, content: nil), true)
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// Whether a GET or HEAD wants the file's bytes read with its open:
+    /// not for `HEAD`, nor when the answer will likely be `304`.
+    static func wantsContent(head: Bool, request: HTTPFields) -> Bool {
+        !head && request[.ifNoneMatch] == nil && request[.ifModifiedSince] == nil
     }
 
     /// What a read from the page cache alone gave.

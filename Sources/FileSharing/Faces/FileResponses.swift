@@ -1,5 +1,6 @@
 import CFileshareShim
 import FileWatching
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOPosix
@@ -51,63 +52,29 @@ enum FileResponses {
         // A small file is read with its open and stat: in one trip to the
         // thread pool at most, and none when the kernel has it cached. Not
         // when the answer will likely be 304 or has no body.
-        let wantContent =
-            !head && request.headers[.ifNoneMatch] == nil && request.headers[.ifModifiedSince] == nil
         let (fd, metadata, content) = try await FileResponses.opened(
-            path, wantContent: wantContent, open: open, openCached: openCached
+            path, wantContent: wantsContent(head: head, request: request.headers), open: open,
+            openCached: openCached
         ).parts
         var closeHere = true
         defer { if closeHere { close(fd) } }
         guard metadata.kind == .file else { throw ShareError(.notFound, notFile) }
-        let etag = metadata.entityTag
-        var headers: HTTPFields = [
-            .eTag: etag,
-            .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
-            .acceptRanges: "bytes",
-            .contentType: FileResponses.mediaType(for: name),
-            .cacheControl: "no-cache",
-            .init("X-Content-Type-Options")!: "nosniff",
-            // A user's HTML or SVG must not run as the share's own page.
-            .contentSecurityPolicy:
-                "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'",
-        ]
-        if (try? APIRequest.query(request, "download")) ?? nil != nil {
-            headers[.contentDisposition] = FileResponses.attachment(name)
+        let download = (try? APIRequest.query(request, "download")) ?? nil != nil
+        let status: HTTPResponse.Status
+        let headers: HTTPFields
+        let start: Int64
+        let length: Int64
+        switch plan(named: name, request: request.headers, download: download, metadata: metadata) {
+        case .notModified(let fields):
+            return Response(status: .notModified, headers: fields)
+        case .unsatisfiable(let size):
+            var response = Response.json(
+                status: .rangeNotSatisfiable, error: "the range is outside the file (\(size) bytes)")
+            response.headers[.contentRange] = "bytes */\(size)"
+            return response
+        case .send(let planned, let fields, let from, let count):
+            (status, headers, start, length) = (planned, fields, from, count)
         }
-        // Conditional requests (RFC 9110 section 13).
-        if let match = request.headers[.ifNoneMatch] {
-            if match == "*"
-                || match.split(separator: ",").contains(where: {
-                    $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "W/" + etag
-                })
-            {
-                return Response(status: .notModified, headers: headers)
-            }
-        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse),
-            metadata.modified / 1_000_000_000 * 1_000_000_000 <= since
-        {
-            return Response(status: .notModified, headers: headers)
-        }
-        var range: ClosedRange<Int64>? = nil
-        if let header = request.headers[.range], metadata.size > 0 {
-            let ifRange = request.headers[.ifRange]
-            if ifRange == nil || ifRange == etag {
-                switch FileResponses.parseRange(header, size: metadata.size) {
-                case .none: break
-                case .some(.none):
-                    var response = Response.json(
-                        status: .rangeNotSatisfiable, error: "the range is outside the file (\(metadata.size) bytes)")
-                    response.headers[.contentRange] = "bytes */\(metadata.size)"
-                    return response
-                case .some(.some(let value)): range = value
-                }
-            }
-        }
-        let start = range?.lowerBound ?? 0
-        let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? metadata.size
-        headers[.contentLength] = String(length)
-        if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(metadata.size)" }
-        let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
         if head || length == 0 { return Response(status: status, headers: headers) }
         if let content {
             let slice = content.getSlice(at: Int(start), length: Int(length)) ?? content
@@ -152,6 +119,74 @@ enum FileResponses {
         return Response(status: status, headers: headers, body: body)
     }
 
+    /// What a GET or HEAD of a file answers, from the request's fields and
+    /// the file's metadata alone: validators, conditional requests (RFC
+    /// 9110 section 13) and ranges. The one place both the routed answer
+    /// (``send(named:path:request:head:core:notFile:open:openCached:)``)
+    /// and the event loop's own (`SmallReads`) work it out.
+    static func plan(
+        named name: String, request: HTTPFields, download: Bool, metadata: SharedFolder.Metadata
+    ) -> DownloadPlan {
+        let etag = metadata.entityTag
+        // Appended rather than written as a dictionary literal, which checks
+        // each name against the others on every answer.
+        var headers = HTTPFields()
+        headers.reserveCapacity(10)
+        headers.append(HTTPField(name: .eTag, value: etag))
+        headers.append(HTTPField(name: .lastModified, value: HTTPDate.format(nanoseconds: metadata.modified)))
+        headers.append(HTTPField(name: .acceptRanges, value: "bytes"))
+        headers.append(HTTPField(name: .contentType, value: FileResponses.mediaType(for: name)))
+        headers.append(HTTPField(name: .cacheControl, value: "no-cache"))
+        headers.append(HTTPField(name: .xContentTypeOptions, value: "nosniff"))
+        // A user's HTML or SVG must not run as the share's own page.
+        headers.append(HTTPField(name: .contentSecurityPolicy, value: FileResponses.contentSecurityPolicy))
+        if download { headers[.contentDisposition] = FileResponses.attachment(name) }
+        if let match = request[.ifNoneMatch] {
+            if match == "*"
+                || match.split(separator: ",").contains(where: {
+                    $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "W/" + etag
+                })
+            {
+                return .notModified(headers)
+            }
+        } else if let since = request[.ifModifiedSince].flatMap(HTTPDate.parse),
+            metadata.modified / 1_000_000_000 * 1_000_000_000 <= since
+        {
+            return .notModified(headers)
+        }
+        var range: ClosedRange<Int64>? = nil
+        if let header = request[.range], metadata.size > 0 {
+            let ifRange = request[.ifRange]
+            if ifRange == nil || ifRange == etag {
+                switch FileResponses.parseRange(header, size: metadata.size) {
+                case .none: break
+                case .some(.none): return .unsatisfiable(size: metadata.size)
+                case .some(.some(let value)): range = value
+                }
+            }
+        }
+        let start = range?.lowerBound ?? 0
+        let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? metadata.size
+        headers[.contentLength] = String(length)
+        if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(metadata.size)" }
+        return .send(status: range == nil ? .ok : .partialContent, headers: headers, start: start, length: length)
+    }
+
+    /// The policy every file is answered with: nothing in it runs, nothing
+    /// is fetched from elsewhere.
+    static let contentSecurityPolicy =
+        "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'"
+
+    /// What ``plan(named:request:download:metadata:)`` decided.
+    enum DownloadPlan {
+        /// 304, with these fields.
+        case notModified(HTTPFields)
+        /// 416: the range is outside the file of this size.
+        case unsatisfiable(size: Int64)
+        /// 200 or 206: these fields, and `length` bytes from `start` (none for HEAD).
+        case send(status: HTTPResponse.Status, headers: HTTPFields, start: Int64, length: Int64)
+    }
+
     /// `GET /api/thumbnail/P`: a small image for the list. Images, comics
     /// and books are decoded with the image libraries this machine has
     /// (`ImageThumbnailer`), PDFs, videos and audio covers made by programs
@@ -175,7 +210,7 @@ enum FileResponses {
             status: .ok,
             headers: [
                 .contentType: made.contentType, .contentLength: String(made.bytes.count),
-                .cacheControl: "private, max-age=60", .init("X-Content-Type-Options")!: "nosniff",
+                .cacheControl: "private, max-age=60", .xContentTypeOptions: "nosniff",
             ],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: made.bytes)))
     }
@@ -213,8 +248,7 @@ enum FileResponses {
     }
 
     static func mediaType(for name: String) -> String {
-        let ext = name.split(separator: ".").count > 1 ? name.split(separator: ".").last!.lowercased() : ""
-        switch ext {
+        switch FileResponses.nameExtension(name) {
         case "txt", "log", "csv", "md", "markdown": return "text/plain; charset=utf-8"
         case "html", "htm": return "text/html; charset=utf-8"
         case "json": return "application/json"
@@ -240,6 +274,23 @@ enum FileResponses {
         case "cbz": return "application/vnd.comicbook+zip"
         default: return "application/octet-stream"
         }
+    }
+}
+
+extension HTTPField.Name {
+    /// `nosniff`: a browser takes the type given, never one it guesses.
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+}
+
+extension FileResponses {
+    /// The lowercased text after a name's last dot, when something other
+    /// than dots comes before it: `""` for `.bashrc`, `README` and `a.`;
+    /// trailing dots are ignored (`a.b.` is `b`).
+    static func nameExtension(_ name: String) -> String {
+        var rest = Substring(name)
+        while rest.last == "." { rest.removeLast() }
+        guard let dot = rest.lastIndex(of: "."), rest[..<dot].contains(where: { $0 != "." }) else { return "" }
+        return rest[rest.index(after: dot)...].lowercased()
     }
 }
 

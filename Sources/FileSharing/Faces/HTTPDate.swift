@@ -1,4 +1,5 @@
 import FileWatching
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -36,5 +37,23 @@ enum HTTPDate {
         parts.tm_sec = clock[2]
         let (nanoseconds, overflow) = Int64(timegm(&parts)).multipliedReportingOverflow(by: 1_000_000_000)
         return overflow ? nil : nanoseconds
+    }
+}
+
+extension HTTPDate {
+    /// The current time as an HTTP date, formatted once a second rather than
+    /// once an answer: the `Date` field of every small read (the router's
+    /// answers get theirs from Hummingbird, which keeps one the same way).
+    final class Clock: Sendable {
+        private let cached = Mutex<(second: Int64, text: String)>((-1, ""))
+
+        func now() -> String {
+            let nanoseconds = wallNanoseconds()
+            let second = nanoseconds / 1_000_000_000
+            return cached.withLock { cached in
+                if cached.second != second { cached = (second, HTTPDate.format(nanoseconds: nanoseconds)) }
+                return cached.text
+            }
+        }
     }
 }

@@ -4,6 +4,10 @@ import Hummingbird
 import NIOCore
 import Versions
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Versions and the trash in the JSON API (`http-api.md`): a file's kept
 /// versions (listed, downloaded, restored, conflicts resolved) and the
 /// deleted items (listed, restored, purged). It parses and answers HTTP;
@@ -49,17 +53,37 @@ struct HistoryFace: Sendable {
     }
 
     /// `GET /api/versions/content?path=P&version=V`: the bytes of a version,
-    /// as a download of the file is sent (ranges, validators).
+    /// as a download of the file is sent (ranges, validators); a folder
+    /// version (a package document's tree) as a ZIP named after the folder.
     func content(_ request: Request, head: Bool) async throws -> Response {
         let path = try HistoryFace.path(request)
         try core.authorize(.read, path)
         let version = try HistoryFace.versionName(try APIRequest.query(request, "version"))
         let id = try await core.itemID(at: path)
         let store = core.folder.history.versions
+        let record: VersionRecord
         do {
-            _ = try store.version(version, of: id)
+            record = try store.version(version, of: id)
         } catch {
             throw ShareError(error)
+        }
+        if record.kind == .directory {
+            let fd = try await core.blocking { () throws -> Int32 in
+                do throws(VersionError) { return try store.openContent(version, of: id) } catch {
+                    throw ShareError(error)
+                }
+            }
+            let headers: HTTPFields = [
+                .contentType: "application/zip", .contentDisposition: FileResponses.attachment(path.name + ".zip"),
+                .cacheControl: "no-store",
+            ]
+            if head {
+                close(fd)
+                return Response(status: .ok, headers: headers)
+            }
+            // Everything in a version of a folder the requester may read goes in.
+            let body = ZipTree.body(folder: fd, prefix: path.name + "/", core: core) { _, _ in true }
+            return Response(status: .ok, headers: headers, body: body)
         }
         return try await FileResponses.send(
             named: path.name, path: path, request: request, head: head, core: core,
@@ -86,13 +110,13 @@ struct HistoryFace: Sendable {
         } catch {
             throw ShareError(error)
         }
-        try api.refuseIfLocked([path])
-        try await core.restore(
+        try await api.refuseIfLocked([path])
+        let after = try await core.restore(
             version: version, of: id, at: path, origin: APIFace.origin(context, method: "POST"),
             conditions: WritePreconditions(request.headers))
         return .json(
             status: .ok,
-            body: "{\"path\":\(JSONText.quoted(path.description)),\"id\":\(JSONText.quoted(id.description))}")
+            body: "{\"path\":\(JSONText.quoted(path.description)),\"id\":\(JSONText.quoted(after.description))}")
     }
 
     struct ResolveBody: Decodable {
@@ -176,7 +200,7 @@ struct HistoryFace: Sendable {
             let record = try core.folder.history.trash.item(trashId)
             if let path = try? SharePath(plain: record.path) {
                 try core.authorize(.change, path)
-                try api.refuseIfLocked([path])
+                try await api.refuseIfLocked([path])
             }
         } catch let error as VersionError {
             throw ShareError(error)
@@ -242,6 +266,8 @@ struct HistoryFace: Sendable {
         }
         json.raw(",\"conflict\":")
         json.bool(record.conflict)
+        json.raw(",\"kind\":")
+        json.string(record.kind == .directory ? "directory" : "file")
         json.raw("}")
     }
 

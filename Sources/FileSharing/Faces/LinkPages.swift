@@ -1,3 +1,4 @@
+import Accounts
 import Hummingbird
 
 /// The pages a share link shows (``LinkFace``), made here: small, with the

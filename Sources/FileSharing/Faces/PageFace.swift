@@ -25,7 +25,7 @@ struct PageFace: Sendable {
             status: .ok,
             headers: [
                 .contentType: type, .contentLength: String(buffer.readableBytes), .cacheControl: "no-cache",
-                .init("X-Content-Type-Options")!: "nosniff",
+                .xContentTypeOptions: "nosniff",
             ],
             body: ResponseBody(byteBuffer: buffer))
     }

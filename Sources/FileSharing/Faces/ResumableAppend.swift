@@ -34,15 +34,43 @@ enum ResumableAppend {
     static func append(
         core: ShareCore, token: String, at offset: Int64, body: RequestBody, origin: ChangeOrigin
     ) async throws -> Outcome {
-        guard core.uploads.claim(token) else {
+        let uploads = core.uploads
+        guard try await claim(token, uploads) else {
             throw ShareError(
                 .conflict, "another request is writing this upload; ask where it stands (HEAD), then go on")
         }
-        defer { core.uploads.release(token) }
-        let uploads = core.uploads
+        // Where the upload stands when this request lets go (`nil`: it ended).
+        var reached: Int64? = nil
+        do {
+            let outcome = try await write(
+                core: core, uploads: uploads, token: token, at: offset, body: body, origin: origin, reached: &reached)
+            await uploads.release(token, offset: reached)
+            return outcome
+        } catch {
+            await uploads.release(token, offset: reached)
+            throw error
+        }
+    }
+
+    /// Claims `token`; 503 when the uploads' database cannot be asked.
+    private static func claim(_ token: String, _ uploads: ResumableUploads) async throws(ShareError) -> Bool {
+        do {
+            return try await uploads.claim(token)
+        } catch {
+            throw ShareError(.serviceUnavailable, error.message)
+        }
+    }
+
+    /// ``append(core:token:at:body:origin:)`` under the claim.
+    private static func write(
+        core: ShareCore, uploads: ResumableUploads, token: String, at offset: Int64, body: RequestBody,
+        origin: ChangeOrigin, reached: inout Int64?
+    ) async throws -> Outcome {
         guard let upload = try await core.blocking({ try uploads.open(token) }) else {
+            await uploads.forget(token)
             throw ShareError(.notFound, "no such upload")
         }
+        reached = upload.offset
         guard offset == upload.offset else {
             throw ResumableOffsetMismatch(offset: upload.offset)
         }
@@ -51,23 +79,34 @@ enum ResumableAppend {
                 body, to: upload.file, at: offset, limit: upload.length, core: core,
                 checkingTypeFor: upload.path, totalSize: upload.length)
             let now = offset + written
+            reached = now
             guard now == upload.length else {
                 return Outcome(
                     offset: now, path: upload.path, requested: upload.path, completed: false, replaced: false)
             }
-            try APIFace(core: core, readOnly: false).refuseIfLocked([upload.path])
+            try await APIFace(core: core, readOnly: false).refuseIfLocked([upload.path])
             let placed = try await core.commit(
                 upload.file, to: upload.path, origin: origin, creatingParents: true, conditions: upload.conditions)
             uploads.finished(token)
+            reached = nil
+            await uploads.forget(token)
             return Outcome(
                 offset: now, path: placed.path, requested: upload.path, completed: true, replaced: placed.replaced)
         } catch let error as UploadRefusal where error.kind == .refused {
             // A refused type does not become acceptable by sending it again: the upload ends here.
             uploads.discard(token)
+            reached = nil
+            await uploads.forget(token)
             throw error
         } catch let error as PreconditionFailure {
             // Nor does a file changed since the upload began become unchanged.
             uploads.discard(token)
+            reached = nil
+            await uploads.forget(token)
+            throw error
+        } catch {
+            // Cut off: the bytes written so far stay, and the client asks where it stands.
+            if let size = try? upload.file.size() { reached = size }
             throw error
         }
     }
@@ -79,15 +118,23 @@ extension ResumableAppend {
     /// from under it).
     static func cancel(core: ShareCore, token: String) async throws -> Bool {
         let uploads = core.uploads
-        guard uploads.claim(token) else {
+        guard try await claim(token, uploads) else {
             throw ShareError(.conflict, "a chunk is being written to this upload; cancel it when that ends")
         }
-        defer { uploads.release(token) }
-        return try await core.blocking {
-            guard uploads.exists(token) else { return false }
-            uploads.discard(token)
-            return true
+        let existed: Bool
+        do {
+            existed = try await core.blocking { () -> Bool in
+                guard uploads.exists(token) else { return false }
+                uploads.discard(token)
+                return true
+            }
+        } catch {
+            uploads.release(token)
+            throw error
         }
+        await uploads.release(token, offset: nil)
+        await uploads.forget(token)
+        return existed
     }
 }
 

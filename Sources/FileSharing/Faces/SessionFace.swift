@@ -35,7 +35,7 @@ struct SessionFace {
                 name: fields["name"] ?? "", password: fields["password"] ?? "", address: context.address)
             switch outcome {
             case .signedIn(let requester):
-                return signedIn(requester, response: Response(status: .seeOther, headers: [.location: "/"]))
+                return try await signedIn(requester, response: Response(status: .seeOther, headers: [.location: "/"]))
             case .failed:
                 return SessionFace.page(status: .unauthorized, message: "The user name or password is wrong.")
             case .throttled(let wait):
@@ -46,7 +46,7 @@ struct SessionFace {
                 return response
             }
         case (.post, "/signout"):
-            return signedOut(request, Response(status: .seeOther, headers: [.location: "/signin"]))
+            return try await signedOut(request, Response(status: .seeOther, headers: [.location: "/signin"]))
         case (.post, "/api/session"):
             struct Body: Decodable {
                 var name: String
@@ -56,7 +56,7 @@ struct SessionFace {
             UsersAuthMiddleware.noteSignIn(body.name)
             switch await signIn.signIn(name: body.name, password: body.password, address: context.address) {
             case .signedIn(let requester):
-                return signedIn(
+                return try await signedIn(
                     requester,
                     response: .json(status: .ok, body: "{\"user\":\(JSONText.quoted(requester.user ?? ""))}"))
             case .failed:
@@ -65,9 +65,9 @@ struct SessionFace {
                 return UsersAuthMiddleware.tooManyAttempts(wait)
             }
         case (.delete, "/api/session"):
-            return signedOut(request, Response(status: .noContent))
+            return try await signedOut(request, Response(status: .noContent))
         case (.get, "/api/session"):
-            guard let id = SessionFace.sessionID(request), let requester = signIn.session(id) else {
+            guard let id = SessionFace.sessionID(request), let requester = try await signIn.session(id) else {
                 return UsersAuthMiddleware.challenge(request)
             }
             return .json(
@@ -78,10 +78,10 @@ struct SessionFace {
         }
     }
 
-    private func signedIn(_ requester: Requester, response: Response) -> Response {
+    private func signedIn(_ requester: Requester, response: Response) async throws -> Response {
         var response = response
         // A new id, whatever cookie the browser brought.
-        let id = signIn.startSession(for: requester.user ?? "")
+        let id = try await signIn.startSession(for: requester.user ?? "")
         let maxAge = signIn.sessionLimits.absolute.components.seconds
         response.headers[.setCookie] =
             "\(SessionFace.cookieName)=\(id); Path=/; Max-Age=\(maxAge); HttpOnly; SameSite=Strict"
@@ -90,8 +90,9 @@ struct SessionFace {
         return response
     }
 
-    private func signedOut(_ request: Request, _ response: Response) -> Response {
-        if let id = SessionFace.sessionID(request) { signIn.endSession(id) }
+    private func signedOut(_ request: Request, _ response: Response) async throws -> Response {
+        // Ended in the store before the answer: a sign-out that did not happen is not told as done.
+        if let id = SessionFace.sessionID(request) { try await signIn.endSession(id) }
         var response = response
         response.headers[.setCookie] =
             "\(SessionFace.cookieName)=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
@@ -100,7 +101,12 @@ struct SessionFace {
 
     /// The session id the request's `Cookie` header carries.
     static func sessionID(_ request: Request) -> String? {
-        for header in request.headers[values: .cookie] {
+        sessionID(request.headers)
+    }
+
+    /// The session id in a request's `Cookie` fields, if one is well formed.
+    static func sessionID(_ fields: HTTPFields) -> String? {
+        for header in fields[values: .cookie] {
             for pair in header.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 if parts.count == 2, parts[0].trimmingCharacters() == cookieName {

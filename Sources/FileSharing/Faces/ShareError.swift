@@ -1,3 +1,4 @@
+import Accounts
 import Hummingbird
 
 /// A failure the server answers with a status and `{"error": "..."}`.
@@ -79,5 +80,14 @@ extension ShareError {
             case .dropBox: .conflict
             }
         self.init(kind, denied.message)
+    }
+}
+
+extension ShareError {
+    /// The answer to a failure of the sessions' or links' store: 503 while
+    /// the shared store cannot be reached (neither yes nor no can be said),
+    /// 500 for anything else.
+    init(_ error: AccountsError) {
+        self.init(error.code == .unavailable ? .serviceUnavailable : .internalError, error.message)
     }
 }

@@ -67,10 +67,10 @@ struct TusFace: Sendable {
         try await core.authorizePut(path)
         // 413 past the server's limit (`Tus-Max-Size`), 507 when the disk has no room.
         try UploadBody.checkSize(length, core: core)
-        try APIFace(core: core, readOnly: false).refuseIfLocked([path])
+        try await APIFace(core: core, readOnly: false).refuseIfLocked([path])
         if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
-        let uploads = core.uploads
-        let token = try await core.blocking { try uploads.start(path: path, length: length) }
+        let token = try await APIFace(core: core, readOnly: false).beginUpload(
+            path: path, length: length, user: context.user)
         var headers = TusFace.headers()
         headers[.location] = "/api/tus/\(token)"
         if request.headers[.contentType].map(TusFace.isChunkType) == true {

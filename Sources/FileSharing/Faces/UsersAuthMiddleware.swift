@@ -34,7 +34,7 @@ struct UsersAuthMiddleware: RouterMiddleware {
         if let response = try await face.answer(request, context: context) { return response }
 
         var requester: Requester? = nil
-        if let id = SessionFace.sessionID(request) { requester = signIn.session(id) }
+        if let id = SessionFace.sessionID(request) { requester = try await signIn.session(id) }
         if requester == nil, let basic = BasicCredentials.parse(request.headers[.authorization]) {
             switch await signIn.signIn(name: basic.name, password: basic.password, address: context.address) {
             case .signedIn(let signedIn): requester = signedIn

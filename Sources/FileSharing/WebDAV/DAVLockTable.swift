@@ -38,6 +38,12 @@ struct DAVLockTable: Sendable {
 
     init(capacity: Int = DAVLockTable.defaultCapacity) { self.capacity = capacity }
 
+    /// A table holding `locks` (as a store read them), whatever their number.
+    init(capacity: Int = DAVLockTable.defaultCapacity, locks: [DAVLock]) {
+        self.capacity = capacity
+        for lock in locks { self.locks[lock.token] = lock }
+    }
+
     enum LockResult: Equatable {
         case locked(DAVLock)
         case conflict(DAVLock)

@@ -56,7 +56,7 @@ extension WebDAVFace {
                 body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         case "PUT":
             let tokens = try await davConditions(request, path: path)
-            try davRequireTokens(tokens, changing: [path])
+            try await davRequireTokens(tokens, changing: [path])
             try await davRequireParent(path)
             let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "dav-metadata-") }
             _ = try await UploadBody.write(
@@ -65,11 +65,11 @@ extension WebDAVFace {
             return Response(status: replaced ? .noContent : .created, headers: [.contentLength: "0"])
         case "DELETE":
             let tokens = try await davConditions(request, path: path)
-            try davRequireTokens(tokens, changing: [path])
+            try await davRequireTokens(tokens, changing: [path])
             guard try await core.blocking({ folder.removeClientMetadata(path) }) else {
                 throw ShareError(.notFound, "'\(path)': no such file")
             }
-            state.removeLocks(under: path)
+            await removeLocks(under: path)
             return Response(status: .noContent)
         case "MOVE", "COPY":
             guard let header = request.headers[.init("Destination")!], let (_, urlPath) = WebDAV.split(url: header),
@@ -80,7 +80,7 @@ extension WebDAVFace {
                     .forbidden, "Finder's metadata files are moved or copied only to names of the same kind")
             }
             let tokens = try await davConditions(request, path: path)
-            try davRequireTokens(
+            try await davRequireTokens(
                 tokens, changing: request.method.rawValue == "MOVE" ? [path, destination] : [destination])
             let overwrite = try WebDAV.overwrite(request)
             let move = request.method.rawValue == "MOVE"
@@ -102,7 +102,7 @@ extension WebDAVFace {
                 if move { folder.removeClientMetadata(path) }
                 return replaced
             }
-            if move { state.removeLocks(under: path) }
+            if move { await removeLocks(under: path) }
             return Response(status: existed ? .noContent : .created, headers: [.contentLength: "0"])
         case "LOCK":
             return try await davLock(path, request: request, context: context, clientMetadata: true)

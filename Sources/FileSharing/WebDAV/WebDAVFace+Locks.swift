@@ -41,22 +41,27 @@ extension WebDAVFace {
         if !exists {
             guard !path.isRoot else { throw ShareError(.notFound, "the shared folder is missing") }
             try await davRequireParent(path)
-            try davRequireTokens(tokens, changing: [], members: [path.parent])
+            try await davRequireTokens(tokens, changing: [], members: [path.parent])
         }
-        let now = state.now()
-        let lock = DAVLock(
-            token: "opaquelocktoken:" + UUID().uuidString.lowercased(), root: path, isDeep: depth != 0,
-            isExclusive: scope.isDAV("exclusive"),
-            owner: body.child("owner")?.serialized, user: context.user, timeout: timeout,
-            expires: now + timeout * 1_000_000_000)
-        switch state.changingLocks({ table, now in table.add(lock, now: now) }) {
+        let token = "opaquelocktoken:" + UUID().uuidString.lowercased()
+        let owner = body.child("owner")?.serialized
+        let user = context.user
+        let exclusive = scope.isDAV("exclusive")
+        // It ends on the store's clock (the database's, for several servers).
+        let lock: DAVLock
+        switch try await state.changingLocks({ table, now in
+            table.add(
+                DAVLock(
+                    token: token, root: path, isDeep: depth != 0, isExclusive: exclusive, owner: owner, user: user,
+                    timeout: timeout, expires: now + timeout * 1_000_000_000), now: now)
+        }) {
         case .conflict(let other):
             throw DAVError.locked(other, condition: "no-conflicting-lock")
         case .full:
             throw ShareError(
                 .serviceUnavailable, "too many locks are held (\(DAVLockTable.defaultCapacity)); try again later")
-        case .locked:
-            break
+        case .locked(let granted):
+            lock = granted
         }
         // A new name whose empty file would be refused (the name says a type
         // not accepted, or none): the lock is granted, for the PUT that
@@ -75,7 +80,9 @@ extension WebDAVFace {
                     state.addPlaceholder(.init(staging: name, created: state.now(), origin: origin), at: path)
                 }
             } catch {
-                _ = state.changingLocks { table, now in table.unlock(token: lock.token, path: path, now: now) }
+                _ = try? await state.changingLocks { table, now in
+                    table.unlock(token: lock.token, path: path, now: now)
+                }
                 throw error
             }
         }
@@ -90,7 +97,7 @@ extension WebDAVFace {
         }
         let tokens = try await davConditions(request, path: path)
         for token in tokens.sorted() {
-            if let lock = state.changingLocks({ table, now in
+            if let lock = try await state.changingLocks({ table, now in
                 table.refresh(token: token, path: path, timeout: timeout, now: now)
             }) {
                 return lockResponse(lock, status: .ok)
@@ -117,7 +124,9 @@ extension WebDAVFace {
             throw ShareError(.badRequest, "UNLOCK needs a Lock-Token header: <opaquelocktoken:...>")
         }
         let token = String(header.dropFirst().dropLast())
-        guard let lock = state.changingLocks({ table, now in table.unlock(token: token, path: path, now: now) }) else {
+        guard
+            let lock = try await state.changingLocks({ table, now in table.unlock(token: token, path: path, now: now) })
+        else {
             throw DAVError(
                 status: 409, message: "no lock with that token applies to '\(path)'",
                 condition: "lock-token-matches-request-uri",
@@ -125,7 +134,7 @@ extension WebDAVFace {
         }
         // An empty file the lock held back becomes a file now that no lock holds it.
         for (placeholderPath, placeholder) in state.placeholders(under: lock.root)
-        where state.locks(covering: placeholderPath).isEmpty {
+        where try await state.locks(covering: placeholderPath).isEmpty {
             try await materialize(placeholderPath, placeholder)
         }
         return Response(status: .noContent)

@@ -60,6 +60,8 @@ extension WebDAVFace {
         var path: SharePath
         var metadata: SharedFolder.Metadata
         var properties: DeadProperties.Entries
+        /// The locks that apply to it (for `DAV:lockdiscovery`).
+        var locks: [DAVLock] = []
     }
 
     func davPropfind(_ path: SharePath, request: Request) async throws -> Response {
@@ -108,6 +110,20 @@ extension WebDAVFace {
                     let shown = Set(entries.dropFirst().map(\.path.name))
                     core.makeThumbnailsAhead(of: items.lazy.filter { shown.contains($0.name) })
                 }
+            }
+        }
+        // The locks are read once for the whole answer (one round trip to a
+        // database), and only when asked for.
+        let needsLocks: Bool =
+            switch asked {
+            case .all: true
+            case .names: false
+            case .some(let names): names.contains(.dav(LiveProperty.lockdiscovery.rawValue))
+            }
+        if needsLocks {
+            let held = try await state.locks(coveringOrUnder: path)
+            if !held.isEmpty {
+                for index in entries.indices { entries[index].locks = held.filter { $0.covers(entries[index].path) } }
             }
         }
         let quota = (available: folder.availableBytes, used: folder.usedBytes)
@@ -246,7 +262,7 @@ extension WebDAVFace {
                     + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry></D:supportedlock>"
             )
         case .lockdiscovery:
-            writeLockDiscovery(state.hasLocks ? state.locks(covering: entry.path) : [], into: &writer)
+            writeLockDiscovery(entry.locks, into: &writer)
         case .quotaAvailable:
             writer.dav("quota-available-bytes", String(quota.available))
         case .quotaUsed:
@@ -286,7 +302,7 @@ extension WebDAVFace {
         let tokens = try await davConditions(request, path: path)
         let resource = try await davResource(path)
         guard resource.exists else { throw ShareError(.notFound, "'\(path)': no such file or folder") }
-        try davRequireTokens(tokens, changing: [path])
+        try await davRequireTokens(tokens, changing: [path])
         guard let body = try await WebDAV.xmlBody(request), body.isDAV("propertyupdate") else {
             throw ShareError(.badRequest, "a PROPPATCH body must be a DAV:propertyupdate element")
         }

@@ -46,6 +46,8 @@ struct WebDAVFace: RouterMiddleware {
             return WebDAV.errorResponse(DAVError(status: error.kind == .refused ? 415 : 500, message: error.reason))
         } catch let error as PreconditionFailure {
             return WebDAV.errorResponse(DAVError(status: 412, message: error.message))
+        } catch let error as DAVLockStoreError {
+            return WebDAV.errorResponse(DAVError(status: 503, message: error.message))
         } catch let error as AccessDenied {
             let error = ShareError(error)
             return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
@@ -219,7 +221,7 @@ extension WebDAVFace {
                 var holds: Bool
                 switch condition.kind {
                 case .token(let token):
-                    holds = state.lock(token: token)?.covers(resource) ?? false
+                    holds = try await state.lock(token: token)?.covers(resource) ?? false
                 case .entityTag(let tag):
                     if entityTags[resource] == nil {
                         entityTags[resource] = .some(try await davResource(resource).metadata?.entityTag)
@@ -246,11 +248,12 @@ extension WebDAVFace {
         return WritePreconditions(request.headers)
     }
 
-    /// 423 unless every lock on what the request changes had its token submitted.
+    /// 423 unless every lock on what the request changes had its token
+    /// submitted; ``DAVLockStoreError`` when the locks cannot be read.
     func davRequireTokens(
         _ tokens: Set<String>, changing paths: [SharePath], deep: [SharePath] = [], members: [SharePath] = []
-    ) throws(DAVError) {
-        let missing = state.readingLocks { table, now in
+    ) async throws {
+        let missing = try await state.readingLocks { table, now in
             table.missingTokens(changing: paths, deep: deep, members: members, tokens: tokens, now: now)
         }
         if let missing { throw DAVError.locked(missing) }
@@ -264,7 +267,7 @@ extension WebDAVFace {
         let resource = try await davResource(path)
         if resource.isCollection { throw DAVError(status: 405, message: "'\(path)' is a folder") }
         try await davRequireParent(path)
-        try davRequireTokens(tokens, changing: [path], members: resource.exists ? [] : [path.parent])
+        try await davRequireTokens(tokens, changing: [path], members: resource.exists ? [] : [path.parent])
         let declared = request.headers[.contentLength].flatMap { Int64($0) }
         try UploadBody.checkSize(declared, core: core)
         let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "dav-") }
@@ -355,7 +358,7 @@ extension WebDAVFace {
         let tokens = try await davConditions(request, path: path)
         let resource = try await davResource(path)
         guard resource.exists else { throw ShareError(.notFound, "'\(path)': no such file or folder") }
-        try davRequireTokens(tokens, changing: [path], deep: [path], members: [path.parent])
+        try await davRequireTokens(tokens, changing: [path], deep: [path], members: [path.parent])
         if case .placeholder(let placeholder, _) = resource {
             if state.removePlaceholder(at: path, staging: placeholder.staging) {
                 folder.discardStaged(named: placeholder.staging)
@@ -369,7 +372,7 @@ extension WebDAVFace {
             }
         }
         discardPlaceholders(under: path)
-        state.removeLocks(under: path)
+        await removeLocks(under: path)
         // Finder's metadata for it (and, for a folder, for everything in it) goes too.
         try? await core.blocking {
             folder.removeClientMetadata(path)
@@ -392,7 +395,7 @@ extension WebDAVFace {
             throw DAVError(status: 405, message: "'\(path.isRoot ? "/" : path.description)' already exists")
         }
         try await davRequireParent(path)
-        try davRequireTokens(tokens, changing: [path], members: [path.parent])
+        try await davRequireTokens(tokens, changing: [path], members: [path.parent])
         try await core.perform([path], origin: WebDAVFace.origin(context, method: "MKCOL")) {
             let parent = try folder.existingParent(of: path)
             defer { close(parent) }
@@ -447,11 +450,12 @@ extension WebDAVFace {
             throw DAVError(status: 412, message: "'\(destination)' exists and Overwrite is F")
         }
         if move {
-            try davRequireTokens(
+            try await davRequireTokens(
                 tokens, changing: [source, destination], deep: [source, destination],
                 members: [source.parent, destination.parent])
         } else {
-            try davRequireTokens(tokens, changing: [destination], deep: [destination], members: [destination.parent])
+            try await davRequireTokens(
+                tokens, changing: [destination], deep: [destination], members: [destination.parent])
         }
         if case .placeholder(let placeholder, _) = sourceResource {
             try await materialize(source, placeholder)
@@ -476,14 +480,26 @@ extension WebDAVFace {
             }
         }
         if move {
-            state.removeLocks(under: source)
+            await removeLocks(under: source)
             discardPlaceholders(under: source)
             if sourceResource.isCollection {
                 try? await core.blocking { folder.moveClientMetadata(from: source, to: destination) }
             }
         }
-        if destinationResource.exists { state.removeLocks(under: destination) }
+        if destinationResource.exists { await removeLocks(under: destination) }
         return Response(status: destinationResource.exists ? .noContent : .created, headers: [.contentLength: "0"])
+    }
+
+    /// Forgets the locks on and under `path`, which is gone: the change is
+    /// made, so a store that cannot be reached now is no reason to fail the
+    /// request; the locks then end with their timeout.
+    func removeLocks(under path: SharePath) async {
+        do {
+            try await state.removeLocks(under: path)
+        } catch {
+            logger.warning(
+                "the locks of an item gone cannot be removed", metadata: ["path": "\(path)", "error": "\(error)"])
+        }
     }
 
     /// Puts a held-back empty file in place now.
@@ -505,8 +521,16 @@ extension WebDAVFace {
 
     /// One round of `maintain`.
     func maintainWebDAVOnce() async {
-        _ = state.expireLocks()
-        for (path, placeholder) in state.duePlaceholders() {
+        let due: [(SharePath, WebDAVState.Placeholder)]
+        do {
+            try await state.expireLocks()
+            due = try await state.duePlaceholders()
+        } catch {
+            // The database is away: no lock is taken for gone, and nothing held back is put in place.
+            logger.debug("the WebDAV locks cannot be read", metadata: ["error": "\(error)"])
+            return
+        }
+        for (path, placeholder) in due {
             do {
                 try await materialize(path, placeholder)
             } catch {

@@ -1,8 +1,8 @@
 import ChangeLog
 import Synchronization
 
-/// What the WebDAV face remembers between requests: its locks (kept on disk
-/// too, see `WebDAVState+Persistence`) and the empty files it holds back.
+/// What the WebDAV face remembers between requests: its locks (in a
+/// ``DAVLockStore``) and the empty files it holds back.
 final class WebDAVState: Sendable {
     /// An empty file a client created that waits in the staging folder for its content.
     struct Placeholder: Sendable {
@@ -15,80 +15,81 @@ final class WebDAVState: Sendable {
     /// right after its empty PUT).
     static let placeholderGrace: Int64 = 2_000_000_000
 
-    private let table = Mutex(DAVLockTable())
+    /// Where the locks are.
+    let store: any DAVLockStore
     private let placeholders = Mutex<[SharePath: Placeholder]>([:])
-    /// Monotonic nanoseconds.
+    /// The locks as this server last saw them, to tell the activity feed
+    /// what changed: after each change made here, and after each round of
+    /// `expireLocks` (which also brings the changes other servers made).
+    private let seen = Mutex<[String: DAVLock]>([:])
+    /// Monotonic nanoseconds, for the held-back empty files.
     let now: @Sendable () -> Int64
 
-    /// Where the locks are kept, if anywhere.
-    let persistencePath: String?
     /// Told of each lock taken and released (`FolderActivity`).
     let activity: ActivityFeed
 
     init(
-        persistencePath: String? = nil, activity: ActivityFeed = ActivityFeed(),
-        now: @escaping @Sendable () -> Int64 = WebDAVState.monotonicNow
+        store: any DAVLockStore = FileLockStore(), activity: ActivityFeed = ActivityFeed(),
+        now: @escaping @Sendable () -> Int64 = FileLockStore.monotonicNow
     ) {
+        self.store = store
         self.now = now
-        self.persistencePath = persistencePath
         self.activity = activity
-        if let persistencePath {
-            let current = now()
-            let kept = WebDAVState.load(from: persistencePath, monotonicNow: current)
-            table.withLock { table in
-                for lock in kept { _ = table.add(lock, now: current) }
-            }
-        }
-    }
-
-    private static let start = ContinuousClock.now
-
-    /// Nanoseconds on the monotonic clock since the process started.
-    static func monotonicNow() -> Int64 {
-        let elapsed = start.duration(to: .now).components
-        return elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000
     }
 
     // MARK: Locks
 
-    /// Reads the lock table.
-    func readingLocks<T>(_ body: (DAVLockTable, Int64) -> T) -> T {
-        let now = self.now()
-        return table.withLock { body($0, now) }
+    /// Reads the locks.
+    /// - Throws: ``DAVLockStoreError`` when they cannot be read.
+    func readingLocks<T: Sendable>(_ body: @escaping @Sendable (DAVLockTable, Int64) -> T)
+        async throws(DAVLockStoreError) -> T
+    {
+        try await store.reading(body)
     }
 
-    /// Changes the lock table; a change is written to the kept copy, and
-    /// told as activity (after the table's lock is let go).
-    func changingLocks<T>(_ body: (inout DAVLockTable, Int64) -> T) -> T {
-        let now = self.now()
-        let (result, changes) = table.withLock { table in
-            let before = table.locks
-            let result = body(&table, now)
-            guard table.locks != before else { return (result, [FolderActivity]()) }
-            if let persistencePath {
-                WebDAVState.save(Array(table.locks.values), to: persistencePath, monotonicNow: now)
-            }
-            return (result, activity.isActive ? ActivityFeed.lockChanges(from: before, to: table.locks) : [])
-        }
-        for change in changes { activity.publish(change) }
+    /// Changes the locks as one step; what changed is told as activity.
+    /// - Throws: ``DAVLockStoreError`` when they cannot be changed (nothing is).
+    func changingLocks<T: Sendable>(_ body: @escaping @Sendable (inout DAVLockTable, Int64) -> T)
+        async throws(DAVLockStoreError) -> T
+    {
+        let (result, locks) = try await store.changing(body)
+        noticeLocks(locks)
         return result
     }
 
-    func locks(covering path: SharePath) -> [DAVLock] { readingLocks { $0.locks(covering: path, now: $1) } }
-
-    /// Whether any lock is held (a quick test before looking for those on a path).
-    var hasLocks: Bool { table.withLock { !$0.locks.isEmpty } }
-
-    func locks(coveringOrUnder path: SharePath) -> [DAVLock] {
-        readingLocks { $0.locks(coveringOrUnder: path, now: $1) }
+    /// Tells the activity feed how `locks` differ from those seen before.
+    private func noticeLocks(_ locks: [String: DAVLock]) {
+        let changes = seen.withLock { seen in
+            defer { seen = locks }
+            return activity.isActive ? ActivityFeed.lockChanges(from: seen, to: locks) : []
+        }
+        for change in changes { activity.publish(change) }
     }
 
-    func lock(token: String) -> DAVLock? { readingLocks { $0.lock(token: token, now: $1) } }
+    /// How many locks were held when this server last looked (for `/metrics`).
+    var lockCount: Int { seen.withLock { $0.count } }
 
-    func removeLocks(under path: SharePath) { changingLocks { table, _ in table.removeAll(under: path) } }
+    func locks(covering path: SharePath) async throws(DAVLockStoreError) -> [DAVLock] {
+        try await readingLocks { $0.locks(covering: path, now: $1) }
+    }
+
+    func locks(coveringOrUnder path: SharePath) async throws(DAVLockStoreError) -> [DAVLock] {
+        try await readingLocks { $0.locks(coveringOrUnder: path, now: $1) }
+    }
+
+    func lock(token: String) async throws(DAVLockStoreError) -> DAVLock? {
+        try await readingLocks { $0.lock(token: token, now: $1) }
+    }
+
+    func removeLocks(under path: SharePath) async throws(DAVLockStoreError) {
+        try await changingLocks { table, _ in table.removeAll(under: path) }
+    }
 
     /// Drops the locks whose time is over.
-    func expireLocks() -> [DAVLock] { changingLocks { $0.expire(now: $1) } }
+    @discardableResult
+    func expireLocks() async throws(DAVLockStoreError) -> [DAVLock] {
+        try await changingLocks { $0.expire(now: $1) }
+    }
 
     // MARK: Held-back empty files
 
@@ -130,11 +131,16 @@ final class WebDAVState: Sendable {
     }
 
     /// The placeholders due to become files: no lock holds them and their grace is over.
-    func duePlaceholders() -> [(SharePath, Placeholder)] {
+    /// - Throws: ``DAVLockStoreError`` when the locks cannot be read (none is due then).
+    func duePlaceholders() async throws(DAVLockStoreError) -> [(SharePath, Placeholder)] {
         let now = self.now()
-        return allPlaceholders.filter { path, placeholder in
-            now - placeholder.created >= WebDAVState.placeholderGrace && locks(covering: path).isEmpty
+        let waiting = allPlaceholders.filter { now - $0.1.created >= WebDAVState.placeholderGrace }
+        guard !waiting.isEmpty else { return [] }
+        let paths = waiting.map(\.0)
+        let held = try await readingLocks { table, now in
+            Set(paths.filter { !table.locks(covering: $0, now: now).isEmpty })
         }
+        return waiting.filter { !held.contains($0.0) }
     }
 }
 

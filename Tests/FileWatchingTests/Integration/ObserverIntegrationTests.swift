@@ -116,6 +116,50 @@ struct ObserverIntegrationTests {
         }
     }
 
+    @Test(
+        "a folder exchanged with a new one from outside (renameat2 RENAME_EXCHANGE, a package's atomic save) keeps its id, and so do the items in it by name"
+    )
+    func folderExchange() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let staging = try TemporaryFolder()
+            Disk.mkdir(dir("Story.pages/Data"))
+            Disk.write(dir("Story.pages/index.xml"), "<story/>")
+            Disk.write(dir("Story.pages/Data/image.png"), "PNG1")
+            let probe = try ObserverProbe(dir.path)
+            #expect(await probe.scanned())
+            let before = ["Story.pages", "Story.pages/index.xml", "Story.pages/Data"].map {
+                probe.observer.item(at: ItemPath($0))?.id
+            }
+            Disk.mkdir(staging("new/Data"))
+            Disk.write(staging("new/index.xml"), "<story>two</story>")
+            Disk.write(staging("new/Data/note.txt"), "new")
+            let exchange = UInt32(CFS_RENAME_EXCHANGE)
+            #expect(cfs_renameat2(AT_FDCWD, staging("new"), AT_FDCWD, dir("Story.pages"), exchange) == 0)
+            await probe.observer.sync()
+            let summaries = probe.liveChanges.map(\.summary)
+            #expect(
+                Set(summaries) == [
+                    "modified Story.pages/index.xml", "removed Story.pages/Data/image.png",
+                    "added Story.pages/Data/note.txt",
+                ], "\(summaries)")
+            let after = ["Story.pages", "Story.pages/index.xml", "Story.pages/Data"].map {
+                probe.observer.item(at: ItemPath($0))?.id
+            }
+            #expect(after == before && !after.contains(nil))
+            // The old package, outside now, goes; a file written in the new one afterwards is seen.
+            try FileManager.default.removeItem(atPath: staging("new"))
+            Disk.write(dir("Story.pages/Data/more.txt"), "more")
+            #expect(
+                await probe.wait {
+                    $0.contains {
+                        if case .finished(let path, _, _) = $0 { path == "Story.pages/Data/more.txt" } else { false }
+                    }
+                })
+            #expect(probe.observer.item(at: "Story.pages")?.id == before[0])
+        }
+    }
+
     @Test("renames, moves in and out of the root, rm -rf")
     func renamesAndMoves() async throws {
         try await MachineSettings.shared {
@@ -338,23 +382,13 @@ struct ObserverIntegrationTests {
         "the watch limit degrades a subtree to polling, with the sysctl as hint",
         .enabled(if: MachineSettings.canChangeInotifySettings))
     func watchLimit() async throws {
-        let dir = try TemporaryFolder()
-        for i in 0..<5 { Disk.mkdir(dir("d\(i)")) }
         try await MachineSettings.with("/proc/sys/fs/inotify/max_user_watches", setTo: try inotifyWatchesInUse() + 3) {
-            let probe = try ObserverProbe(
-                dir.path,
-                options: ObserverOptions(
-                    settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
-            #expect(await probe.scanned())
-            let degraded = probe.changes.filter {
+            let seen = try await degradedOnce(
+                filling: .watches, leaving: 3, folders: (0..<5).map { "d\($0)" }, late: "d4/late"
+            ) {
                 if case .degraded(_, "watch-limit", let hint) = $0 { hint.contains("max_user_watches") } else { false }
             }
-            #expect(degraded.count >= 1, "changes: \(probe.changes.map(\.summary))")
-            Disk.write(dir("d4/late"))
-            #expect(
-                await probe.wait {
-                    $0.map(\.summary).contains { $0 == "added d4/late writing" || $0 == "added d4/late" }
-                })
+            #expect(seen.isEmpty, "never degraded; the changes of each try: \(seen)")
         }
     }
 }
@@ -364,27 +398,109 @@ extension ObserverIntegrationTests {
         "no inotify instance left: the whole tree is polled, and the first events say so",
         .enabled(if: MachineSettings.canChangeInotifySettings))
     func instanceLimit() async throws {
-        let dir = try TemporaryFolder()
         try await MachineSettings.with("/proc/sys/fs/inotify/max_user_instances", setTo: try inotifyInstancesInUse()) {
-            let probe = try ObserverProbe(
-                dir.path,
-                options: ObserverOptions(
-                    settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
-            #expect(await probe.scanned())
-            #expect(
-                probe.changes.contains {
-                    if case .degraded(.root, "watch-limit", let hint) = $0 {
-                        hint.contains("max_user_instances")
-                    } else {
-                        false
-                    }
-                })
-            Disk.write(dir("polled"))
-            #expect(
-                await probe.wait { $0.map(\.summary).contains { $0 == "added polled writing" || $0 == "added polled" } }
-            )
+            let seen = try await degradedOnce(filling: .instances, leaving: 0, folders: [], late: "polled") {
+                if case .degraded(.root, "watch-limit", let hint) = $0 {
+                    hint.contains("max_user_instances")
+                } else {
+                    false
+                }
+            }
+            #expect(seen.isEmpty, "never degraded; the changes of each try: \(seen)")
         }
     }
+}
+
+/// Starts an observer on a new folder holding `folders`, with every inotify
+/// instance or watch the lowered limit still allows taken first (but
+/// `leaving` of them), until an attempt sees a change that is `degraded`
+/// and then a file written at `late` added by polling, or five attempts
+/// have not.
+///
+/// The limit was set from a count a moment old, and other processes let go
+/// of their instances at their own pace (a server another test killed a
+/// moment ago), so the filling makes "nothing left" true when the observer
+/// starts; a slot freed in the microseconds between is why an attempt may
+/// find room, and a new one is made. A real fault fails all five.
+/// Returns what each attempt that found room saw, empty once one was refused.
+private func degradedOnce(
+    filling: InotifyFiller.Kind, leaving: Int, folders: [String], late: String,
+    degraded: @escaping (Change) -> Bool
+) async throws -> [[String]] {
+    var seen: [[String]] = []
+    for _ in 0..<5 {
+        let dir = try TemporaryFolder()
+        for folder in folders { Disk.mkdir(dir(folder)) }
+        let filler = try InotifyFiller(filling, leaving: leaving)
+        defer { filler.close() }
+        let probe = try ObserverProbe(
+            dir.path,
+            options: ObserverOptions(
+                settleTime: .milliseconds(100), latency: .zero, degradedPollingInterval: .milliseconds(100)))
+        #expect(await probe.scanned())
+        guard probe.changes.contains(where: degraded) else {
+            seen.append(probe.changes.map(\.summary))
+            continue
+        }
+        Disk.write(dir(late))
+        #expect(
+            await probe.wait { $0.map(\.summary).contains { $0 == "added \(late) writing" || $0 == "added \(late)" } })
+        return []
+    }
+    return seen
+}
+
+/// Holds inotify instances, or watches on files of its own, until the user's
+/// limit refuses one more, then raises the limit by `leaving` (put back by
+/// `MachineSettings.with`, which lowered it).
+private final class InotifyFiller {
+    enum Kind {
+        case instances, watches
+        var setting: String {
+            switch self {
+            case .instances: "/proc/sys/fs/inotify/max_user_instances"
+            case .watches: "/proc/sys/fs/inotify/max_user_watches"
+            }
+        }
+    }
+    private var descriptors: [Int32] = []
+    private let files: TemporaryFolder
+
+    init(_ kind: Kind, leaving: Int) throws {
+        files = try TemporaryFolder()
+        switch kind {
+        case .instances:
+            while descriptors.count < 100_000 {
+                let fd = cfs_inotify_init()
+                guard fd >= 0 else { break }
+                descriptors.append(fd)
+            }
+        case .watches:
+            let fd = cfs_inotify_init()
+            guard fd >= 0 else { return }
+            descriptors.append(fd)
+            var watched = 0
+            while watched < 100_000 {
+                Disk.write(files("w\(watched)"))
+                guard cfs_inotify_add_watch(fd, files("w\(watched)"), UInt32(CFS_IN_ATTRIB)) >= 0 else { break }
+                watched += 1
+            }
+        }
+        // Raising the limit gives exactly `leaving` back at once (a watch
+        // removed is counted free only after the kernel's grace period).
+        if leaving > 0 {
+            let now = try String(contentsOfFile: kind.setting, encoding: .utf8)
+            guard let limit = Int(now.trimmingCharacters(in: .whitespacesAndNewlines)) else { return }
+            try "\(limit + leaving)\n".write(toFile: kind.setting, atomically: false, encoding: .utf8)
+        }
+    }
+
+    func close() {
+        for fd in descriptors { Glibc.close(fd) }
+        descriptors = []
+    }
+
+    deinit { close() }
 }
 
 /// The inotify instances open now, in every process (from /proc/*/fd).

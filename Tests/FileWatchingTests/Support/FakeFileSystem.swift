@@ -86,7 +86,7 @@ final class FakeFileSystem: FileSystemAccess {
         let entries = inodes[inode]!.children.map { name, child in
             DirectoryEntry(name: name, metadata: .success(metadata(of: child)))
         }
-        return DirectoryListing(watch: outcome, entries: .success(entries))
+        return DirectoryListing(watch: outcome, entries: .success(entries), listed: (device: Self.device, inode: inode))
     }
 
     func removeWatch(_ descriptor: Int32) {
@@ -156,9 +156,24 @@ final class FakeFileSystem: FileSystemAccess {
 
     /// Identity attributes, by inode (copied with the file, as `cp -a` does).
     var attributes: [UInt64: ItemID] = [:]
-    func identityAttribute(at path: ItemPath) -> ItemID? { resolve(path).flatMap { attributes[$0] } }
+    /// Attributes a copy tool writes right after the observer first reads
+    /// the item's (none yet): the race between the observer's read and write.
+    var attributesWrittenAfterRead: [ItemPath: ItemID] = [:]
+    func identityAttribute(at path: ItemPath) -> ItemID? {
+        let stored = resolve(path).flatMap { attributes[$0] }
+        if let late = attributesWrittenAfterRead.removeValue(forKey: path), let inode = resolve(path) {
+            attributes[inode] = late
+        }
+        return stored
+    }
     func setIdentityAttribute(_ id: ItemID, at path: ItemPath) {
         if let inode = resolve(path) { attributes[inode] = id }
+    }
+    func createIdentityAttribute(_ id: ItemID, at path: ItemPath) -> Bool {
+        guard let inode = resolve(path) else { return true }
+        if attributes[inode] != nil { return false }
+        attributes[inode] = id
+        return true
     }
 
     // MARK: Queue
@@ -309,6 +324,31 @@ final class FakeFileSystem: FileSystemAccess {
         notify(oldParent, .movedFrom(cookie: cookie), oldName, isDirectory: isDirectory)
         notify(newParent, .movedTo(cookie: cookie), newName, isDirectory: isDirectory)
         notifySelf(inode, .selfMoved)
+    }
+
+    /// renameat2(2) with `RENAME_EXCHANGE`: the two items trade places, with
+    /// the events Linux gives for it, two renames (the first item's, then
+    /// the second's, each with its own cookie).
+    func exchange(_ first: ItemPath, _ second: ItemPath) {
+        let (firstParent, firstName) = split(first)
+        let (secondParent, secondName) = split(second)
+        let firstInode = inodes[firstParent]!.children[firstName]!
+        let secondInode = inodes[secondParent]!.children[secondName]!
+        journal.append("exchange \(first) #\(firstInode) \(second) #\(secondInode)")
+        inodes[firstParent]!.children[firstName] = secondInode
+        inodes[secondParent]!.children[secondName] = firstInode
+        let moves = [
+            (firstInode, firstParent, firstName, secondParent, secondName),
+            (secondInode, secondParent, secondName, firstParent, firstName),
+        ]
+        for (inode, fromParent, fromName, toParent, toName) in moves {
+            let cookie = nextCookie
+            nextCookie += 1
+            let isDirectory = inodes[inode]!.kind == .directory
+            notify(fromParent, .movedFrom(cookie: cookie), fromName, isDirectory: isDirectory)
+            notify(toParent, .movedTo(cookie: cookie), toName, isDirectory: isDirectory)
+            notifySelf(inode, .selfMoved)
+        }
     }
 
     /// Moves an item out of the watched tree (to another file system, or a folder outside).

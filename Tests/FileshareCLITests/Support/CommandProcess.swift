@@ -51,37 +51,55 @@ final class CommandProcess: Sendable {
             }
         }
 
-        /// Reads each pipe as it becomes readable, until its end.
+        /// Set to make the readers take what is in their pipe now and stop.
+        let stopping = Atomic<Bool>(false)
+
+        /// Reads `handle` on a thread of its own, until the pipe's end (or
+        /// until ``stop()``, for a pipe a daemon the process started still holds).
+        ///
+        /// A plain loop of `poll` and `read`, not `FileHandle.readabilityHandler`:
+        /// on Linux, tearing that handler's dispatch source down races
+        /// libdispatch's epoll bookkeeping and can crash the whole test
+        /// process in `_dispatch_event_loop_drain` (swift-corelibs-libdispatch
+        /// issue 949; it crashed the suite once, in CI).
         func read(_ handle: FileHandle, fromStdout: Bool) {
             readers.withLock { if fromStdout { $0.stdout = handle } else { $0.stderr = handle } }
-            handle.readabilityHandler = { [self] handle in
-                let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil }
-                take(data, fromStdout: fromStdout)
+            Thread.detachNewThread { [self] in
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                // Reads once told to stop: what is there then, not what a daemon writes on and on.
+                var readsLeft = 64
+                while true {
+                    let stop = stopping.load(ordering: .acquiring)
+                    if stop {
+                        readsLeft -= 1
+                        if readsLeft < 0 { break }
+                    }
+                    // Only what poll says is there (or the end): a read never waits.
+                    let polled = poll(&ready, 1, stop ? 0 : 50)
+                    if polled < 0 && errno == EINTR { continue }
+                    guard polled > 0 else {
+                        if stop || polled < 0 { break }
+                        continue
+                    }
+                    let count = buffer.withUnsafeMutableBytes { Glibc.read(ready.fd, $0.baseAddress, $0.count) }
+                    if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+                    guard count > 0 else { break }
+                    take(Data(buffer[..<count]), fromStdout: fromStdout)
+                }
+                take(Data(), fromStdout: fromStdout)
+                // The handle closes its descriptor when it goes, after the last read.
+                _ = handle
             }
         }
 
         var reachedEnds: Bool { readers.withLock { $0.stdout == nil && $0.stderr == nil } }
 
-        /// Takes what is left in the pipes without waiting: Foundation on Linux
-        /// sometimes never calls a readability handler for the end of a pipe.
-        func drain() {
-            let (stdoutHandle, stderrHandle) = readers.withLock { ($0.stdout, $0.stderr) }
-            for (handle, fromStdout) in [(stdoutHandle, true), (stderrHandle, false)] {
-                guard let handle else { continue }
-                handle.readabilityHandler = nil
-                var buffer = [UInt8](repeating: 0, count: 65536)
-                var rest = Data()
-                // Only what poll says is there (or the end): never a read that waits.
-                var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-                while poll(&ready, 1, 0) > 0 {
-                    let count = buffer.withUnsafeMutableBytes { Glibc.read(ready.fd, $0.baseAddress, $0.count) }
-                    guard count > 0 else { break }
-                    rest.append(contentsOf: buffer[..<count])
-                }
-                if !rest.isEmpty { take(rest, fromStdout: fromStdout) }
-                take(Data(), fromStdout: fromStdout)
-            }
+        /// Has the readers take what is left in the pipes without waiting
+        /// for their ends, and waits for them to finish.
+        func stop() async {
+            stopping.store(true, ordering: .releasing)
+            while !reachedEnds { try? await Task.sleep(for: .milliseconds(1)) }
         }
     }
 
@@ -126,6 +144,8 @@ final class CommandProcess: Sendable {
     deinit {
         if process.isRunning { process.terminate() }
         closeInput()
+        // A reader whose pipe a daemon still holds would otherwise poll on.
+        output.stopping.store(true, ordering: .releasing)
     }
 
     /// Makes the pipes, connects the output readers and starts the process.
@@ -219,7 +239,7 @@ final class CommandProcess: Sendable {
         // then take what is left (a daemon the process started may hold them).
         let drained = clock.now.advanced(by: .milliseconds(500))
         while !output.reachedEnds && clock.now < drained { try? await Task.sleep(for: .milliseconds(5)) }
-        if !output.reachedEnds { output.drain() }
+        if !output.reachedEnds { await output.stop() }
         return process.terminationStatus
     }
 }

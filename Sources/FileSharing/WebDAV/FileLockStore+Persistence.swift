@@ -9,7 +9,7 @@ import Foundation
 /// does not take a lock from a client in the middle of its work (Word holds
 /// one for as long as a document is open). Times are kept as wall-clock
 /// ends; locks whose end has passed are dropped when read.
-extension WebDAVState {
+extension FileLockStore {
     static func encode(_ locks: [DAVLock], monotonicNow: Int64, wallNow: Int64) -> Data {
         let entries: [[String: Any]] = locks.map { lock in
             var entry: [String: Any] = [

@@ -1,11 +1,9 @@
-import FileWatching
-
 /// One share link: what it opens, for whom it was made, and when it ends.
 /// The token itself is never kept, only its SHA-256 (``LinkToken/hash(_:)``):
 /// a copy of the store does not give working links.
-struct ShareLink: Sendable, Codable, Equatable {
+public struct ShareLink: Sendable, Codable, Equatable {
     /// What a link lets its holder do.
-    enum Access: String, Sendable, Codable, CaseIterable {
+    public enum Access: String, Sendable, Codable, CaseIterable {
         /// See the item: a file's page and download, a folder's listing, downloads and ZIP.
         case read
         /// Add new files to the folder, seeing nothing of what is there.
@@ -13,41 +11,66 @@ struct ShareLink: Sendable, Codable, Equatable {
     }
 
     /// Why a link no longer opens (410).
-    enum Ending: String, Sendable, Codable, Equatable {
+    public enum Ending: String, Sendable, Codable, Equatable {
+        /// Its time ran out.
         case expired
+        /// Its maker (or an admin) ended it.
         case revoked
+        /// It allowed so many downloads, and they were made.
         case usedUp = "used-up"
+        /// Its item is gone.
         case deleted
     }
 
     /// The link's public name ("link 3f9a0c1d…"): in the audit and in listings. Not derivable into the token.
-    var id: String
+    public var id: String
     /// SHA-256 of the token, lowercase hexadecimal.
-    var tokenHash: String
+    public var tokenHash: String
     /// The observer's id of the item: the link follows it through renames and moves.
-    var item: String
+    public var item: String
     /// Where the item was when last seen (for listings; the id decides).
-    var path: String
-    var access: Access
+    public var path: String
+    public var access: Access
     /// Who made it; `nil` on a share without a users file.
-    var creator: String?
+    public var creator: String?
     /// Seconds since the epoch.
-    var created: Int64
+    public var created: Int64
     /// Seconds since the epoch; `nil`: never.
-    var expires: Int64?
+    public var expires: Int64?
     /// The bcrypt hash of the link's password, if it has one.
-    var passwordHash: String?
+    public var passwordHash: String?
     /// How many completed downloads it allows; `nil`: any number.
-    var maxDownloads: Int?
+    public var maxDownloads: Int?
     /// Completed downloads so far.
-    var downloads: Int = 0
+    public var downloads: Int = 0
     /// Set once the link has ended for good (revoked, item deleted).
-    var ended: Ending?
+    public var ended: Ending?
     /// When it ended, seconds since the epoch (ended links are forgotten a while after).
-    var endedAt: Int64?
+    public var endedAt: Int64?
+
+    /// Creates a link (``ShareLinks/add(_:)`` keeps it).
+    public init(
+        id: String, tokenHash: String, item: String, path: String, access: Access, creator: String?, created: Int64,
+        expires: Int64?, passwordHash: String?, maxDownloads: Int?, downloads: Int = 0, ended: Ending? = nil,
+        endedAt: Int64? = nil
+    ) {
+        self.id = id
+        self.tokenHash = tokenHash
+        self.item = item
+        self.path = path
+        self.access = access
+        self.creator = creator
+        self.created = created
+        self.expires = expires
+        self.passwordHash = passwordHash
+        self.maxDownloads = maxDownloads
+        self.downloads = downloads
+        self.ended = ended
+        self.endedAt = endedAt
+    }
 
     /// Why the link does not open at `now`; `nil` when it does.
-    func ending(at now: Int64) -> Ending? {
+    public func ending(at now: Int64) -> Ending? {
         if let ended { return ended }
         if let expires, now >= expires { return .expired }
         if let maxDownloads, downloads >= maxDownloads { return .usedUp }
@@ -57,49 +80,55 @@ struct ShareLink: Sendable, Codable, Equatable {
 
 /// The share links of a folder, pure: made, looked up by token hash,
 /// revoked, counted, followed to where their item is now, and ended.
-/// Time is given to every call; the store (``LinkStore``) keeps it on disk.
-struct ShareLinks: Sendable, Equatable {
+/// Time is given to every call; a ``ShareLinkStore`` keeps them.
+public struct ShareLinks: Sendable, Equatable {
     /// Ended links (revoked, expired, used up, item deleted) are kept this
     /// long so opening them says why (410), then forgotten (404).
-    static let keepEnded: Int64 = 30 * 24 * 3600
+    public static let keepEnded: Int64 = 30 * 24 * 3600
 
-    private(set) var links: [ShareLink] = []
+    /// Every link, oldest first.
+    public private(set) var links: [ShareLink] = []
 
-    init(links: [ShareLink] = []) { self.links = links }
+    /// Creates the state of `links`.
+    public init(links: [ShareLink] = []) { self.links = links }
 
     /// What a token hash opens at `now`.
-    enum Lookup: Equatable, Sendable {
+    public enum Lookup: Equatable, Sendable {
+        /// It opens.
         case open(ShareLink)
+        /// It no longer opens, for this reason (410).
         case ended(ShareLink, ShareLink.Ending)
+        /// No link has this token (404).
         case unknown
     }
 
-    func lookup(tokenHash: String, now: Int64) -> Lookup {
+    /// What a token hash opens at `now`.
+    public func lookup(tokenHash: String, now: Int64) -> Lookup {
         guard let link = links.first(where: { $0.tokenHash == tokenHash }) else { return .unknown }
         if let ending = link.ending(at: now) { return .ended(link, ending) }
         return .open(link)
     }
 
     /// The link with this id.
-    func link(id: String) -> ShareLink? { links.first { $0.id == id } }
+    public func link(id: String) -> ShareLink? { links.first { $0.id == id } }
 
     /// Adds a new link.
-    mutating func add(_ link: ShareLink) { links.append(link) }
+    public mutating func add(_ link: ShareLink) { links.append(link) }
 
     /// The links `user` may see: their own; an admin (or a share without
     /// a users file, `user` `nil`) all.
-    func visible(to user: String?, isAdmin: Bool) -> [ShareLink] {
+    public func visible(to user: String?, isAdmin: Bool) -> [ShareLink] {
         isAdmin ? links : links.filter { $0.creator == user }
     }
 
     /// Whether `user` may revoke `link`: its creator or an admin.
-    static func mayManage(_ link: ShareLink, user: String?, isAdmin: Bool) -> Bool {
+    public static func mayManage(_ link: ShareLink, user: String?, isAdmin: Bool) -> Bool {
         isAdmin || (user != nil && link.creator == user)
     }
 
     /// Ends link `id` at once; `false` when there is none.
     @discardableResult
-    mutating func revoke(id: String, now: Int64) -> Bool {
+    public mutating func revoke(id: String, now: Int64) -> Bool {
         guard let index = links.firstIndex(where: { $0.id == id }) else { return false }
         if links[index].ended == nil {
             links[index].ended = .revoked
@@ -108,28 +137,33 @@ struct ShareLinks: Sendable, Equatable {
         return true
     }
 
-    /// Counts a completed download of link `id`.
-    mutating func countDownload(id: String) {
-        guard let index = links.firstIndex(where: { $0.id == id }) else { return }
+    /// Counts a completed download of link `id`, unless it allows no more
+    /// (a download that began before the last one allowed completed is not
+    /// counted past the limit); `true` when it was counted.
+    @discardableResult
+    public mutating func countDownload(id: String) -> Bool {
+        guard let index = links.firstIndex(where: { $0.id == id }) else { return false }
+        if let max = links[index].maxDownloads, links[index].downloads >= max { return false }
         links[index].downloads += 1
+        return true
     }
 
     /// Notes where link `id`'s item is now; `true` when that changed.
-    mutating func follow(id: String, to path: String) -> Bool {
+    public mutating func follow(id: String, to path: String) -> Bool {
         guard let index = links.firstIndex(where: { $0.id == id }), links[index].path != path else { return false }
         links[index].path = path
         return true
     }
 
     /// Ends link `id` because its item is gone.
-    mutating func itemDeleted(id: String, now: Int64) {
+    public mutating func itemDeleted(id: String, now: Int64) {
         guard let index = links.firstIndex(where: { $0.id == id }), links[index].ended == nil else { return }
         links[index].ended = .deleted
         links[index].endedAt = now
     }
 
     /// Forgets links that ended (or expired) more than ``keepEnded`` ago; `true` when any went.
-    mutating func forgetOld(now: Int64) -> Bool {
+    public mutating func forgetOld(now: Int64) -> Bool {
         let before = links.count
         links.removeAll { link in
             let end = link.endedAt ?? link.expires.flatMap { now >= $0 ? $0 : nil }

@@ -1,0 +1,252 @@
+import Accounts
+import CFileshareShim
+import Dispatch
+import FileWatching
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Answers the commonest small request — a GET or HEAD of a small file
+/// the kernel has cached, through `/api/files/` or `/dav/` — on the
+/// connection's event loop, without the router's tasks.
+///
+/// The profile of such a GET (README, "Small requests") put most of its
+/// time in what surrounds the answer, not in it: a task per request, the
+/// async streams of its parts, the middleware chain's task-local values.
+/// Here the same answer is worked out synchronously, by the same code the
+/// routed answer uses for every step that decides something:
+/// - who it is: the share's one user (``AuthMiddleware/check(_:)``), a
+///   session kept in this server's memory, or a password verified a moment ago
+///   (``SignIn/signInCached(name:password:address:now:)``);
+/// - whether they may read the path (`ShareCore.authorize`, the core's one
+///   policy) and the path rules (`SharePath`, `openat2` in ``SharedFolder/openCached(_:flags:)``);
+/// - validators, conditional requests and ranges
+///   (``FileResponses/plan(named:request:download:metadata:)``);
+/// - the audit (``AuditMiddleware/recordDownload(who:address:path:url:status:validator:ranged:detail:)``)
+///   and the request metrics.
+///
+/// Anything else is left to the router, which answers it as before: a
+/// query, a body, a sign-in that needs a password hashed, a refusal or an
+/// error of any kind (so every error keeps its one wording and status), a
+/// WebDAV placeholder or client metadata, a file that is large, not cached
+/// or changed while read. ``answer(_:address:)`` returns `nil` for those,
+/// having answered nothing and recorded nothing (a session or a password
+/// looked up on the way is looked up again by the router, as for any
+/// request).
+struct SmallReads: Sendable {
+    /// How requests are authenticated, as the router's middleware does.
+    enum Authentication: Sendable {
+        /// No credentials (`--no-auth`): everyone may do everything.
+        case none
+        /// The share's one user and password (HTTP Basic).
+        case basic(AuthMiddleware)
+        /// A users file: sessions, or Basic with a password verified a moment ago.
+        case users(SignIn)
+    }
+
+    let folder: SharedFolder
+    let authentication: Authentication
+    /// Whether a path is a WebDAV placeholder (an empty file held back while locked).
+    let isPlaceholder: @Sendable (SharePath) -> Bool
+    let audit: AuditMiddleware
+    let metrics: ServerMetrics
+    let serverName: String
+    /// Requests answered here so far.
+    let tally: Tally
+    /// The `Date` of the answers.
+    let clock = HTTPDate.Clock()
+
+    /// A count shared by every connection's handler.
+    final class Tally: Sendable {
+        private let count = Atomic<Int>(0)
+        func add() { count.add(1, ordering: .relaxed) }
+        var value: Int { count.load(ordering: .relaxed) }
+    }
+
+    /// The parts of an answer, to be written in order.
+    struct Answer {
+        var head: HTTPResponse
+        var body: ByteBuffer?
+    }
+
+    /// The answer to `request` from the client at `address`, or `nil`
+    /// when the router must answer it (nothing was changed or recorded then).
+    func answer(_ request: HTTPRequest, address: String) -> Answer? {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let head: Bool
+        switch request.method {
+        case .get: head = false
+        case .head: head = true
+        default: return nil
+        }
+        guard let target = request.path, !target.contains("?"), !target.contains("#"),
+            request.headerFields[.transferEncoding] == nil,
+            request.headerFields[.contentLength] == nil || request.headerFields[.contentLength] == "0"
+        else { return nil }
+        let path: SharePath
+        let raw = Substring(target)
+        if raw.hasPrefix("/api/files/") {
+            guard let parsed = try? SharePath(percentEncoded: raw.dropFirst("/api/files/".count)) else { return nil }
+            path = parsed
+        } else if raw.hasPrefix(WebDAV.prefix), !raw.hasSuffix("/") {
+            guard SharePath.clientMetadata(percentEncoded: raw.dropFirst(WebDAV.prefix.count)) == nil,
+                let parsed = try? WebDAV.requestPath(raw, method: request.method.rawValue), !isPlaceholder(parsed)
+            else { return nil }
+            path = parsed
+        } else {
+            return nil
+        }
+        guard !path.isRoot, let (requester, who) = authenticate(request.headerFields, address: address),
+            (try? ShareCore.authorize(.read, path, for: requester)) != nil
+        else { return nil }
+        guard let answer = read(path, request: request.headerFields, head: head) else { return nil }
+        let status = Int(answer.head.status.code)
+        // The audit keeps downloads; a HEAD is not one (`AuditMiddleware.action`).
+        if !head {
+            audit.recordDownload(
+                who: who, address: address, path: path.description, url: target, status: status,
+                validator: answer.head.headerFields[.eTag], ranged: request.headerFields[.range] != nil)
+        }
+        tally.add()
+        metrics.requestAnswered(
+            face: ServerMetrics.face(of: raw), method: request.method.rawValue, status: status,
+            nanoseconds: Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started))
+        return answer
+    }
+
+    /// Who the request is from and the name the audit gives them; `nil`
+    /// when only the router can tell (or refuse).
+    func authenticate(_ fields: HTTPFields, address: String) -> (Requester, String)? {
+        switch authentication {
+        case .none:
+            return (.everyone, "-")
+        case .basic(let middleware):
+            guard middleware.check(fields[.authorization]) == .accepted else { return nil }
+            return (.everyone, middleware.user)
+        case .users(let signIn):
+            if let id = SessionFace.sessionID(fields) {
+                // A session in the database, or one that ended, is for the router.
+                guard let requester = signIn.sessionWithoutWaiting(id) else { return nil }
+                return (requester, requester.name)
+            }
+            guard let basic = BasicCredentials.parse(fields[.authorization]),
+                let requester = signIn.signInCached(name: basic.name, password: basic.password, address: address)
+            else { return nil }
+            return (requester, requester.name)
+        }
+    }
+
+    /// The file's answer when it is at hand without waiting: opened,
+    /// stat'ed and (for a GET) read from the kernel's caches.
+    func read(_ path: SharePath, request: HTTPFields, head: Bool) -> Answer? {
+        let wantContent = FileResponses.wantsContent(head: head, request: request)
+        guard
+            let (file, contentWaits) = try? FileResponses.openedWithoutWaiting(
+                path, wantContent: wantContent,
+                openCached: { try folder.openCached(path, flags: O_RDONLY | O_NONBLOCK) })
+        else { return nil }
+        defer { close(file.fd) }
+        guard !contentWaits, file.metadata.kind == .file else { return nil }
+        var fields: HTTPFields
+        var status = HTTPResponse.Status.notModified
+        var body: ByteBuffer? = nil
+        switch FileResponses.plan(named: path.name, request: request, download: false, metadata: file.metadata) {
+        case .unsatisfiable: return nil
+        case .notModified(let planned): fields = planned
+        case .send(let planned, let plannedFields, let start, let length):
+            (status, fields) = (planned, plannedFields)
+            if !head && length > 0 {
+                // Large, grown since its stat, or a condition that did not hold: the router streams it.
+                guard let content = file.content, let slice = content.getSlice(at: Int(start), length: Int(length))
+                else { return nil }
+                body = slice
+            }
+        }
+        fields[.date] = clock.now()
+        fields[.server] = serverName
+        return Answer(head: HTTPResponse(status: status, headerFields: fields), body: body)
+    }
+}
+
+/// Gives each request that ``SmallReads`` can answer its answer, right on
+/// the event loop, and passes every other one on to the router unchanged.
+///
+/// It sits just before the router's handler, after Hummingbird's
+/// connection-state handler, so keep-alive, `Connection: close` and the
+/// idle timeout see every request and answer as before. Answers leave in
+/// the order requests came: while a request passed on is not yet answered
+/// (its response's end has not come by on its way out), every request
+/// after it is passed on too.
+final class SmallReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let reads: SmallReads
+    private var address = "unknown"
+    /// Requests passed on whose response has not ended yet.
+    private var passedOn = 0
+    /// The request under way is passed on (its parts follow its head).
+    private var passing = false
+    /// The answer to the request under way, written once its end is read.
+    private var answer: SmallReads.Answer?
+    /// Answers written and not yet flushed: they go out together when the
+    /// read that brought their requests is complete, so requests pipelined
+    /// in one read are answered in one write, as nginx does.
+    private var unflushed = false
+
+    init(reads: SmallReads) { self.reads = reads }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if let remote = context.channel.remoteAddress { address = remote.ipAddress ?? "?" }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            if passedOn == 0, let answer = reads.answer(request, address: address) {
+                self.answer = answer
+                passing = false
+                return
+            }
+            passedOn += 1
+            passing = true
+            context.fireChannelRead(data)
+        case .body:
+            // A request answered here has no body (it was checked); only passed-on ones have.
+            if passing { context.fireChannelRead(data) }
+        case .end:
+            if passing {
+                passing = false
+                context.fireChannelRead(data)
+            } else if let answer {
+                self.answer = nil
+                context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
+                if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                context.write(wrapOutboundOut(.end(nil)), promise: nil)
+                unflushed = true
+            }
+        }
+    }
+
+    // Every read is followed by a read-complete: the socket's, and the one
+    // NIO's pipelining handler sends after the requests it held back.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if unflushed {
+            unflushed = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data), passedOn > 0 { passedOn -= 1 }
+        context.write(data, promise: promise)
+    }
+}

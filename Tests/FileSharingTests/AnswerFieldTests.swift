@@ -1,0 +1,33 @@
+import FileWatching
+import Testing
+
+@testable import FileSharing
+
+/// The fields every answer to a file carries, written by hand for speed:
+/// the same text as the plain Swift they replaced.
+@Suite("Answer fields, logic")
+struct AnswerFieldTests {
+    @Test(
+        "an entity tag is inode, size and time in lowercase hexadecimal, as String(radix: 16) writes them",
+        arguments: [
+            (0, 0, 0), (42, 5, 1_000_000_000), (UInt64.max, Int64.max, Int64.min), (1, -1, -1_000_000_000),
+            (0xdead_beef, 4096, 1_764_033_825_678_000_000),
+        ] as [(UInt64, Int64, Int64)])
+    func entityTag(inode: UInt64, size: Int64, modified: Int64) {
+        let plain = "\"\(String(inode, radix: 16))-\(String(size, radix: 16))-\(String(modified, radix: 16))\""
+        #expect(FileStatus.entityTag(inode: inode, size: size, modified: modified) == plain)
+    }
+
+    @Test(
+        "a name's extension: after the last dot, lowercased, when more than dots comes before it",
+        arguments: [
+            "photo.JPG", "archive.tar.gz", ".bashrc", "README", "a.", "a.b.", "..x", "a..b", "", ".", "...",
+            "Ünïcödé.PNG", "x.ÄÖ", "no dot here", ".hidden.txt",
+        ])
+    func nameExtension(name: String) {
+        // The form it replaced, which split the name twice.
+        let parts = name.split(separator: ".")
+        let plain = parts.count > 1 ? parts.last!.lowercased() : ""
+        #expect(FileResponses.nameExtension(name) == plain)
+    }
+}
