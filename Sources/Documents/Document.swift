@@ -237,7 +237,12 @@ public actor Document {
             // save, ours or someone else's), and its own change follows.
             if await currentStamp() != nil { return }
             continuation.yield(.deleted(path: removed))
-        case .added(let item), .modified(let item), .duplicated(let item, _):
+        case .added(let reported), .modified(let reported), .duplicated(let reported, _):
+            // The batch can be behind the observer; what it knows of the id
+            // now is what counts (a file written, then renamed onto the
+            // path, is no longer being written at its old name). Gone since:
+            // its removal follows.
+            guard let item = workspace.observer.item(id: reported.id) else { return }
             if item.path != path {
                 // The observer saw a move as a removal and an arrival (it could
                 // not pair them, as while the file was being written); the id
@@ -247,6 +252,9 @@ public actor Document {
                 continuation.yield(.moved(from: from, to: item.path))
             }
             if item.isWriting {
+                // The document's own save, seen before it settled (its
+                // `finished` follows), is no other writer.
+                if let stamp = await currentStamp(), stamp == machine.known { return }
                 perform(machine.writerChanged(writing: true, now: now()))
                 return
             }

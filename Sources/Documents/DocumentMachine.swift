@@ -97,6 +97,11 @@ struct DocumentMachine: Sendable {
             changeCount -= started
             next.remove(.savingError)
             if case .conflict = outcome { next.insert(.inConflict) }
+            // The file at the path is now the document's own: whoever was
+            // writing the one it replaced writes into the kept version (its
+            // `finished` may never be reported, as its id left with it).
+            otherWriter = false
+            if !lockedByOther { next.remove(.editingDisabled) }
             actions.append(.publish(.saved(outcome)))
         case .failure(let error):
             next.insert(.savingError)

@@ -28,6 +28,14 @@ public final class DocumentWorkspace: Sendable {
     private let table = OpenDocuments()
     private let otherLocks = Mutex(OtherLocks())
     private let routing: Task<Void, Never>
+    private let routed: AsyncStream<Routed>.Continuation
+
+    /// What the routing task takes in order: the observer's batches, and
+    /// ``sync()``'s marks.
+    private enum Routed: Sendable {
+        case changes([Change])
+        case mark(CheckedContinuation<Void, Never>)
+    }
     private let token: ObservationToken
 
     /// - Parameters:
@@ -43,12 +51,18 @@ public final class DocumentWorkspace: Sendable {
         self.options = options
         self.logger = logger
         self.now = now ?? { Int64(clamping: DispatchTime.now().uptimeNanoseconds) }
-        let (stream, continuation) = AsyncStream<[Change]>.makeStream(bufferingPolicy: .unbounded)
-        token = observer.observe { continuation.yield($0) }
+        let (stream, continuation) = AsyncStream<Routed>.makeStream(bufferingPolicy: .unbounded)
+        routed = continuation
+        token = observer.observe { continuation.yield(.changes($0)) }
         let table = self.table
+        let observer = self.observer
         // One task delivers the observer's batches in order.
         routing = Task {
-            for await changes in stream {
+            for await next in stream {
+                guard case .changes(let changes) = next else {
+                    if case .mark(let waiter) = next { waiter.resume() }
+                    continue
+                }
                 let open = table.all
                 guard !open.isEmpty else { continue }
                 // Items inside a package that holds no other open document
@@ -61,6 +75,11 @@ public final class DocumentWorkspace: Sendable {
                     guard let id = change.id, table.document(id: id) == nil, let landing = change.landingPath,
                         !opaque.contains(where: { landing != $0 && landing.isSame(asOrUnder: $0) })
                     else { continue }
+                    // A batch can be behind the observer: an item that has
+                    // left `landing` since (someone's temporary file renamed
+                    // onto the path, then replaced by the document's own
+                    // save) is not the document's file any more.
+                    guard observer.item(at: landing)?.id == id else { continue }
                     let stamp = await runBlocking { folder.stamp(of: landing) }
                     for document in open where await document.claims(landing, stamp: stamp) {
                         table.key(document, by: id)
@@ -115,7 +134,18 @@ public final class DocumentWorkspace: Sendable {
 
     deinit {
         token.cancel()
+        routed.finish()
         routing.cancel()
+    }
+
+    /// Waits until every change made to the folder before the call has
+    /// reached the open documents (their states and presenters have heard of
+    /// it). Returns at once when the observer is not running.
+    public func sync() async {
+        await observer.sync()
+        await withCheckedContinuation { waiter in
+            if case .terminated = routed.yield(.mark(waiter)) { waiter.resume() }
+        }
     }
 
     /// Opens the document at `path`, reading its content: a file's bytes,

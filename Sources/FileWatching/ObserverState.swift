@@ -244,7 +244,7 @@ final class ObserverState: Sendable {
             }
             events.removeAll(keepingCapacity: true)
             if let source, ready & 2 != 0 || !syncs.isEmpty {
-                readAll(source, into: &events)
+                Self.readAll(source, into: &events)
             }
             let time = Timestamp.now()
             let checkRoot = time.monotonic >= nextRootCheck
@@ -326,15 +326,24 @@ final class ObserverState: Sendable {
         return true
     }
 
-    /// Reads every queued event. A rename's two halves are queued by one
-    /// system call, but a read can split them: when a `movedFrom` has no
-    /// partner yet, wait a moment for it.
-    private func readAll(_ source: any EventSource, into events: inout [SourceEvent]) {
+    /// Reads every queued event. A rename's two halves are queued one after
+    /// the other by one system call, but a read can come between them (the
+    /// renaming thread may be preempted there on a busy machine): while a
+    /// `movedFrom` has no partner yet, wait for it, up to `pairingWait`.
+    /// A move out of the tree is reported that much later; a move split in
+    /// two would be reported as a removal and an arrival, losing the identity.
+    static func readAll(
+        _ source: any EventSource, into events: inout [SourceEvent], pairingWait: Duration = .milliseconds(50)
+    ) {
         while source.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
-        var attempts = 0
-        while attempts < 3 && ObserverState.hasUnpairedMoveFrom(events) {
-            attempts += 1
-            if cfs_poll2(source.descriptor, -1, 2) & 1 != 0 {
+        let clock = ContinuousClock()
+        let deadline = clock.now + pairingWait
+        while ObserverState.hasUnpairedMoveFrom(events) && events.count < 1_000_000 {
+            let left = clock.now.duration(to: deadline)
+            guard left > .zero else { break }
+            let (seconds, attoseconds) = left.components
+            let milliseconds = Int32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+            if cfs_poll2(source.descriptor, -1, milliseconds) & 1 != 0 {
                 while source.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
             }
         }

@@ -308,6 +308,10 @@ extension DocumentTests {
 }
 
 extension DocumentTests {
+    /// The state is asked once every change on disk has reached the document:
+    /// under load the observer reported the document's own save as a file
+    /// being written, and the document took itself for another writer
+    /// (`editingDisabled`) until the save settled.
     @Test(
         "with the version store: each save keeps the content before it; someone else's is a conflict version until resolved"
     )
@@ -349,9 +353,13 @@ extension DocumentTests {
         let count = read(fd, &bytes, 16)
         close(fd)
         #expect(String(decoding: bytes[..<max(0, count)], as: UTF8.self) == "theirs")
-        #expect(await document.state == .inConflict)
+        // Once the documents have heard of every change on disk.
+        await workspace.sync()
+        let state = await document.state
+        #expect(state == .inConflict, "state: \(state)")
         try await document.resolveConflict()
-        #expect(await document.state == .normal)
+        let resolved = await document.state
+        #expect(resolved == .normal, "state: \(resolved)")
         #expect(
             try store.version(version, of: conflict.id).conflict == false, "resolving keeps it, as an ordinary version")
         await document.close()
