@@ -251,7 +251,12 @@ final class ObserverState: Sendable {
             if checkRoot { nextRootCheck = time.monotonic + 1_000_000_000 }
             let (batch, rootRemoved) = core.withLock { core in
                 if !events.isEmpty { core.handle(events, at: time) }
-                if !syncs.isEmpty && !usesWatches { core.now = time; core.poll() }
+                // A sync covers polled subtrees too (the whole tree without
+                // inotify, or a subtree degraded by the watch limit).
+                if !syncs.isEmpty && !core.polledRoots.isEmpty {
+                    core.now = time
+                    core.poll()
+                }
                 core.tick(at: time)
                 if checkRoot && !rootIsInPlace() { core.rootGone() }
                 return (core.takeBatch(force: !syncs.isEmpty || core.isRootRemoved), core.isRootRemoved)

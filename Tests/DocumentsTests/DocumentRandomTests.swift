@@ -9,7 +9,7 @@ import Testing
 /// whatever the order, nothing anyone wrote is lost — every outside write a
 /// save replaced is its conflict version — and the states seen form a chain.
 /// `FILESHARE_SEEDS=N` runs N seeds (default 12).
-@Suite("Documents, random")
+@Suite("Documents, random", .holdsObservers)
 struct DocumentRandomTests {
     static var seeds: [UInt64] {
         let count = ProcessInfo.processInfo.environment["FILESHARE_SEEDS"].flatMap(Int.init) ?? 12

@@ -12,7 +12,7 @@ import Versions
 /// others' writes, renames, deletes, conflicts. One at a time: each holds an
 /// inotify instance, of which a user has 128 on a default machine, shared
 /// with the rest of the suite.
-@Suite("Documents", .serialized)
+@Suite("Documents", .serialized, .holdsObservers)
 struct DocumentTests {
     /// A folder, its observer and a workspace with a short autosave delay.
     final class Setup: Sendable {

@@ -10,7 +10,7 @@ import Versions
 
 /// Package documents (a folder saved whole) over a real folder, watched by a
 /// real observer. One at a time, as ``DocumentTests``: each holds an inotify instance.
-@Suite("Package documents", .serialized, .timeLimit(.minutes(5)))
+@Suite("Package documents", .serialized, .holdsObservers, .timeLimit(.minutes(5)))
 struct PackageDocumentTests {
     /// A folder with a version store, its observer, and a workspace keeping versions in the store.
     final class Setup: Sendable {

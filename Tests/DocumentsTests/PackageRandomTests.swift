@@ -10,7 +10,7 @@ import Testing
 /// every tree a save replaced that someone else had touched is its conflict
 /// version, whole; the disk and the document hold what they should after
 /// every step; the states seen form a chain. `FILESHARE_SEEDS=N` runs N seeds (default 12).
-@Suite("Package documents, random", .serialized, .timeLimit(.minutes(10)))
+@Suite("Package documents, random", .serialized, .holdsObservers, .timeLimit(.minutes(10)))
 struct PackageRandomTests {
     /// What the package should hold, as the steps go.
     struct Model {

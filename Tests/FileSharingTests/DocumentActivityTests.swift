@@ -13,7 +13,7 @@ import Testing
 /// one observer: what the server's clients do reaches the documents as
 /// UIDocument's states — `editingDisabled` while another client holds a
 /// WebDAV lock, `progressAvailable` while a new version is uploaded.
-@Suite("Server activity into documents", .serialized, .timeLimit(.minutes(3)))
+@Suite("Server activity into documents", .serialized, .holdsObservers, .timeLimit(.minutes(3)))
 struct DocumentActivityTests {
     /// The glue `ShareServer.activities()` documents, as an app would write it.
     static func feed(_ server: ShareServer, into workspace: DocumentWorkspace) -> Task<Void, Never> {

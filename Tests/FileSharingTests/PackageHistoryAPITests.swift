@@ -14,7 +14,7 @@ import Testing
 /// server's folder: its versions are folder versions in the server's store,
 /// listed with their kind, downloaded as a ZIP, restored whole; deleted, it
 /// goes to the trash whole and comes back with its id.
-@Suite("Package documents through the API", .serialized, .timeLimit(.minutes(5)))
+@Suite("Package documents through the API", .serialized, .holdsObservers, .timeLimit(.minutes(5)))
 struct PackageHistoryAPITests {
     @Test("versions of a package: kind directory, a ZIP of the tree, a restore that keeps the tree it replaces")
     func packageVersions() async throws {

@@ -8,7 +8,7 @@ import Testing
 /// preview; the page by keyboard alone. It exits 77 when selenium,
 /// axe-selenium-python or Chromium is missing: nothing is recorded then, except
 /// on CI, whose .ci/run installs them.
-@Suite("web page in a browser", .timeLimit(.minutes(10)))
+@Suite("web page in a browser", .holdsObservers, .timeLimit(.minutes(10)))
 struct BrowserTests {
     @Test(
         "upload, rename, a file made on disk appears live, delete; no axe-core violation; keyboard alone (headless Chromium)"

@@ -9,7 +9,7 @@ import Testing
 /// page order, Markdown rendered inert; axe-core on each. It exits 77 when
 /// selenium, axe-selenium-python or Chromium is missing: nothing is recorded
 /// then, except on CI, whose .ci/run installs them.
-@Suite("gallery and viewer in a browser", .timeLimit(.minutes(10)))
+@Suite("gallery and viewer in a browser", .holdsObservers, .timeLimit(.minutes(10)))
 struct GalleryBrowserTests {
     @Test(
         "gallery remembered per folder, only visible thumbnails asked for, viewer keys, comic pages in natural order, Markdown inert"

@@ -1,4 +1,5 @@
 import Foundation
+public import Testing
 
 /// Shared by every test target of the package (they run in one process).
 
@@ -42,11 +43,18 @@ public actor MachineSettings {
         }
     }
 
-    /// Runs `body` alongside other shared holders.
+    /// Whether the current task holds a shared place already (a test in a
+    /// suite with `.holdsObservers` that also asks itself).
+    @TaskLocal static var holdsShared = false
+
+    /// Runs `body` alongside other shared holders. Asked again inside, it
+    /// takes no second place: a second one could wait behind an exclusive
+    /// holder that waits for the first.
     public static func shared<T>(_ body: () async throws -> T) async rethrows -> T {
+        if holdsShared { return try await body() }
         await lock.acquire(exclusive: false)
         defer { Task { await lock.release(exclusive: false) } }
-        return try await body()
+        return try await $holdsShared.withValue(true) { try await body() }
     }
 
     /// Runs `body` alone: for a load test whose timing other tests would disturb.
@@ -77,4 +85,28 @@ public actor MachineSettings {
     public static var canChangeInotifySettings: Bool {
         FileManager.default.isWritableFile(atPath: "/proc/sys/fs/inotify/max_queued_events")
     }
+}
+
+/// Each test of a suite (or the one test) with this trait runs inside
+/// ``MachineSettings/shared(_:)``: for tests that hold observers (inotify
+/// instances and watches), so a test that lowers the machine's inotify
+/// limits never runs beside them and degrades their observers to polling.
+public struct HoldsObservers: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+        test.isSuite ? nil : self
+    }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        try await MachineSettings.shared { try await function() }
+    }
+}
+
+extension Trait where Self == HoldsObservers {
+    /// Runs each test beside other observers' holders, never beside a test
+    /// that changes the machine's inotify limits (``MachineSettings``).
+    public static var holdsObservers: Self { HoldsObservers() }
 }

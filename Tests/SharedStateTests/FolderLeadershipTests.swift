@@ -49,7 +49,7 @@ struct FolderLeadershipTests {
             let secondRun = Task { await second.run() }
             // The database ends the leader's session, as a network cut or an admin would.
             let database = try await Database.open(url, logger: Self.logger)
-            try await database.withConnection(doing: "end the leader's session") { connection in
+            _ = try await database.withConnection(doing: "end the leader's session") { connection in
                 try await connection.query(
                     """
                     SELECT pg_terminate_backend(pid) FROM pg_locks

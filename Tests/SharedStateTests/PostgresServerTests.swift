@@ -79,7 +79,7 @@ struct PostgresServerTests {
                 #expect(first.socketFolder != second.socketFolder)
                 let one = try await Database.open(try DatabaseURL(first.url), logger: Self.logger)
                 let two = try await Database.open(try DatabaseURL(second.url), logger: Self.logger)
-                try await one.withConnection(doing: "make a table") { connection in
+                _ = try await one.withConnection(doing: "make a table") { connection in
                     try await connection.query("CREATE TABLE only_here (x int)", logger: Self.logger)
                 }
                 let seen = try await two.withConnection(doing: "look for it") { connection in

@@ -442,7 +442,13 @@ private func degradedOnce(
             seen.append(probe.changes.map(\.summary))
             continue
         }
+        // The observer stays degraded; what the filler holds goes back at
+        // once, so other tests' observers starting now are not refused.
+        filler.close()
         Disk.write(dir(late))
+        // A sync covers what is polled: the file is known when it returns.
+        await probe.observer.sync()
+        #expect(probe.observer.item(at: ItemPath(late)) != nil, "sync polls the degraded subtree")
         #expect(
             await probe.wait { $0.map(\.summary).contains { $0 == "added \(late) writing" || $0 == "added \(late)" } })
         return []

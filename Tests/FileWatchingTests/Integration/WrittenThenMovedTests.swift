@@ -6,7 +6,7 @@ import Testing
 
 /// A file written in place and moved at once, as an editor or a sync tool
 /// does: the move keeps the file's id. Found by the Documents random test.
-@Suite("A file written and moved at once, on a real folder")
+@Suite("A file written and moved at once, on a real folder", .holdsObservers)
 struct WrittenThenMovedTests {
     @Test("saved atomically, written in place, then moved to another folder at once: one id, moved")
     func writtenThenMoved() async throws {
