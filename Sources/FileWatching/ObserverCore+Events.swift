@@ -24,8 +24,8 @@ extension ObserverCore {
     }
 
     /// Handles one read of events, in order. A `movedFrom` whose `movedTo` is
-    /// not in `events` is taken as a move out of the tree: the caller waits
-    /// briefly for the rest of a rename before calling.
+    /// not in `events` is taken as a move out of the tree: the caller holds
+    /// such a half back briefly for the rest of its rename (``MovePairing``).
     mutating func handle(_ events: [SourceEvent], at time: Timestamp) {
         now = time
         guard !isRootRemoved else { return }

@@ -213,6 +213,7 @@ final class ObserverState: Sendable {
 
         var nextRootCheck = monotonicNanoseconds() + 1_000_000_000
         var events: [SourceEvent] = []
+        var pairing = MovePairing()
         // The state is saved after the scan, at most every two seconds while
         // changes come, and when the observer stops.
         var unsaved = stateFile != nil && !saveState()
@@ -222,6 +223,7 @@ final class ObserverState: Sendable {
             var deadline = core.withLock { $0.nextDeadline } ?? .max
             deadline = min(deadline, nextRootCheck)
             if unsaved { deadline = min(deadline, nextSave) }
+            if let carried = pairing.deadline { deadline = min(deadline, carried) }
             let timeout = deadline <= now ? 0 : Int32(min((deadline - now + 999_999) / 1_000_000, 60_000))
             let ready = cfs_poll2(wakeFD, source?.descriptor ?? -1, timeout)
             if ready & 1 != 0 { _ = cfs_eventfd_drain(wakeFD) }
@@ -233,7 +235,12 @@ final class ObserverState: Sendable {
             if stop {
                 // What is held back is delivered, so the saved state is exactly
                 // what the consumers were told.
-                deliver(core.withLock { $0.takeBatch(force: true) })
+                let carried = pairing.take([], now: monotonicNanoseconds(), flush: true)
+                deliver(
+                    core.withLock { core in
+                        if !carried.isEmpty { core.handle(carried, at: .now()) }
+                        return core.takeBatch(force: true)
+                    })
                 if stateFile != nil && saveState() {
                     // The last write is waited for, so a failure is still said.
                     delivery.drain()
@@ -247,6 +254,9 @@ final class ObserverState: Sendable {
                 Self.readAll(source, into: &events)
             }
             let time = Timestamp.now()
+            // A rename's second half not read yet: its first waits for it
+            // (a sync takes everything: what it covers is queued whole).
+            events = pairing.take(events, now: time.monotonic, flush: !syncs.isEmpty)
             let checkRoot = time.monotonic >= nextRootCheck
             if checkRoot { nextRootCheck = time.monotonic + 1_000_000_000 }
             let (batch, rootRemoved) = core.withLock { core in
@@ -331,39 +341,10 @@ final class ObserverState: Sendable {
         return true
     }
 
-    /// Reads every queued event. A rename's two halves are queued one after
-    /// the other by one system call, but a read can come between them (the
-    /// renaming thread may be preempted there on a busy machine): while a
-    /// `movedFrom` has no partner yet, wait for it, up to `pairingWait`.
-    /// A move out of the tree is reported that much later; a move split in
-    /// two would be reported as a removal and an arrival, losing the identity.
-    static func readAll(
-        _ source: any EventSource, into events: inout [SourceEvent], pairingWait: Duration = .milliseconds(50)
-    ) {
+    /// Reads every queued event (a rename split across two reads is joined
+    /// by ``MovePairing``).
+    private static func readAll(_ source: any EventSource, into events: inout [SourceEvent]) {
         while source.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
-        let clock = ContinuousClock()
-        let deadline = clock.now + pairingWait
-        while ObserverState.hasUnpairedMoveFrom(events) && events.count < 1_000_000 {
-            let left = clock.now.duration(to: deadline)
-            guard left > .zero else { break }
-            let (seconds, attoseconds) = left.components
-            let milliseconds = Int32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
-            if cfs_poll2(source.descriptor, -1, milliseconds) & 1 != 0 {
-                while source.readAvailable(into: &events) > 0 && events.count < 1_000_000 {}
-            }
-        }
-    }
-
-    static func hasUnpairedMoveFrom(_ events: [SourceEvent]) -> Bool {
-        var open = Set<UInt32>()
-        for event in events {
-            switch event.kind {
-            case .movedFrom(let cookie): open.insert(cookie)
-            case .movedTo(let cookie): open.remove(cookie)
-            default: break
-            }
-        }
-        return !open.isEmpty
     }
 
     /// Whether the root path still leads to the watched directory (its
