@@ -31,3 +31,36 @@ struct AnswerFieldTests {
         #expect(FileResponses.nameExtension(name) == plain)
     }
 }
+
+extension AnswerFieldTests {
+    @Test(
+        "trimming a field's spaces and tabs on its bytes gives what the walk over its Characters gave",
+        arguments: [
+            "", " ", "\t\t", "abc", "  a b  ", "\t\"etag\" ", " W/\"x\"\t", "é ", " ünï cödé ", "a\u{301} ", " 🙂",
+            "x\r\n",
+        ])
+    func trimming(text: String) {
+        // The form it replaced.
+        let plain = String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        #expect(text.trimmingCharacters() == plain)
+        #expect(text[...].trimmingCharacters() == plain)
+    }
+
+    @Test("Basic credentials: the scheme's name in any case, then Base64; anything else is none")
+    func basicCredentials() {
+        let token = "dXNlcjpwYXNzOndvcmQ="  // user:pass:word
+        for header in ["Basic \(token)", "basic \(token)", "BASIC  \(token) ", "bAsIc \t\(token)"] {
+            #expect(
+                BasicCredentials.parse(header).map { [$0.name, $0.password] } == ["user", "pass:word"], "\(header)")
+        }
+        for header in [
+            nil, "", "Basic", "Basic ", "Bearer \(token)", "Basicx \(token)", "Basic \(token)!", "Básic \(token)",
+        ] {
+            #expect(BasicCredentials.parse(header) == nil, "\(header ?? "nil")")
+        }
+        let middleware = AuthMiddleware(user: "user", password: "pass:word")
+        #expect(middleware.check("Basic \(token)") == .accepted)
+        #expect(middleware.check("basic dXNlcjpub3Bl") == .wrong)  // user:nope
+        #expect(middleware.check("Digest x") == .missing)
+    }
+}

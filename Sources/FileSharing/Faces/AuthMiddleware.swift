@@ -37,9 +37,7 @@ struct AuthMiddleware: RouterMiddleware {
 
     /// Checks an `Authorization` field against the share's user and password.
     func check(_ header: String?) -> Check {
-        guard let header, header.lowercased().hasPrefix("basic "),
-            let decoded = Base64.decode(header.dropFirst(6).trimmingCharacters()),
-            let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
+        guard let decoded = BasicCredentials.decoded(header), let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
         else { return .missing }
         let givenUser = Array(decoded[..<colon])
         let givenPassword = Array(decoded[(colon + 1)...])

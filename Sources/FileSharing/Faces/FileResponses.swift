@@ -295,8 +295,20 @@ extension FileResponses {
 }
 
 extension StringProtocol {
+    /// Without the spaces and tabs at either end (HTTP's optional whitespace).
+    /// On the UTF-8 bytes, both being ASCII: it runs on header fields of
+    /// every request, and walked as Characters (forwards, then reversed into
+    /// a new string) it was 11 % of a small GET's time with credentials.
     func trimmingCharacters() -> String {
-        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
+        var end = first
+        var index = first
+        while index != bytes.endIndex {
+            if bytes[index] != 0x20 && bytes[index] != 0x09 { end = bytes.index(after: index) }
+            bytes.formIndex(after: &index)
+        }
+        return String(decoding: bytes[first..<end], as: UTF8.self)
     }
 }
 

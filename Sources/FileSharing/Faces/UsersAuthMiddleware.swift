@@ -96,13 +96,23 @@ struct UsersAuthMiddleware: RouterMiddleware {
 /// The name and password of an `Authorization: Basic` header.
 enum BasicCredentials {
     static func parse(_ header: String?) -> (name: String, password: String)? {
-        guard let header, header.lowercased().hasPrefix("basic "),
-            let decoded = Base64.decode(header.dropFirst(6).trimmingCharacters()),
-            let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
+        guard let decoded = decoded(header), let colon = decoded.firstIndex(of: UInt8(ascii: ":")),
             let name = String(validating: decoded[..<colon], as: UTF8.self),
             let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
         else { return nil }
         return (name, password)
+    }
+
+    /// The credentials of an `Authorization` field of the `Basic` scheme
+    /// (its name in any case), decoded; `nil` for another scheme or bad
+    /// Base64. Checked on every request: the scheme is compared byte by byte
+    /// rather than lowercasing the whole field.
+    static func decoded(_ header: String?) -> [UInt8]? {
+        let scheme = "basic ".utf8
+        guard let header, header.utf8.count > scheme.count,
+            zip(header.utf8, scheme).allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 })
+        else { return nil }
+        return Base64.decode(Substring(header.utf8.dropFirst(scheme.count)).trimmingCharacters())
     }
 }
 
