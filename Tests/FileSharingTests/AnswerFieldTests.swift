@@ -22,13 +22,28 @@ struct AnswerFieldTests {
         "a name's extension: after the last dot, lowercased, when more than dots comes before it",
         arguments: [
             "photo.JPG", "archive.tar.gz", ".bashrc", "README", "a.", "a.b.", "..x", "a..b", "", ".", "...",
-            "Ünïcödé.PNG", "x.ÄÖ", "no dot here", ".hidden.txt",
+            "Ünïcödé.PNG", "x.ÄÖ", "no dot here", ".hidden.txt", "A.B.C", "x..", "Photo.JpEg", "a b.T X T",
+            "s-00001.bin", "..", "a.\r\n", "MiXeD.Ü",
         ])
     func nameExtension(name: String) {
         // The form it replaced, which split the name twice.
         let parts = name.split(separator: ".")
         let plain = parts.count > 1 ? parts.last!.lowercased() : ""
         #expect(FileResponses.nameExtension(name) == plain)
+        // ASCII names are worked out on their bytes; the rest as Characters.
+        #expect(FileResponses.asciiNameExtension(name) == (name.utf8.allSatisfy { $0 < 0x80 } ? plain : nil))
+    }
+
+    @Test("a file's media type comes from its extension in any case; an unknown one is a stream of bytes")
+    func mediaType() {
+        let expected = [
+            "a.JPG": "image/jpeg", "a.jpeg": "image/jpeg", "notes.Markdown": "text/plain; charset=utf-8",
+            "page.htm": "text/html; charset=utf-8", "comic.cbz": "application/vnd.comicbook+zip",
+            "book.epub": "application/epub+zip", "clip.M4V": "video/mp4", "song.oga": "audio/ogg",
+            "archive.tar.gz": "application/octet-stream", "README": "application/octet-stream",
+            ".png": "application/octet-stream", "Ünïcödé.PNG": "image/png",
+        ]
+        for (name, type) in expected { #expect(FileResponses.mediaType(for: name) == type, "\(name)") }
     }
 }
 

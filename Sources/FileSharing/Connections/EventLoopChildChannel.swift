@@ -1,6 +1,7 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTPTypesHTTP1
 
 /// Runs each connection's requests on the connection's own event loop.
 ///
@@ -15,8 +16,11 @@ import NIOCore
 /// the work done here is what ran on the global executor before, which is
 /// two threads on two cores as the loops are.
 ///
-/// With `smallReads`, a ``SmallReadHandler`` is put just before the
-/// router's handler: small cached files are answered without a task at all.
+/// Hummingbird's `HTTP1ToHTTPServerCodec` is replaced by an
+/// ``OriginFormCodec``, which converts the same way without parsing an
+/// origin-form target. With `smallReads`, a ``SmallReadHandler`` is put just
+/// before the router's handler: small cached files are answered without a
+/// task at all.
 struct EventLoopChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
     let base: Base
@@ -24,8 +28,14 @@ struct EventLoopChildChannel<Base: ServerChildChannel>: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         base.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            guard let smallReads else { return value }
             let operations = channel.pipeline.syncOperations
+            // Hummingbird's HTTP/1 channel converts as a server without TLS
+            // (`secure: false`) even under TLS; so does its replacement.
+            let codec = try operations.handler(type: HTTP1ToHTTPServerCodec.self)
+            try operations.addHandler(OriginFormCodec(secure: false), position: .after(codec))
+            // Removed at once: nothing has been read yet, and the codec keeps no state.
+            operations.removeHandler(codec, promise: nil)
+            guard let smallReads else { return value }
             let state = try operations.handler(type: HTTPConnectionStateHandler.self)
             try operations.addHandler(SmallReadHandler(reads: smallReads), position: .after(state))
             return value

@@ -84,37 +84,43 @@ struct SmallReads: Sendable {
         case .head: head = true
         default: return nil
         }
-        guard let target = request.path, !target.contains("?"), !target.contains("#"),
-            request.headerFields[.transferEncoding] == nil,
-            request.headerFields[.contentLength] == nil || request.headerFields[.contentLength] == "0"
+        let fields = request.headerFields
+        // On the bytes: `contains("?")` would walk the target as Characters.
+        guard let target = request.path,
+            !target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+            fields[.transferEncoding] == nil,
+            fields[.contentLength].map({ $0 == "0" }) ?? true
         else { return nil }
         let path: SharePath
+        let face: ServerMetrics.Face
         let raw = Substring(target)
-        if raw.hasPrefix("/api/files/") {
+        // Prefixes compared on the bytes, as the router splits a path; a
+        // Substring's `hasPrefix` compares Characters, a few percent here.
+        if raw.utf8.starts(with: "/api/files/".utf8) {
             guard let parsed = try? SharePath(percentEncoded: raw.dropFirst("/api/files/".count)) else { return nil }
-            path = parsed
-        } else if raw.hasPrefix(WebDAV.prefix), !raw.hasSuffix("/") {
+            (path, face) = (parsed, .api)
+        } else if raw.utf8.starts(with: WebDAV.prefix.utf8), raw.utf8.last != UInt8(ascii: "/") {
             guard SharePath.clientMetadata(percentEncoded: raw.dropFirst(WebDAV.prefix.count)) == nil,
                 let parsed = try? WebDAV.requestPath(raw, method: request.method.rawValue), !isPlaceholder(parsed)
             else { return nil }
-            path = parsed
+            (path, face) = (parsed, .webdav)
         } else {
             return nil
         }
-        guard !path.isRoot, let (requester, who) = authenticate(request.headerFields, address: address),
+        guard !path.isRoot, let (requester, who) = authenticate(fields, address: address),
             (try? ShareCore.authorize(.read, path, for: requester)) != nil
         else { return nil }
-        guard let answer = read(path, request: request.headerFields, head: head) else { return nil }
+        guard let answer = read(path, request: fields, head: head) else { return nil }
         let status = Int(answer.head.status.code)
         // The audit keeps downloads; a HEAD is not one (`AuditMiddleware.action`).
         if !head {
             audit.recordDownload(
                 who: who, address: address, path: path.description, url: target, status: status,
-                validator: answer.head.headerFields[.eTag], ranged: request.headerFields[.range] != nil)
+                validator: answer.head.headerFields[.eTag], ranged: fields[.range] != nil)
         }
         tally.add()
         metrics.requestAnswered(
-            face: ServerMetrics.face(of: raw), method: request.method.rawValue, status: status,
+            face: face, method: request.method.rawValue, status: status,
             nanoseconds: Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started))
         return answer
     }

@@ -46,9 +46,15 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     public init(percentEncoded raw: Substring) throws(SharePathError) {
         var names: [String] = []
         for segment in raw.split(separator: "/", omittingEmptySubsequences: true) {
-            let bytes = try SharePath.percentDecode(segment)
-            guard let name = String(validating: bytes, as: UTF8.self) else {
-                throw SharePathError(.invalid, "a name in the path is not valid UTF-8")
+            let name: String
+            if segment.utf8.contains(UInt8(ascii: "%")) {
+                guard let decoded = String(validating: try SharePath.percentDecode(segment), as: UTF8.self) else {
+                    throw SharePathError(.invalid, "a name in the path is not valid UTF-8")
+                }
+                name = decoded
+            } else {
+                // Nothing to decode: the segment is valid UTF-8 already (it is part of a String).
+                name = String(segment)
             }
             try SharePath.check(name)
             names.append(name)

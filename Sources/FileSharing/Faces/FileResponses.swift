@@ -167,8 +167,12 @@ enum FileResponses {
         }
         let start = range?.lowerBound ?? 0
         let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? metadata.size
-        headers[.contentLength] = String(length)
-        if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(metadata.size)" }
+        // Neither is among the fields yet: appended, not looked for first.
+        headers.append(HTTPField(name: .contentLength, value: String(length)))
+        if let range {
+            headers.append(
+                HTTPField(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound)/\(metadata.size)"))
+        }
         return .send(status: range == nil ? .ok : .partialContent, headers: headers, start: start, length: length)
     }
 
@@ -247,34 +251,29 @@ enum FileResponses {
         return "attachment; filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
     }
 
+    /// The media type a file is answered with, by its name's extension.
     static func mediaType(for name: String) -> String {
-        switch FileResponses.nameExtension(name) {
-        case "txt", "log", "csv", "md", "markdown": return "text/plain; charset=utf-8"
-        case "html", "htm": return "text/html; charset=utf-8"
-        case "json": return "application/json"
-        case "pdf": return "application/pdf"
-        case "png": return "image/png"
-        case "jpg", "jpeg": return "image/jpeg"
-        case "gif": return "image/gif"
-        case "webp": return "image/webp"
-        case "svg": return "image/svg+xml"
-        case "heic": return "image/heic"
-        case "heif": return "image/heif"
-        case "mp3": return "audio/mpeg"
-        case "m4a": return "audio/mp4"
-        case "wav": return "audio/wav"
-        case "ogg", "oga": return "audio/ogg"
-        case "flac": return "audio/flac"
-        case "mp4", "m4v": return "video/mp4"
-        case "webm": return "video/webm"
-        case "mov": return "video/quicktime"
-        case "mkv": return "video/x-matroska"
-        case "zip": return "application/zip"
-        case "epub": return "application/epub+zip"
-        case "cbz": return "application/vnd.comicbook+zip"
-        default: return "application/octet-stream"
-        }
+        mediaTypes[FileResponses.nameExtension(name)] ?? "application/octet-stream"
     }
+
+    /// One look-up per answer, where a `switch` compared the extension with
+    /// each case in turn.
+    private static let mediaTypes: [String: String] = {
+        var types: [String: String] = [:]
+        for (extensions, type) in [
+            (["txt", "log", "csv", "md", "markdown"], "text/plain; charset=utf-8"),
+            (["html", "htm"], "text/html; charset=utf-8"), (["json"], "application/json"),
+            (["pdf"], "application/pdf"), (["png"], "image/png"), (["jpg", "jpeg"], "image/jpeg"),
+            (["gif"], "image/gif"), (["webp"], "image/webp"), (["svg"], "image/svg+xml"), (["heic"], "image/heic"),
+            (["heif"], "image/heif"), (["mp3"], "audio/mpeg"), (["m4a"], "audio/mp4"), (["wav"], "audio/wav"),
+            (["ogg", "oga"], "audio/ogg"), (["flac"], "audio/flac"), (["mp4", "m4v"], "video/mp4"),
+            (["webm"], "video/webm"), (["mov"], "video/quicktime"), (["mkv"], "video/x-matroska"),
+            (["zip"], "application/zip"), (["epub"], "application/epub+zip"), (["cbz"], "application/vnd.comicbook+zip"),
+        ] {
+            for name in extensions { types[name] = type }
+        }
+        return types
+    }()
 }
 
 extension HTTPField.Name {
@@ -287,10 +286,33 @@ extension FileResponses {
     /// than dots comes before it: `""` for `.bashrc`, `README` and `a.`;
     /// trailing dots are ignored (`a.b.` is `b`).
     static func nameExtension(_ name: String) -> String {
+        if let ascii = asciiNameExtension(name) { return ascii }
         var rest = Substring(name)
         while rest.last == "." { rest.removeLast() }
         guard let dot = rest.lastIndex(of: "."), rest[..<dot].contains(where: { $0 != "." }) else { return "" }
         return rest[rest.index(after: dot)...].lowercased()
+    }
+
+    /// ``nameExtension(_:)`` of an ASCII name, worked out on its bytes (where
+    /// each byte is a Character, so the answer is the same); `nil` for any
+    /// other name. Every answered file asks for its type by it.
+    static func asciiNameExtension(_ name: String) -> String? {
+        let dot = UInt8(ascii: ".")
+        return name.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+            var end = bytes.count
+            while end > 0, bytes[end - 1] == dot { end -= 1 }
+            guard let at = bytes[..<end].lastIndex(of: dot), bytes[..<at].contains(where: { $0 != dot }) else {
+                return ""
+            }
+            let found = bytes[(at + 1)..<end]
+            return String(unsafeUninitializedCapacity: found.count) { out in
+                for (index, byte) in found.enumerated() {
+                    out[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                }
+                return found.count
+            }
+        } ?? nil
     }
 }
 
