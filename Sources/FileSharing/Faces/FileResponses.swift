@@ -268,7 +268,8 @@ enum FileResponses {
             (["heif"], "image/heif"), (["mp3"], "audio/mpeg"), (["m4a"], "audio/mp4"), (["wav"], "audio/wav"),
             (["ogg", "oga"], "audio/ogg"), (["flac"], "audio/flac"), (["mp4", "m4v"], "video/mp4"),
             (["webm"], "video/webm"), (["mov"], "video/quicktime"), (["mkv"], "video/x-matroska"),
-            (["zip"], "application/zip"), (["epub"], "application/epub+zip"), (["cbz"], "application/vnd.comicbook+zip"),
+            (["zip"], "application/zip"), (["epub"], "application/epub+zip"),
+            (["cbz"], "application/vnd.comicbook+zip"),
         ] {
             for name in extensions { types[name] = type }
         }
