@@ -1163,6 +1163,31 @@ def keepalive_load(base, prefix, method, count, headers, args, duration):
             "non2xx": sum(r[2] for r in results), "errors": 0, "timeouts": 0, "raw": ""}
 
 
+def tree_cpu_seconds(pid):
+    """CPU time (user + system) of a process and of every process under it, from
+    /proc: nginx's workers are its master's children. None where /proc is missing."""
+    try:
+        parents = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                    parents[int(entry)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+                except (OSError, IndexError, ValueError):
+                    continue
+        tree, found = {pid}, True
+        while found:
+            found = False
+            for child, (parent, _) in parents.items():
+                if parent in tree and child not in tree:
+                    tree.add(child)
+                    found = True
+        return sum(parents[p][1] for p in tree if p in parents) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return None
+
+
 def bench_small(args, tmp, share, servers, results):
     r = results["small"] = collections.OrderedDict()
     small_args = argparse.Namespace(**vars(args))
@@ -1176,6 +1201,7 @@ def bench_small(args, tmp, share, servers, results):
             s.start()
             try:
                 for label, prefix, kind in small_lines(s):
+                    before = tree_cpu_seconds(s.proc.pid) if s.proc else None
                     if kind in ("head", "client-get"):
                         method = "HEAD" if kind == "head" else "GET"
                         log(f"small: round {round_ + 1}: {label}, own client, "
@@ -1191,6 +1217,12 @@ def bench_small(args, tmp, share, servers, results):
                         if round_ == 0:
                             run_wrk(s.base + prefix, small_args, script, 1)  # warm-up
                         w = run_wrk(s.base + prefix, small_args, script, args.duration)
+                    after = tree_cpu_seconds(s.proc.pid) if s.proc else None
+                    # The server's own CPU per answer: unlike req/s, it hardly moves with how
+                    # fast the machine happens to be during the run, and it is what a request costs.
+                    requests = w["requests"]  # answers: wrk counts each pipelined one
+                    w["cpu_us"] = ((after - before) * 1e6 / requests
+                                   if before is not None and after is not None and requests else None)
                     if w["non2xx"] or w["errors"]:
                         raise BenchError(f"{label}: {w['non2xx']} non-2xx answers, {w['errors']} socket errors")
                     r.setdefault(label, []).append(w)
@@ -1209,9 +1241,12 @@ def report_small(r, args):
     nginx = medians.get("nginx GET")
     rows = []
     for label, w in medians.items():
+        cpus = sorted(x["cpu_us"] for x in r[label] if x.get("cpu_us") is not None)
+        cpu = f"{cpus[len(cpus) // 2]:.1f}" if cpus else "-"
         rows.append([label, f"{w['rps']:,.0f}", f"{w['rps'] / nginx['rps']:.2f}" if nginx else "-",
-                     ms(w["p50"]), ms(w["p99"]), w["requests"]])
-    out.append(table(["server and request", "req/s", "x nginx GET", "p50 ms", "p99 ms", "requests"], rows))
+                     ms(w["p50"]), ms(w["p99"]), cpu, w["requests"]])
+    out.append(table(["server and request", "req/s", "x nginx GET", "p50 ms", "p99 ms", "server CPU us/req",
+                      "requests"], rows))
     out.append("")
     fs = medians.get("fileshare /api/files GET")
     if fs and nginx:
@@ -1221,7 +1256,9 @@ def report_small(r, args):
                    f"({fs['rps'] / nginx['rps']:.2f}x); p99 under 1 ms: {'met' if fast else 'NOT met'} "
                    f"({ms(fs['p99'])} ms)")
     out.append("Pipelined: wrk sends the requests of a batch in one write and waits for all their answers "
-               "(p50/p99 are per batch). 304: each GET carries the file's ETag in If-None-Match.")
+               "(p50/p99 are per batch). 304: each GET carries the file's ETag in If-None-Match. "
+               "Server CPU: user + system time of the server's processes during the run, per answer "
+               "(median of the rounds).")
     return "\n".join(out)
 
 

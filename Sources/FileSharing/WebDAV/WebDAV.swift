@@ -12,14 +12,16 @@ enum WebDAV {
 
     /// The shared path of a URL path under `/dav` (400 with a fragment); `nil` when it is not under `/dav`.
     static func path(ofURLPath raw: Substring) throws(ShareError) -> SharePath? {
+        // On the bytes, as the router splits a path: every WebDAV request
+        // comes by here, and a walk over Characters cost a small GET 6 %.
         var raw = raw
-        if raw.contains("#") {
+        if raw.utf8.contains(UInt8(ascii: "#")) {
             throw ShareError(
                 .badRequest, "a URL with a fragment ('#'): clients never send one; a '#' in a name is written %23")
         }
-        if let query = raw.firstIndex(of: "?") { raw = raw[..<query] }
-        if raw == Substring(prefixWithoutSlash) { return .root }
-        guard raw.hasPrefix(prefix) else { return nil }
+        if let query = raw.utf8.firstIndex(of: UInt8(ascii: "?")) { raw = raw[..<query] }
+        if raw.utf8.elementsEqual(prefixWithoutSlash.utf8) { return .root }
+        guard raw.utf8.starts(with: prefix.utf8) else { return nil }
         do {
             return try SharePath(percentEncoded: raw.dropFirst(prefix.count))
         } catch {
