@@ -31,10 +31,10 @@ import Synchronization
 ///   and the request metrics.
 ///
 /// Anything else is left to the router, which answers it as before: a
-/// query, a body, a sign-in that needs a password hashed, a refusal or an
-/// error of any kind (so every error keeps its one wording and status), a
-/// WebDAV placeholder or client metadata, a file that is large, not cached
-/// or changed while read. ``answer(_:address:)`` returns `nil` for those,
+/// query, a body, a request that ends its connection, a sign-in that needs
+/// a password hashed, a refusal or an error of any kind (so every error
+/// keeps its one wording and status), a WebDAV placeholder or client
+/// metadata, a file that is large, not cached or changed while read. ``answer(_:address:)`` returns `nil` for those,
 /// having answered nothing and recorded nothing (a session or a password
 /// looked up on the way is looked up again by the router, as for any
 /// request).
@@ -89,6 +89,9 @@ struct SmallReads: Sendable {
         guard let target = request.path,
             !target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
             fields[.transferEncoding] == nil,
+            // Closing the connection after the answer is the router's work
+            // (`OriginFormCodec` says `close` plainly when a request asks for it).
+            fields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
             fields[.contentLength].map({ $0 == "0" }) ?? true
         else { return nil }
         let path: SharePath
