@@ -57,7 +57,8 @@ struct ConnectionCloseTests {
             let port = try #require(client.port)
             let text = try await onOwnThread {
                 let connection = try RawConnection(port: port)
-                let request = "GET /api/files/Team/s.txt HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)"
+                let request =
+                    "GET /api/files/Team/s.txt HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)"
                 connection.blockingSend(request + "\r\n\r\n" + request + "\r\nConnection: close\r\n\r\n")
                 // Until the server closes (or the 20 s receive timeout).
                 return connection.blockingReceive()
