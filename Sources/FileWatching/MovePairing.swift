@@ -64,9 +64,10 @@ struct MovePairing: Sendable {
                 case .movedTo(let cookie): cookies.insert(cookie)
                 case .movedFrom:
                     // The exchange's arrival, a few events before.
-                    for earlier in max(0, position - 3)..<max(0, position - 3, min(position, cut)) {
-                        if case .movedTo = events[earlier].kind, events[earlier].watch == events[position].watch,
-                            events[earlier].name == events[position].name
+                    let window = SourceEvent.exchangeWindow
+                    for earlier in max(0, position - window)..<max(0, position - window, min(position, cut)) {
+                        if SourceEvent.isExchangePair(
+                            arrival: events[earlier], departure: events[position], distance: position - earlier)
                         {
                             cut = earlier
                             moved = true

@@ -99,11 +99,9 @@ extension ObserverCore {
     /// right after the first, with at most the moved folder's own
     /// `selfMoved` between them).
     static func isExchange(_ events: [SourceEvent], at position: Int) -> Bool {
-        let arrival = events[position]
-        for later in events[(position + 1)..<min(events.count, position + 4)] {
-            if case .movedFrom = later.kind, later.watch == arrival.watch, later.name == arrival.name { return true }
+        ((position + 1)..<min(events.count, position + 1 + SourceEvent.exchangeWindow)).contains {
+            SourceEvent.isExchangePair(arrival: events[position], departure: events[$0], distance: $0 - position)
         }
-        return false
     }
 
     mutating func rootGone() {
@@ -390,5 +388,20 @@ extension ObserverCore {
                 displaced.insert(folder)
             }
         }
+    }
+}
+
+extension SourceEvent {
+    /// How many events after an exchange's arrival its departure may come.
+    static let exchangeWindow = 3
+
+    /// Whether `departure` is the second half of the exchange whose first
+    /// half is `arrival`, `distance` events before it: a `movedTo`, then a
+    /// `movedFrom` of the same directory and name within ``exchangeWindow``.
+    /// ``MovePairing`` keeps such a pair in one read by the same rule.
+    static func isExchangePair(arrival: SourceEvent, departure: SourceEvent, distance: Int) -> Bool {
+        guard case .movedTo = arrival.kind, case .movedFrom = departure.kind else { return false }
+        return (1...exchangeWindow).contains(distance) && departure.watch == arrival.watch
+            && departure.name == arrival.name
     }
 }
