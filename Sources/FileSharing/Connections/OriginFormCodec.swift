@@ -22,6 +22,8 @@ import NIOHTTPTypesHTTP1
 /// `Connection: close`, the one form Hummingbird closes on (it missed
 /// `Close` and HTTP/1.0 entirely: such a client waited for an end that never
 /// came), and the answer to it says `Connection: close` too (section 9.6).
+/// An HTTP/1.0 client that asks to keep the connection is told
+/// `Connection: keep-alive`, which it needs to send its next request.
 /// The version is gone once a request is in `HTTPTypes`, so this is the
 /// last place that can tell.
 final class OriginFormCodec: ChannelDuplexHandler, RemovableChannelHandler {
@@ -34,8 +36,11 @@ final class OriginFormCodec: ChannelDuplexHandler, RemovableChannelHandler {
     /// Request heads read, and final answers written (an interim `1xx` is none).
     private var requests = 0
     private var answers = 0
-    /// The number of the first request that ends the connection, counted from 1.
-    private var closingRequest: Int?
+    /// The `Connection` option the answer to a request must carry, by the
+    /// request's number (counted from 1): `close`, or `keep-alive` for an
+    /// HTTP/1.0 client that asked to keep the connection (without it, such
+    /// a client waits for the server to close). Empty for most connections.
+    private var answerOptions: [Int: String] = [:]
 
     init(secure: Bool) { self.secure = secure }
 
@@ -45,9 +50,14 @@ final class OriginFormCodec: ChannelDuplexHandler, RemovableChannelHandler {
             do {
                 var request = try OriginFormCodec.request(head, secure: secure)
                 requests += 1
-                if OriginFormCodec.endsConnection(head) {
+                switch OriginFormCodec.persistence(head) {
+                case .close:
                     request.headerFields[.connection] = "close"
-                    if closingRequest == nil { closingRequest = requests }
+                    answerOptions[requests] = "close"
+                case .keepAliveSaid:
+                    answerOptions[requests] = "keep-alive"
+                case .kept:
+                    break
                 }
                 context.fireChannelRead(wrapInboundOut(.head(request)))
             } catch {
@@ -65,7 +75,9 @@ final class OriginFormCodec: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(var response):
             if response.status.kind != .informational {
                 answers += 1
-                if answers == closingRequest { response.headerFields[.connection] = "close" }
+                if !answerOptions.isEmpty, let option = answerOptions.removeValue(forKey: answers) {
+                    response.headerFields[.connection] = option
+                }
             }
             context.write(wrapOutboundOut(.head(HTTPResponseHead(response))), promise: promise)
         case .body(let body):
@@ -75,10 +87,18 @@ final class OriginFormCodec: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Whether the connection ends after the answer to this request: a
-    /// `close` option (in any case, among others), or HTTP/1.0 (or older)
-    /// without a `keep-alive` option.
-    static func endsConnection(_ head: HTTPRequestHead) -> Bool {
+    /// What a request says of its connection (RFC 9112 section 9.3).
+    enum Persistence: Equatable {
+        /// It ends after the answer: a `close` option (in any case, among
+        /// others), or HTTP/1.0 (or older) without `keep-alive`.
+        case close
+        /// HTTP/1.0 with `keep-alive`: kept, and the answer must say so.
+        case keepAliveSaid
+        /// HTTP/1.1 without `close`: kept.
+        case kept
+    }
+
+    static func persistence(_ head: HTTPRequestHead) -> Persistence {
         var close = false
         var keepAlive = false
         for value in head.headers["Connection"] {
@@ -88,8 +108,9 @@ final class OriginFormCodec: ChannelDuplexHandler, RemovableChannelHandler {
                 if option.utf8.count == 10, option.lowercased() == "keep-alive" { keepAlive = true }
             }
         }
-        if close { return true }
-        return head.version.major < 1 || (head.version.major == 1 && head.version.minor == 0 && !keepAlive)
+        if close { return .close }
+        if head.version.major > 1 || (head.version.major == 1 && head.version.minor >= 1) { return .kept }
+        return keepAlive ? .keepAliveSaid : .close
     }
 
     /// The request `head` as `HTTPTypes` has it, as `HTTP1ToHTTPServerCodec` converts it.
