@@ -19,7 +19,13 @@ struct HistoryAPITests {
     static let uploadOffset = HTTPField.Name("Upload-Offset")!
 
     /// The id `/api/list` gives the item at `path`.
-    static func listedID(_ client: any TestClientProtocol, _ path: String) async throws -> String? {
+    /// The id the listing gives `path`, once the observer knows of every
+    /// change made before the call (a file written on disk a moment ago
+    /// may not be known yet on a busy machine).
+    static func listedID(_ share: ShareFixture, _ client: any TestClientProtocol, _ path: String) async throws
+        -> String?
+    {
+        await share.server.observer.sync()
         let parent = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : ""
         let list = try await client.request("/api/list?path=" + parent)
         let items = list.json["items"] as? [[String: Any]] ?? []
@@ -49,9 +55,9 @@ struct HistoryAPITests {
             let share = try ShareFixture()
             try await share.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.request("/api/files/a.txt", .put, body: "first").status == .created)
-                let id = try await Self.listedID(client, "a.txt")
+                let id = try await Self.listedID(share, client, "a.txt")
                 #expect(try await client.request("/api/files/a.txt", .put, body: "second!").status == .ok)
-                #expect(try await Self.listedID(client, "a.txt") == id)
+                #expect(try await Self.listedID(share, client, "a.txt") == id)
                 let listing = try await client.request("/api/versions?path=a.txt")
                 #expect(listing.json["id"] as? String == id && listing.json["path"] as? String == "a.txt")
                 let versions = listing.json["versions"] as? [[String: Any]] ?? []
@@ -74,7 +80,7 @@ struct HistoryAPITests {
                     "/api/versions/restore", .post, body: #"{"path":"a.txt","version":"\#(version["version"]!)"}"#)
                 #expect(restored.status == .ok, "\(restored.text)")
                 #expect(share.read("a.txt") == "first")
-                #expect(try await Self.listedID(client, "a.txt") == id)
+                #expect(try await Self.listedID(share, client, "a.txt") == id)
                 let after = try await Self.versions(client, "a.txt")
                 #expect(after.count == 2)
                 #expect(try await Self.versionContent(client, "a.txt", after.first?["version"]) == "second!")
@@ -124,11 +130,11 @@ struct HistoryAPITests {
                 let origin = try await Self.versions(client, "d/a.txt").first?["origin"] as? [String: Any]
                 #expect(origin?["face"] as? String == "dav")
                 // MOVE b over a: a's "two" is kept, under a's id.
-                let id = try await Self.listedID(client, "d/a.txt")
+                let id = try await Self.listedID(share, client, "d/a.txt")
                 let moved = try await client.request(
                     "/dav/d/b.txt", .move, headers: [.destination: "/dav/d/a.txt", .overwrite: "T"])
                 #expect(moved.status == .noContent)
-                #expect(try await Self.listedID(client, "d/a.txt") == id)
+                #expect(try await Self.listedID(share, client, "d/a.txt") == id)
                 #expect(try await Self.versions(client, "d/a.txt").count == 2)
                 #expect(
                     try await Self.versionContent(client, "d/a.txt", Self.versions(client, "d/a.txt").first?["version"])
@@ -159,8 +165,8 @@ struct HistoryAPITests {
             try await share.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.request("/api/files/Docs/a.txt", .put, body: "alpha").status == .created)
                 #expect(try await client.request("/api/files/Docs/sub/b.txt", .put, body: "beta").status == .created)
-                let folderID = try await Self.listedID(client, "Docs")
-                let fileID = try await Self.listedID(client, "Docs/a.txt")
+                let folderID = try await Self.listedID(share, client, "Docs")
+                let fileID = try await Self.listedID(share, client, "Docs/a.txt")
                 #expect(try await client.request("/api/files/Docs", .delete).status == .noContent)
                 #expect(share.visibleTree().isEmpty)
                 var items = try await Self.trash(client)
@@ -174,8 +180,8 @@ struct HistoryAPITests {
                     "/api/trash/restore", .post, body: #"{"trashId":"\#(trashId)"}"#)
                 #expect(restored.status == .ok && restored.json["path"] as? String == "Docs", "\(restored.text)")
                 #expect(share.read("Docs/sub/b.txt") == "beta")
-                #expect(try await Self.listedID(client, "Docs") == folderID)
-                #expect(try await Self.listedID(client, "Docs/a.txt") == fileID)
+                #expect(try await Self.listedID(share, client, "Docs") == folderID)
+                #expect(try await Self.listedID(share, client, "Docs/a.txt") == fileID)
                 // The change feed says the same: the folder was added back under its old id, by the restore.
                 let added = share.printed.all.last {
                     $0.contains(#""type":"added""#) && $0.contains(#""path":"Docs""#)
@@ -191,7 +197,7 @@ struct HistoryAPITests {
                 let beside = try await client.request("/api/trash/restore", .post, body: #"{"trashId":"\#(second)"}"#)
                 #expect(beside.json["path"] as? String == "Docs/a 2.txt")
                 #expect(share.read("Docs/a 2.txt") == "alpha" && share.read("Docs/a.txt") == "newcomer")
-                #expect(try await Self.listedID(client, "Docs/a 2.txt") == fileID)
+                #expect(try await Self.listedID(share, client, "Docs/a 2.txt") == fileID)
                 // Purged for good.
                 #expect(
                     try await client.request(
@@ -212,7 +218,7 @@ struct HistoryAPITests {
             try await share.test { (client: any TestClientProtocol) async throws in
                 #expect(try await client.request("/api/files/r.txt", .put, body: "one").status == .created)
                 #expect(try await client.request("/api/files/r.txt", .put, body: "two").status == .ok)
-                let id = try #require(try await Self.listedID(client, "r.txt"))
+                let id = try #require(try await Self.listedID(share, client, "r.txt"))
                 #expect(try await client.request("/api/files/r.txt", .delete).status == .noContent)
                 let entry = try #require(try await Self.trash(client).first)
                 #expect(entry["id"] as? String == id)
@@ -222,7 +228,7 @@ struct HistoryAPITests {
                 #expect(share.read("r.txt") == "two")
                 // The id was kept across the replace, so it is not the one the
                 // inode gives: the observer cannot pair them (http-api.md says so).
-                let now = try #require(try await Self.listedID(client, "r.txt"))
+                let now = try #require(try await Self.listedID(share, client, "r.txt"))
                 #expect(now != id)
                 let versions = try await Self.versions(client, "r.txt")
                 #expect(versions.count == 1)
@@ -325,7 +331,7 @@ struct HistoryAPITests {
             let share = try ShareFixture()
             try share.write("c.txt", "current")
             try await share.test { (client: any TestClientProtocol) async throws in
-                let id = try #require(try await Self.listedID(client, "c.txt"))
+                let id = try #require(try await Self.listedID(share, client, "c.txt"))
                 let store = share.server.core.folder.history.versions
                 let fd = open(share.path("c.txt"), O_RDONLY)
                 defer { close(fd) }

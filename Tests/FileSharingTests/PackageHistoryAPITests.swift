@@ -39,7 +39,7 @@ struct PackageHistoryAPITests {
         try await share.test { (client: any TestClientProtocol) async throws in
             #expect(
                 await DocumentActivityTests.waitUntil {
-                    let listed = try? await HistoryAPITests.listedID(client, "Story.pages")
+                    let listed = try? await HistoryAPITests.listedID(share, client, "Story.pages")
                     return await document.id?.description == listed
                 })
             let versions = try await HistoryAPITests.versions(client, "Story.pages")
@@ -75,7 +75,7 @@ struct PackageHistoryAPITests {
             // package kept its id across its saves, so its inode is younger
             // than its id: restored, it gets the id its inode gives, as a
             // file saved by a rename does, and its versions move to it.)
-            let id = try await HistoryAPITests.listedID(client, "Story.pages")
+            let id = try await HistoryAPITests.listedID(share, client, "Story.pages")
             #expect(try await client.request("/api/files/Story.pages", .delete).status == .noContent)
             let items = try await HistoryAPITests.trash(client)
             let entry = try #require(items.first)
@@ -84,7 +84,7 @@ struct PackageHistoryAPITests {
             let back = try await client.request("/api/trash/restore", .post, body: #"{"trashId":"\#(trashId)"}"#)
             #expect(back.status == .ok && back.json["path"] as? String == "Story.pages", "\(back.text)")
             #expect(share.read("Story.pages/index.xml") == "one")
-            let restoredID = try await HistoryAPITests.listedID(client, "Story.pages")
+            let restoredID = try await HistoryAPITests.listedID(share, client, "Story.pages")
             #expect(try await HistoryAPITests.versions(client, "Story.pages").count == 2, "\(id) → \(restoredID)")
         }
         await document.close()
