@@ -20,18 +20,17 @@ public enum ImageKind: String, Sendable, Hashable, CaseIterable, CustomStringCon
 
     /// The kind for a media type (`image/png`, `application/epub+zip`…), if any.
     public init?(mediaType: String) {
-        let type = mediaType.split(separator: ";").first.map(String.init) ?? mediaType
-        switch type {
-        case "image/jpeg": self = .jpeg
-        case "image/png": self = .png
-        case "image/webp": self = .webp
-        case "image/gif": self = .gif
-        case "image/heic", "image/heif": self = .heif
-        case "application/vnd.comicbook+zip": self = .cbz
-        case "application/epub+zip": self = .epub
-        default: return nil
+        let type = mediaType.essence
+        guard let kind = ImageKind.byMediaType.first(where: { type.elementsEqual($0.type.utf8) })?.kind else {
+            return nil
         }
+        self = kind
     }
+
+    private static let byMediaType: [(type: String, kind: ImageKind)] = [
+        ("image/jpeg", .jpeg), ("image/png", .png), ("image/webp", .webp), ("image/gif", .gif), ("image/heic", .heif),
+        ("image/heif", .heif), ("application/vnd.comicbook+zip", .cbz), ("application/epub+zip", .epub),
+    ]
 
     /// The kind of an image inside an archive, from its name's extension.
     init?(fileName: String) {

@@ -12,12 +12,12 @@ public enum ThumbnailKind: String, Sendable, Hashable, CaseIterable, CustomStrin
 
     /// The kind for a media type (`application/pdf`, `video/mp4`…), if any.
     public init?(mediaType: String) {
-        let type = mediaType.split(separator: ";").first.map(String.init) ?? mediaType
-        if type == "application/pdf" {
+        let type = mediaType.essence
+        if type.elementsEqual("application/pdf".utf8) {
             self = .pdf
-        } else if type.hasPrefix("video/") {
+        } else if type.starts(with: "video/".utf8) {
             self = .video
-        } else if type.hasPrefix("audio/") {
+        } else if type.starts(with: "audio/".utf8) {
             self = .audio
         } else {
             return nil
@@ -38,5 +38,15 @@ public enum ThumbnailKind: String, Sendable, Hashable, CaseIterable, CustomStrin
         case .pdf: "poppler-utils"
         case .video, .audio: "ffmpeg"
         }
+    }
+}
+
+extension String {
+    /// A media type's bytes before its parameters (`text/plain` of
+    /// `text/plain; charset=utf-8`). On the bytes, not Characters: a
+    /// listing asks this of every file it holds.
+    var essence: Substring.UTF8View {
+        let bytes = utf8
+        return self[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex)].utf8
     }
 }

@@ -274,3 +274,24 @@ struct ThumbnailCacheTests {
         #expect(smaller.totalBytes == 2000)
     }
 }
+
+@Suite("kinds of thumbnail by media type")
+struct ThumbnailKindTests {
+    @Test("a media type's parameters do not matter; its case and anything else does")
+    func kinds() {
+        #expect(ImageKind(mediaType: "image/png") == .png)
+        #expect(ImageKind(mediaType: "image/jpeg; q=1") == .jpeg)
+        #expect(ImageKind(mediaType: "image/heic") == .heif && ImageKind(mediaType: "image/heif") == .heif)
+        #expect(ImageKind(mediaType: "application/vnd.comicbook+zip") == .cbz)
+        #expect(ImageKind(mediaType: "application/epub+zip") == .epub)
+        for none in ["text/plain; charset=utf-8", "image/pngx", "IMAGE/PNG", "", ";image/png", "image/svg+xml"] {
+            #expect(ImageKind(mediaType: none) == nil, "\(none)")
+            #expect(ThumbnailKind(mediaType: none) == nil, "\(none)")
+        }
+        #expect(ThumbnailKind(mediaType: "application/pdf") == .pdf)
+        #expect(ThumbnailKind(mediaType: "application/pdf; x=y") == .pdf)
+        #expect(ThumbnailKind(mediaType: "video/mp4") == .video)
+        #expect(ThumbnailKind(mediaType: "audio/ogg") == .audio)
+        #expect(ThumbnailKind(mediaType: "application/pdfx") == nil)
+    }
+}

@@ -127,8 +127,21 @@ extension ShareCore {
     func makeThumbnailsAhead(of items: some Sequence<Item>) {
         guard let ahead = thumbnailsAhead else { return }
         var jobs: [ThumbnailsAhead.Job] = []
+        // Most files have no thumbnail: told apart by their type alone,
+        // once per type, before any error is made for them (a listing of
+        // 10,000 text files spent half its time here).
+        var thumbnailed: [String: Bool] = [:]
         for item in items where item.kind == .file && !item.isWriting {
-            guard (try? thumbnailMaker(for: item.name)) != nil, let path = try? SharePath(plain: item.path.description)
+            let type = FileResponses.mediaType(for: item.name)
+            let kind =
+                thumbnailed[type]
+                ?? {
+                    let kind = ThumbnailKind(mediaType: type) != nil || ImageKind(mediaType: type) != nil
+                    thumbnailed[type] = kind
+                    return kind
+                }()
+            guard kind,
+                (try? thumbnailMaker(for: item.name)) != nil, let path = try? SharePath(plain: item.path.description)
             else { continue }
             jobs.append(.init(id: item.id, path: path))
         }
