@@ -39,7 +39,9 @@ with --no-auth: none of the peers is authenticated either).
              Content-Length), beside nginx's of the
              same files (and the other peers given); fileshare again with
              credentials checked on every request (--small-auth: --user, and
-             a users file with a user granted read on /).
+             a users file with a user granted read on /). Each row also
+             gives the server's CPU time (user + system, from /proc, its
+             child processes included) per answer.
 
 Peers: nginx (static files, the dav module for PUT, autoindex json for the
 listing; a minimal config generated in the temporary folder, run in the
