@@ -34,10 +34,10 @@ import Synchronization
 /// query, a body, a request that ends its connection, a sign-in that needs
 /// a password hashed, a refusal or an error of any kind (so every error
 /// keeps its one wording and status), a WebDAV placeholder or client
-/// metadata, a file that is large, not cached or changed while read. ``answer(_:address:)`` returns `nil` for those,
-/// having answered nothing and recorded nothing (a session or a password
-/// looked up on the way is looked up again by the router, as for any
-/// request).
+/// metadata, a file that is large, not cached or changed while read.
+/// ``answer(_:address:)`` returns `nil` for those, having answered nothing
+/// and recorded nothing (a session or a password looked up on the way is
+/// looked up again by the router, as for any request).
 struct SmallReads: Sendable {
     /// How requests are authenticated, as the router's middleware does.
     enum Authentication: Sendable {
