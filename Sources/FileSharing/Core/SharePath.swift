@@ -84,13 +84,9 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     static func clientMetadata(percentEncoded raw: Substring) -> SharePath? {
         let segments = raw.split(separator: "/", omittingEmptySubsequences: true)
         guard let last = segments.last else { return nil }
-        // Most names are plainly not Finder's (no escape, no leading "._",
-        // not .DS_Store): every WebDAV GET asks.
-        if !last.utf8.contains(UInt8(ascii: "%")), !last.utf8.starts(with: "._".utf8),
-            !last.utf8.elementsEqual(".DS_Store".utf8)
-        {
-            return nil
-        }
+        // A name without escapes is its own decoding: judged as it is, before
+        // anything is decoded (every WebDAV GET asks).
+        if !last.utf8.contains(UInt8(ascii: "%")), !isClientMetadata(String(last)) { return nil }
         guard let bytes = try? percentDecode(last),
             let name = String(validating: bytes, as: UTF8.self), isClientMetadata(name),
             !name.utf8.contains(0), !name.utf8.contains(UInt8(ascii: "/")), name.utf8.count <= 255,
