@@ -72,6 +72,39 @@ struct JSONBytes {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Text given as its UTF-8 bytes (a path's, a name's), quoted and
+    /// escaped. Printable ASCII with nothing to escape, what nearly every
+    /// name is, is appended as it is; anything else is read as text first,
+    /// so bytes that are not UTF-8 come out as U+FFFD, as `string(_:)`
+    /// writes them.
+    mutating func string(utf8 text: some Collection<UInt8>) {
+        guard text.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        else {
+            string(String(decoding: text, as: UTF8.self))
+            return
+        }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: text)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// An item's id, quoted: its 16 hexadecimal digits, as `ItemID.description` writes them.
+    mutating func id(_ id: ItemID) {
+        bytes.append(UInt8(ascii: "\""))
+        for index in stride(from: 15, through: 0, by: -1) {
+            let nibble = UInt8(truncatingIfNeeded: id.rawValue >> (UInt64(index) * 4)) & 0xF
+            bytes.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A file's entity tag (`FileStatus.entityTag`, quotes and all) as a JSON string.
+    mutating func entityTag(inode: UInt64, size: Int64, modified: Int64) {
+        raw("\"\\\"")
+        FileStatus.writeEntityTagBody(inode: inode, size: size, modified: modified, into: &bytes)
+        raw("\\\"\"")
+    }
+
     /// An RFC 3339 UTC time (seconds), quoted.
     mutating func time(nanoseconds: Int64) {
         bytes.append(UInt8(ascii: "\""))

@@ -18,6 +18,38 @@ struct AnswerFieldTests {
         #expect(FileStatus.entityTag(inode: inode, size: size, modified: modified) == plain)
     }
 
+    @Test("XML written by hand: numbers as String writes them, text escaped only where it must be, entity tags")
+    func xmlWriter() {
+        for value: Int64 in [0, 7, 9, 10, 99, 100, 4096, -1, -10, 1_234_567_890_123, .max, .min, .max - 1] {
+            var writer = XMLWriter(declaration: false)
+            writer.number(value)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
+        }
+        let texts = ["plain.txt", "a & b", "<x>", "say \"hi\"", "cr\r", "Été ☃", "", "&amp;", "tab\t'"]
+        for text in texts {
+            var writer = XMLWriter(declaration: false)
+            writer.text(text)
+            // The form before the fast path: escaped byte by byte.
+            var plain = ""
+            for character in text.unicodeScalars {
+                switch character {
+                case "&": plain += "&amp;"
+                case "<": plain += "&lt;"
+                case ">": plain += "&gt;"
+                case "\"": plain += "&quot;"
+                case "\r": plain += "&#13;"
+                default: plain.unicodeScalars.append(character)
+                }
+            }
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == plain)
+        }
+        var writer = XMLWriter(declaration: false)
+        writer.entityTagBody(inode: 0xfc9ff4, size: 8, modified: -5)
+        #expect(
+            "\"" + String(decoding: writer.bytes, as: UTF8.self) + "\""
+                == FileStatus.entityTag(inode: 0xfc9ff4, size: 8, modified: -5))
+    }
+
     @Test(
         "a name's extension: after the last dot, lowercased, when more than dots comes before it",
         arguments: [

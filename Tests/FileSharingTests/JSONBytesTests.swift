@@ -1,3 +1,4 @@
+import FileWatching
 import Foundation
 import Testing
 
@@ -58,6 +59,37 @@ struct JSONBytesTests {
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [Any])
         #expect(parsed.prefix(texts.count).compactMap { $0 as? String } == texts)
         #expect(parsed.suffix(4).compactMap { ($0 as? NSNumber)?.int64Value } == [0, 7, 1_234_567_890_123, -42])
+    }
+
+    @Test(
+        "a listing's fields written from bytes are the text the plain forms write: names, paths (not UTF-8 too), ids, entity tags"
+    )
+    func fromBytes() {
+        let names: [[UInt8]] = [
+            Array("file-00001.txt".utf8), Array("a b/c d".utf8), Array("quote \" and \\".utf8), Array("tab\t".utf8),
+            Array("Été ☃ 𝄞".utf8), [], [0x66, 0xFF, 0x6F], [0xC3], [0x7F, 0x41], [0x1F], Array("ok~".utf8),
+        ]
+        for bytes in names {
+            var fast = JSONBytes(capacity: 64)
+            fast.string(utf8: bytes[...])
+            var plain = JSONBytes(capacity: 64)
+            plain.string(String(decoding: bytes, as: UTF8.self))
+            #expect(fast.bytes == plain.bytes, "\(bytes)")
+        }
+        for raw: UInt64 in [0, 1, 0xABC, 0x743d_54a5_fe19_d30f, .max] {
+            var json = JSONBytes(capacity: 32)
+            json.id(ItemID(rawValue: raw))
+            #expect(String(decoding: json.bytes, as: UTF8.self) == "\"\(ItemID(rawValue: raw).description)\"")
+        }
+        for (inode, size, modified) in [
+            (UInt64(0), Int64(0), Int64(0)), (0xfc9ff4, 8, 1_764_058_363_000_000_000), (.max, -1, .min),
+        ] {
+            var json = JSONBytes(capacity: 64)
+            json.entityTag(inode: inode, size: size, modified: modified)
+            var plain = JSONBytes(capacity: 64)
+            plain.string(FileStatus.entityTag(inode: inode, size: size, modified: modified))
+            #expect(json.bytes == plain.bytes)
+        }
     }
 
     /// The C library's HTTP date (in the C locale), as the reference.

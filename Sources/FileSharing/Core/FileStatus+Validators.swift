@@ -18,13 +18,19 @@ extension FileStatus {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(52)
         bytes.append(UInt8(ascii: "\""))
+        writeEntityTagBody(inode: inode, size: size, modified: modified, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The entity tag between its quotes, appended to `bytes` (a listing
+    /// writes thousands into its answer without making a string of each).
+    static func writeEntityTagBody(inode: UInt64, size: Int64, modified: Int64, into bytes: inout [UInt8]) {
         writeHex(inode, negative: false, into: &bytes)
         bytes.append(UInt8(ascii: "-"))
         writeHex(size.magnitude, negative: size < 0, into: &bytes)
         bytes.append(UInt8(ascii: "-"))
         writeHex(modified.magnitude, negative: modified < 0, into: &bytes)
-        bytes.append(UInt8(ascii: "\""))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func writeHex(_ value: UInt64, negative: Bool, into bytes: inout [UInt8]) {

@@ -207,17 +207,34 @@
             let directory = try open(path, flags: O_RDONLY | O_DIRECTORY)
             defer { close(directory) }
             var result: [(name: String, metadata: Metadata, properties: DeadProperties.Entries)] = []
+            // Whether each item's own status was read (not a link's
+            // target's): only then may its properties be kept between listings.
+            var own: [Bool] = []
             for name in try SharedFolder.entries(fd: directory, path: path) where !name.hasPrefix(".") {
                 guard var metadata = try? FileStatus(name: name, in: directory) else { continue }
-                if metadata.kind == .symlink {
+                let link = metadata.kind == .symlink
+                if link {
                     guard let child = try? path.appending(name), let target = try? self.metadata(child) else {
                         continue
                     }
                     metadata = target
                 }
                 guard metadata.kind == .file || metadata.kind == .directory else { continue }
-                result.append((name, metadata, properties ? DeadProperties.read(name: name, in: directory) : []))
+                result.append((name, metadata, []))
+                own.append(!link)
             }
+            guard properties else { return result }
+            let kept = deadPropertyCache.properties(of: result.map(\.metadata))
+            var read: [(status: FileStatus, properties: DeadProperties.Entries)] = []
+            for index in result.indices {
+                if own[index], let properties = kept[index] {
+                    result[index].properties = properties
+                    continue
+                }
+                result[index].properties = DeadProperties.read(name: result[index].name, in: directory)
+                if own[index] { read.append((result[index].metadata, result[index].properties)) }
+            }
+            deadPropertyCache.keep(read)
             return result
         }
     }

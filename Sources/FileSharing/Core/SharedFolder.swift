@@ -20,6 +20,8 @@
         let stagingFD: Int32
         /// What is kept of what the server replaces and deletes: versions and the trash.
         let history: FolderHistory
+        /// The dead properties of items listed, while their change time stays.
+        let deadPropertyCache: DeadPropertyCache
         /// Where the server keeps its own files, relative to the root.
         static let privateFolder = ".fileshare"
 
@@ -33,8 +35,9 @@
         ///   so only what is an hour old is cleaned at start.
         init(
             rootPath: String, history options: HistoryOptions = HistoryOptions(), sharedByServers: Bool = false,
-            logger: Logger
+            deadPropertyCache: DeadPropertyCache = DeadPropertyCache(), logger: Logger
         ) throws(FolderError) {
+            self.deadPropertyCache = deadPropertyCache
             mkdir(rootPath, 0o755)
             let fd = Glibc.open(rootPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard fd >= 0 else {

@@ -131,10 +131,13 @@ struct APIFace: Sendable {
             listed.append(item)
             if !first { json.raw(",") }
             first = false
+            // Written from the path's bytes: no string is made per item.
+            let bytes = item.path.bytes
+            let nameStart = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? bytes.startIndex
             json.raw("{\"name\":")
-            json.string(item.name)
+            json.string(utf8: bytes[nameStart...])
             json.raw(",\"path\":")
-            json.string(item.path.description)
+            json.string(utf8: bytes)
             switch item.kind {
             case .file: json.raw(",\"kind\":\"file\"")
             case .directory: json.raw(",\"kind\":\"directory\"")
@@ -146,7 +149,7 @@ struct APIFace: Sendable {
             json.raw(",\"modified\":")
             json.time(nanoseconds: item.modificationTime)
             json.raw(",\"id\":")
-            json.string(item.id.description)
+            json.id(item.id)
             if let count = item.childCount, AccessRules.showsCount(of: components, policy: policy) {
                 json.raw(",\"childCount\":")
                 json.integer(Int64(count))
@@ -156,7 +159,7 @@ struct APIFace: Sendable {
                 json.bool(item.isWriting)
                 // From the observer's tree, as the rest of the item: a listing asks the disk nothing per file.
                 json.raw(",\"etag\":")
-                json.string(item.entityTag)
+                json.entityTag(inode: item.inode, size: item.size, modified: item.modificationTime)
             }
             json.raw("}")
         }

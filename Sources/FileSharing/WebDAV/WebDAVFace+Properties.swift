@@ -243,11 +243,7 @@ extension WebDAVFace {
         case .getetag:
             // The same as `SharedFolder.Metadata.entityTag`, written in place.
             writer.raw("<D:getetag>&quot;")
-            writer.number(metadata.inode, radix: 16)
-            writer.raw("-")
-            writer.number(metadata.size, radix: 16)
-            writer.raw("-")
-            writer.number(metadata.modified, radix: 16)
+            writer.entityTagBody(inode: metadata.inode, size: metadata.size, modified: metadata.modified)
             writer.raw("&quot;</D:getetag>")
         case .getlastmodified:
             writer.raw("<D:getlastmodified>")

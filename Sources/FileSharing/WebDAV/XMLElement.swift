@@ -357,7 +357,16 @@ struct XMLWriter {
 
     /// Escaped text (also fit for attribute values).
     mutating func text(_ text: String) {
-        for byte in text.utf8 {
+        // Most text (names, types) has nothing to escape: appended whole.
+        let utf8 = text.utf8
+        if !utf8.contains(where: {
+            $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"")
+                || $0 == UInt8(ascii: "\r")
+        }) {
+            bytes.append(contentsOf: utf8)
+            return
+        }
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "&"): raw("&amp;")
             case UInt8(ascii: "<"): raw("&lt;")
@@ -404,9 +413,23 @@ struct XMLWriter {
         if collection || path.isRoot { bytes.append(UInt8(ascii: "/")) }
     }
 
-    /// A number in decimal or lowercase hexadecimal.
-    mutating func number<T: BinaryInteger>(_ value: T, radix: Int = 10) {
-        bytes.append(contentsOf: String(value, radix: radix).utf8)
+    /// A number in decimal, as `String(value)` writes it, digit by digit
+    /// into the bytes (a listing writes one per item).
+    mutating func number(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        var divisor: UInt64 = 1
+        while rest / divisor >= 10 { divisor *= 10 }
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        } while divisor > 0
+    }
+
+    /// A file's entity tag between its quotes (`FileStatus.entityTag`'s form).
+    mutating func entityTagBody(inode: UInt64, size: Int64, modified: Int64) {
+        FileStatus.writeEntityTagBody(inode: inode, size: size, modified: modified, into: &bytes)
     }
 
     mutating func httpDate(nanoseconds: Int64) { CivilTime(nanoseconds: nanoseconds).writeHTTPDate(into: &bytes) }
