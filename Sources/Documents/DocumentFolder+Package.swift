@@ -142,7 +142,10 @@ extension DocumentFolder {
         // writes after the exchange land in the swapped-out tree): kept.
         let conflict: Bool
         if oldFD >= 0 {
-            conflict = known != PackageTree.stamp(oldFD, limits: packageLimits) || PackageTree.hasWriters(oldFD)
+            let limits = packageLimits
+            conflict = DocumentFolder.replacedByOthers(
+                known: known, stamp: { PackageTree.stamp(oldFD, limits: limits) },
+                hasWriters: { PackageTree.hasWriters(oldFD) })
             close(oldFD)
         } else {
             conflict = true

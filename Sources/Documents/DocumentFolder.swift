@@ -192,6 +192,29 @@ public final class DocumentFolder: Sendable {
 
     /// After the exchange: the old content is in the staging folder under
     /// `swappedOut`. Compare it with what the document knew, and hand it to the keeper.
+    /// Whether the content a save swapped out is someone else's: not what
+    /// the document knew (`stamp`), or open for writing by a process
+    /// (`hasWriters`), whose writes after the exchange land in it.
+    ///
+    /// A writer seen is looked for again, after 10 and 50 ms: a process
+    /// being started holds a copy of every descriptor open when it forked
+    /// until its program begins, close-on-exec ones too, so the saver's own
+    /// files, closed a moment before, can show as open for writing while
+    /// another thread starts a program (CI saw a package nobody else touched
+    /// saved as a conflict). A writer still there is real; once it is gone
+    /// it may have written meanwhile, so the content is compared again.
+    static func replacedByOthers(
+        known: ContentStamp?, stamp: () -> ContentStamp?, hasWriters: () -> Bool
+    ) -> Bool {
+        if known != stamp() { return true }
+        guard hasWriters() else { return false }
+        for pause: UInt32 in [10_000, 50_000] {
+            usleep(pause)
+            if !hasWriters() { return known != stamp() }
+        }
+        return true
+    }
+
     private func settle(
         swappedOut: String, fd: Int32, parent: Int32, path: ItemPath, id: ItemID?, known: ContentStamp?
     ) throws(DocumentsError) -> (SaveOutcome, ContentStamp) {
@@ -211,7 +234,11 @@ public final class DocumentFolder: Sendable {
         // Someone else's content, or a file another process still has open
         // for writing (the read lease tells): its writes after the exchange go
         // to the swapped-out file, which must then be kept, not removed.
-        let conflict = known != ContentStamp(old) || cfs_has_no_writers_at(stagingFD, swappedOut) == 0
+        let stagingFD = self.stagingFD
+        let conflict = DocumentFolder.replacedByOthers(
+            known: known,
+            stamp: { (try? FileStatus(name: swappedOut, in: stagingFD)).map(ContentStamp.init) ?? ContentStamp(old) },
+            hasWriters: { cfs_has_no_writers_at(stagingFD, swappedOut) == 0 })
         let version: String?
         do {
             version = try keeper.keep(swappedOut, in: stagingFD, path: path, id: id, conflict: conflict)
