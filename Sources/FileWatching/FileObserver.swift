@@ -201,6 +201,13 @@ public final class FileObserver: Sendable {
         (state.scan.items.load(ordering: .relaxed), state.scan.completed.load(ordering: .acquiring))
     }
 
+    /// A number that changes whenever the observer's tree does: what a
+    /// query answered is still the answer while it reads the same (read it
+    /// before the query; an answer kept under it is then never older than it).
+    /// For caches of what is made from the tree, such as a large folder's
+    /// listing.
+    public var treeVersion: UInt64 { state.tree.version }
+
     /// The number of items under the root.
     public var itemCount: Int { state.tree.read { $0.count } }
 

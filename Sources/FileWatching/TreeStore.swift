@@ -33,6 +33,10 @@ final class TreeStore: @unchecked Sendable {
     /// so a woken reader would find it taken again, and again: the writer
     /// lets waiting readers go first.
     private let waitingReaders = Atomic<Int>(0)
+    /// Counts the writer's changes (each `_modify` or `modify`, whether or
+    /// not it changed anything): two equal readings mean the tree did not
+    /// change in between. Written under the lock, read by anyone.
+    private let changes = Atomic<UInt64>(0)
 
     init(_ tree: Tree) { storage = tree }
 
@@ -46,10 +50,16 @@ final class TreeStore: @unchecked Sendable {
             // taken and released around the one change by hand.
             while waitingReaders.load(ordering: .relaxed) > 0 { sched_yield() }
             lock._unsafeLock()
-            defer { lock._unsafeUnlock() }
+            defer {
+                changes.add(1, ordering: .releasing)
+                lock._unsafeUnlock()
+            }
             yield &storage
         }
     }
+
+    /// The number of the tree's changes so far (see ``FileObserver/treeVersion``).
+    var version: UInt64 { changes.load(ordering: .acquiring) }
 
     /// Makes a group of changes under one taking of the lock: the items of
     /// one folder's listing, during a scan that adds a hundred thousand.
@@ -57,7 +67,10 @@ final class TreeStore: @unchecked Sendable {
     func modify<Result>(_ body: (inout Tree) -> Result) -> Result {
         while waitingReaders.load(ordering: .relaxed) > 0 { sched_yield() }
         lock._unsafeLock()
-        defer { lock._unsafeUnlock() }
+        defer {
+            changes.add(1, ordering: .releasing)
+            lock._unsafeUnlock()
+        }
         return body(&storage)
     }
 

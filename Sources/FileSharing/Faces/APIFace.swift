@@ -18,6 +18,8 @@ struct APIFace: Sendable {
     let core: ShareCore
     /// Whether no change through the server is allowed (for `/api/info`).
     let readOnly: Bool
+    /// Large folders' listings, while the tree is unchanged.
+    let listings = ListingCache()
 
     /// The routes, to mount at `/api`.
     func routes() -> RouteCollection<ShareContext> {
@@ -109,6 +111,10 @@ struct APIFace: Sendable {
         // Through the disk first: a link that leads out, or a missing folder, answers as it should.
         let metadata = try await core.blocking { try core.folder.metadata(path) }
         guard metadata.kind == .directory else { throw ShareError(.notFound, "'\(path)' is a file, not a folder") }
+        // Read before the tree: a listing kept under it is never older than it.
+        let version = core.observer.treeVersion
+        let key = ListingCache.Key(path: path, policy: policy)
+        if let kept = listings.body(for: key, version: version) { return APIFace.listingResponse(kept) }
         guard let items = core.observer.children(of: path.itemPath) else {
             throw ShareError(.notFound, "'\(path)': no such folder")
         }
@@ -165,13 +171,19 @@ struct APIFace: Sendable {
         }
         json.raw("]}")
         core.makeThumbnailsAhead(of: listed)
-        return Response(
+        let body = ByteBuffer(bytes: json.bytes)
+        listings.keep(body, for: key, version: version)
+        return APIFace.listingResponse(body)
+    }
+
+    static func listingResponse(_ body: ByteBuffer) -> Response {
+        Response(
             status: .ok,
             headers: [
-                .contentType: "application/json; charset=utf-8", .contentLength: String(json.bytes.count),
+                .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes),
                 .cacheControl: "no-store",
             ],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: json.bytes)))
+            body: ResponseBody(byteBuffer: body))
     }
 
     /// The listing of a drop box: nothing, whatever it holds.
