@@ -253,9 +253,12 @@ extension WebDAVFace {
             writer.raw(
                 metadata.kind == .directory ? "<D:resourcetype><D:collection/></D:resourcetype>" : "<D:resourcetype/>")
         case .supportedlock:
+            // Two static pieces, not one literal joined with `+` (that makes a String per item).
             writer.raw(
                 "<D:supportedlock><D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>"
-                    + "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry></D:supportedlock>"
+            )
+            writer.raw(
+                "<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry></D:supportedlock>"
             )
         case .lockdiscovery:
             writeLockDiscovery(entry.locks, into: &writer)
