@@ -66,6 +66,34 @@ struct AnswerFieldTests {
         #expect(FileResponses.asciiNameExtension(name) == (name.utf8.allSatisfy { $0 < 0x80 } ? plain : nil))
     }
 
+    @Test("names with one extension key have one extension; no key for other names or long extensions")
+    func extensionKeys() {
+        let names = [
+            "photo.JPG", "photo.jpg", "a.Jpg", "archive.tar.gz", "b.gz", ".bashrc", "README", "a.", "a.b.", "..x",
+            "a..b", "", ".", "...", "no dot here", ".hidden.txt", "x.txt", "A.B.C", "x..", "s-00001.bin", "..",
+            "a.\r\n",
+            "x.toolongext", "y.sevenxx", "Ünïcödé.PNG", "x.ÄÖ",
+        ]
+        var seen: [UInt64: String] = [:]
+        for name in names {
+            let key = FileResponses.extensionKey(ofName: Array(name.utf8)[...])
+            let extensionBytes = FileResponses.nameExtension(name).utf8.count
+            #expect((key == nil) == (!name.utf8.allSatisfy { $0 < 0x80 } || extensionBytes > 7), "\(name)")
+            guard let key else { continue }
+            if let other = seen[key] {
+                #expect(FileResponses.nameExtension(other) == FileResponses.nameExtension(name), "\(other), \(name)")
+            }
+            seen[key] = name
+        }
+        // Different cases are different keys (each judged once), never one key for two extensions.
+        #expect(
+            FileResponses.extensionKey(ofName: Array("a.JPG".utf8)[...])
+                != FileResponses.extensionKey(ofName: Array("a.jpg".utf8)[...]))
+        #expect(
+            FileResponses.extensionKey(ofName: Array("x.ab".utf8)[...])
+                != FileResponses.extensionKey(ofName: Array("x.ab\0".utf8)[...]))
+    }
+
     @Test("a file's media type comes from its extension in any case; an unknown one is a stream of bytes")
     func mediaType() {
         let expected = [

@@ -298,21 +298,43 @@ extension FileResponses {
     /// each byte is a Character, so the answer is the same); `nil` for any
     /// other name. Every answered file asks for its type by it.
     static func asciiNameExtension(_ name: String) -> String? {
-        let dot = UInt8(ascii: ".")
-        return name.utf8.withContiguousStorageIfAvailable { bytes -> String? in
-            guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
-            var end = bytes.count
-            while end > 0, bytes[end - 1] == dot { end -= 1 }
-            guard let at = bytes[..<end].lastIndex(of: dot), bytes[..<at].contains(where: { $0 != dot }) else {
-                return ""
-            }
-            let found = bytes[(at + 1)..<end]
+        name.utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            guard let range = asciiExtensionRange(bytes) else { return nil }
+            let found = bytes[range]
             return String(unsafeUninitializedCapacity: found.count) { out in
                 for (index, byte) in found.enumerated() {
                     out[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
                 }
                 return found.count
             }
+        } ?? nil
+    }
+
+    /// Where ``nameExtension(_:)``'s answer lies in an ASCII name's bytes
+    /// (before it is lowercased): an empty range for a name without one,
+    /// `nil` for a name with any other byte.
+    static func asciiExtensionRange(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+        let dot = UInt8(ascii: ".")
+        guard !bytes.contains(where: { $0 >= 0x80 }) else { return nil }
+        var end = bytes.count
+        while end > 0, bytes[end - 1] == dot { end -= 1 }
+        guard let at = bytes[..<end].lastIndex(of: dot), bytes[..<at].contains(where: { $0 != dot }) else {
+            return 0..<0
+        }
+        return (at + 1)..<end
+    }
+
+    /// A name's extension packed into an integer with its length, as its
+    /// bytes are (not lowercased): a key to remember something per extension
+    /// (a listing, whether files of a type get thumbnails) without making a
+    /// string per name. Names with one key have one ``nameExtension(_:)``.
+    /// `nil` for a name that is not ASCII, or an extension longer than 7 bytes.
+    static func extensionKey(ofName name: ArraySlice<UInt8>) -> UInt64? {
+        name.withContiguousStorageIfAvailable { bytes -> UInt64? in
+            guard let range = asciiExtensionRange(bytes), range.count <= 7 else { return nil }
+            var key = UInt64(range.count) << 56
+            for (offset, byte) in bytes[range].enumerated() { key |= UInt64(byte) << (UInt64(offset) * 8) }
+            return key
         } ?? nil
     }
 }
