@@ -106,6 +106,10 @@ struct NamesChangeHandsTests {
             replay.apply(changes)
             ledger.check(replay, identity: identity)
             let context = "\(finding): \(changes.map(\.summary))"
+            // Said as it happened: the folder moved, a new one at its name.
+            // (Its items were once said to move into the new folder first,
+            // then back, with the folder removed and added anew.)
+            #expect(probe.liveChanges.map(\.summary) == ["moved B A/new", "added B/"], "\(context)")
             #expect(replay.violations.isEmpty, "\(context): \(replay.violations)")
             #expect(ledger.violations.isEmpty, "\(context): \(ledger.violations)")
             #expect(replay.contractItems == Disk.snapshot(dir.path), "\(context)")
@@ -128,6 +132,53 @@ struct NamesChangeHandsTests {
             }
             // (After an overflow the events read before it are handled live, where a created file is being written.)
             if finding == .restart { #expect(writing.isEmpty, "\(context)") }
+        }
+    }
+
+    @Test(
+        "a folder made and at once swapped with one holding items, all read after the swap: the items stay with their folder"
+    )
+    func newFolderSwapped() async throws {
+        let dir = try TemporaryFolder()
+        Disk.mkdir(dir("B/sub"))
+        Disk.write(dir("B/sub/a"), "a")
+        Disk.write(dir("B/b"), "b")
+        Disk.mkdir(dir("A"))
+        let options = ObserverOptions(settleTime: .milliseconds(100), latency: .zero)
+        let probe = try ObserverProbe(dir.path, options: options)
+        try await MachineSettings.shared {
+            #expect(await probe.scanned())
+            let known = ["A", "B", "B/sub", "B/sub/a", "B/b"]
+            var initialIDs: [ItemPath: ItemID] = [:]
+            for path in known { initialIDs[ItemPath(path)] = probe.observer.item(at: ItemPath(path))?.id }
+            var replay = Replay(
+                initial: Dictionary(
+                    uniqueKeysWithValues: known.map {
+                        (ItemPath($0), $0 == "B/sub/a" || $0 == "B/b" ? ItemKind.file : .directory)
+                    }),
+                ids: initialIDs)
+            // What a rotation of names does with a folder just made, with the
+            // observer's logic held meanwhile: each event is handled with the
+            // disk already past it.
+            probe.observer.state.core.withLock { _ in
+                Disk.mkdir(dir("A/new"))
+                Disk.rename(dir("A/new"), dir("A/t"))
+                Disk.rename(dir("B"), dir("A/new"))
+                Disk.rename(dir("A/t"), dir("B"))
+            }
+            await probe.observer.sync()
+            replay.apply(probe.liveChanges)
+            let context = "\(probe.liveChanges.map(\.summary))"
+            // Said as it happened: the folder moved, a new one at its name.
+            // (Its items were once said to move into the new folder first,
+            // then back, with the folder removed and added anew.)
+            #expect(probe.liveChanges.map(\.summary) == ["moved B A/new", "added B/"], "\(context)")
+            #expect(replay.violations.isEmpty, "\(context): \(replay.violations)")
+            #expect(replay.contractItems == Disk.snapshot(dir.path), "\(context)")
+            // The folder kept its items and its id; the new one at B is empty.
+            #expect(probe.observer.item(at: "A/new")?.id == initialIDs["B"], "\(context)")
+            #expect(probe.observer.item(at: "A/new/sub/a")?.id == initialIDs["B/sub/a"], "\(context)")
+            #expect(probe.observer.children(of: "B")?.isEmpty == true, "\(context)")
         }
     }
 
