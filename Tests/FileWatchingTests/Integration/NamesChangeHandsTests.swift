@@ -132,7 +132,7 @@ struct NamesChangeHandsTests {
     }
 
     @Test(
-        "a folder made and at once swapped with one holding items, all read after the swap: the items stay with their folder"
+        "a folder made and at once swapped with one holding items, handled after the swap: the items stay with their folder"
     )
     func newFolderSwapped() async throws {
         let dir = try TemporaryFolder()
@@ -165,10 +165,14 @@ struct NamesChangeHandsTests {
             await probe.observer.sync()
             replay.apply(probe.liveChanges)
             let context = "\(probe.liveChanges.map(\.summary))"
-            // Said as it happened: the folder moved, a new one at its name.
-            // (Its items were once said to move into the new folder first,
-            // then back, with the folder removed and added anew.)
-            #expect(probe.liveChanges.map(\.summary) == ["moved B A/new", "added B/"], "\(context)")
+            // Its items never said to leave it: they moved with it. (They
+            // were once said to move into the new folder, and were lost to
+            // the tree's folder.) Read in one go, the changes are exactly
+            // the folder's move and the new one; when the kernel's queue is
+            // read in two parts (its first event alone), the name is
+            // rescanned once the first part is handled, and the changes
+            // settle with more steps.
+            #expect(!probe.liveChanges.contains { $0.summary.hasPrefix("moved B/") }, "\(context)")
             #expect(replay.violations.isEmpty, "\(context): \(replay.violations)")
             #expect(replay.contractItems == Disk.snapshot(dir.path), "\(context)")
             // The folder kept its items and its id; the new one at B is empty.
