@@ -11,12 +11,12 @@
     /// Why the change time tells: setting or removing an extended attribute
     /// sets the inode's change time, whoever does it (another server on the
     /// folder, a shell, a backup tool), on Linux's file systems (ext4, XFS,
-    /// Btrfs, tmpfs). Two changes within one tick of a coarse clock can leave the same
-    /// time, so an item changed less than ``settledAfter`` before it was read
-    /// is not kept: anything that changes it later gets a later time.
-    /// (Linux 6.13 and later give a fine-grained time to a change made after
-    /// the time was read; older ones may not.) A new
-    /// file given an old inode number gets its own change time too.
+    /// Btrfs, tmpfs). Two changes within one tick of a coarse clock can
+    /// leave the same time, so an item changed less than ``settledAfter``
+    /// before it was read is not kept: anything that changes it later gets a
+    /// later time. (Linux 6.13 and later give a fine-grained time to a change
+    /// made after the time was read; older ones may not.) A new file given an
+    /// old inode number gets its own change time too.
     ///
     /// Bounded: past ``capacity`` items the cache starts again empty (a
     /// server listing more than that reads their attributes as before).
