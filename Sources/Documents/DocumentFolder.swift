@@ -190,8 +190,6 @@ public final class DocumentFolder: Sendable {
         return .created
     }
 
-    /// After the exchange: the old content is in the staging folder under
-    /// `swappedOut`. Compare it with what the document knew, and hand it to the keeper.
     /// Whether the content a save swapped out is someone else's: not what
     /// the document knew (`stamp`), or open for writing by a process
     /// (`hasWriters`), whose writes after the exchange land in it.
@@ -215,6 +213,8 @@ public final class DocumentFolder: Sendable {
         return true
     }
 
+    /// After the exchange: the old content is in the staging folder under
+    /// `swappedOut`. Compare it with what the document knew, and hand it to the keeper.
     private func settle(
         swappedOut: String, fd: Int32, parent: Int32, path: ItemPath, id: ItemID?, known: ContentStamp?
     ) throws(DocumentsError) -> (SaveOutcome, ContentStamp) {
