@@ -27,9 +27,13 @@ public struct ItemPath: Hashable, Sendable, Comparable, CustomStringConvertible,
     public var isValidUTF8: Bool { String(validating: bytes, as: UTF8.self) != nil }
 
     /// The last component.
-    public var name: [UInt8] {
-        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return bytes }
-        return Array(bytes[(slash + 1)...])
+    public var name: [UInt8] { Array(nameBytes) }
+
+    /// The last component, as a slice of ``bytes`` (nothing copied: for
+    /// work on many paths, such as a listing).
+    public var nameBytes: ArraySlice<UInt8> {
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return bytes[...] }
+        return bytes[(slash + 1)...]
     }
 
     /// The path of the folder that holds this item (the root for a top-level item).

@@ -140,9 +140,7 @@ extension ShareCore {
         // (a sixth of a 10,000-file listing made one for each).
         var byExtension: [UInt64: Bool] = [:]
         for item in items where item.kind == .file && !item.isWriting {
-            let bytes = item.path.bytes
-            let nameStart = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? bytes.startIndex
-            let key = FileResponses.extensionKey(ofName: bytes[nameStart...])
+            let key = FileResponses.extensionKey(ofName: item.path.nameBytes)
             let made: Bool
             if let key, let known = byExtension[key] {
                 made = known

@@ -138,12 +138,10 @@ struct APIFace: Sendable {
             if !first { json.raw(",") }
             first = false
             // Written from the path's bytes: no string is made per item.
-            let bytes = item.path.bytes
-            let nameStart = bytes.lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 } ?? bytes.startIndex
             json.raw("{\"name\":")
-            json.string(utf8: bytes[nameStart...])
+            json.string(utf8: item.path.nameBytes)
             json.raw(",\"path\":")
-            json.string(utf8: bytes)
+            json.string(utf8: item.path.bytes)
             switch item.kind {
             case .file: json.raw(",\"kind\":\"file\"")
             case .directory: json.raw(",\"kind\":\"directory\"")
