@@ -15,29 +15,7 @@ struct JSONBytes {
     /// Appends JSON text made elsewhere (an origin's object).
     mutating func rawText(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
-    mutating func integer(_ value: Int64) {
-        if value < 0 {
-            bytes.append(UInt8(ascii: "-"))
-            integer(value == .min ? Int64.max : -value)  // .min cannot occur for sizes and counts
-            return
-        }
-        var digits:
-            (
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-            ) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        var rest = value
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-                count += 1
-            } while rest > 0
-            bytes.append(contentsOf: buffer[(20 - count)...])
-        }
-    }
+    mutating func integer(_ value: Int64) { bytes.appendDecimal(value) }
 
     mutating func bool(_ value: Bool) {
         if value { raw("true") } else { raw("false") }
@@ -91,10 +69,7 @@ struct JSONBytes {
     /// An item's id, quoted: its 16 hexadecimal digits, as `ItemID.description` writes them.
     mutating func id(_ id: ItemID) {
         bytes.append(UInt8(ascii: "\""))
-        for index in stride(from: 15, through: 0, by: -1) {
-            let nibble = UInt8(truncatingIfNeeded: id.rawValue >> (UInt64(index) * 4)) & 0xF
-            bytes.append(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10)
-        }
+        bytes.appendHex(id.rawValue, minimumDigits: 16)
         bytes.append(UInt8(ascii: "\""))
     }
 

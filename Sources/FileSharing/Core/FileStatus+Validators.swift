@@ -26,28 +26,11 @@ extension FileStatus {
     /// The entity tag between its quotes, appended to `bytes` (a listing
     /// writes thousands into its answer without making a string of each).
     static func writeEntityTagBody(inode: UInt64, size: Int64, modified: Int64, into bytes: inout [UInt8]) {
-        writeHex(inode, negative: false, into: &bytes)
+        bytes.appendHex(inode)
         bytes.append(UInt8(ascii: "-"))
-        writeHex(size.magnitude, negative: size < 0, into: &bytes)
+        bytes.appendHex(size)
         bytes.append(UInt8(ascii: "-"))
-        writeHex(modified.magnitude, negative: modified < 0, into: &bytes)
-    }
-
-    private static func writeHex(_ value: UInt64, negative: Bool, into bytes: inout [UInt8]) {
-        if negative { bytes.append(UInt8(ascii: "-")) }
-        let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
-        // Written into 16 bytes on the stack, then appended at once (a
-        // listing writes 30,000 of these).
-        var buffer: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &buffer) { out in
-            var rest = value
-            for index in stride(from: digits - 1, through: 0, by: -1) {
-                let nibble = UInt8(truncatingIfNeeded: rest) & 0xF
-                out[index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
-                rest >>= 4
-            }
-            bytes.append(contentsOf: out[..<digits])
-        }
+        bytes.appendHex(modified)
     }
 }
 

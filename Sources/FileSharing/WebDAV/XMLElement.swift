@@ -413,19 +413,8 @@ struct XMLWriter {
         if collection || path.isRoot { bytes.append(UInt8(ascii: "/")) }
     }
 
-    /// A number in decimal, as `String(value)` writes it, digit by digit
-    /// into the bytes (a listing writes one per item).
-    mutating func number(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var rest = value.magnitude
-        var divisor: UInt64 = 1
-        while rest / divisor >= 10 { divisor *= 10 }
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
-        } while divisor > 0
-    }
+    /// A number in decimal.
+    mutating func number(_ value: Int64) { bytes.appendDecimal(value) }
 
     /// A file's entity tag between its quotes (`FileStatus.entityTag`'s form).
     mutating func entityTagBody(inode: UInt64, size: Int64, modified: Int64) {
