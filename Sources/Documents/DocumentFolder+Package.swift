@@ -144,8 +144,8 @@ extension DocumentFolder {
         if oldFD >= 0 {
             let limits = packageLimits
             conflict = DocumentFolder.replacedByOthers(
-                known: known, stamp: { PackageTree.stamp(oldFD, limits: limits) },
-                hasWriters: { PackageTree.hasWriters(oldFD) })
+                known: known, stamp: PackageTree.stamp(oldFD, limits: limits),
+                restamp: { PackageTree.stamp(oldFD, limits: limits) }, hasWriters: { PackageTree.hasWriters(oldFD) })
             close(oldFD)
         } else {
             conflict = true

@@ -191,8 +191,9 @@ public final class DocumentFolder: Sendable {
     }
 
     /// Whether the content a save swapped out is someone else's: not what
-    /// the document knew (`stamp`), or open for writing by a process
-    /// (`hasWriters`), whose writes after the exchange land in it.
+    /// the document knew (`stamp`, its stamp as the save found it), or open
+    /// for writing by a process (`hasWriters`), whose writes after the
+    /// exchange land in it.
     ///
     /// A writer seen is looked for again, after 10 and 50 ms: a process
     /// being started holds a copy of every descriptor open when it forked
@@ -200,15 +201,16 @@ public final class DocumentFolder: Sendable {
     /// files, closed a moment before, can show as open for writing while
     /// another thread starts a program (CI saw a package nobody else touched
     /// saved as a conflict). A writer still there is real; once it is gone
-    /// it may have written meanwhile, so the content is compared again.
+    /// it may have written meanwhile, so the content is compared again
+    /// (`restamp`).
     static func replacedByOthers(
-        known: ContentStamp?, stamp: () -> ContentStamp?, hasWriters: () -> Bool
+        known: ContentStamp?, stamp: ContentStamp?, restamp: () -> ContentStamp?, hasWriters: () -> Bool
     ) -> Bool {
-        if known != stamp() { return true }
+        if known != stamp { return true }
         guard hasWriters() else { return false }
         for pause: UInt32 in [10_000, 50_000] {
             usleep(pause)
-            if !hasWriters() { return known != stamp() }
+            if !hasWriters() { return known != restamp() }
         }
         return true
     }
@@ -236,8 +238,8 @@ public final class DocumentFolder: Sendable {
         // to the swapped-out file, which must then be kept, not removed.
         let stagingFD = self.stagingFD
         let conflict = DocumentFolder.replacedByOthers(
-            known: known,
-            stamp: { (try? FileStatus(name: swappedOut, in: stagingFD)).map(ContentStamp.init) ?? ContentStamp(old) },
+            known: known, stamp: ContentStamp(old),
+            restamp: { (try? FileStatus(name: swappedOut, in: stagingFD)).map(ContentStamp.init) ?? ContentStamp(old) },
             hasWriters: { cfs_has_no_writers_at(stagingFD, swappedOut) == 0 })
         let version: String?
         do {

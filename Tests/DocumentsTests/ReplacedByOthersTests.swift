@@ -10,13 +10,14 @@ struct ReplacedByOthersTests {
     static let other = ContentStamp(device: 1, inode: 2, size: 5, modified: 6)
 
     /// Answers `replacedByOthers` with the stamps and writer probes given in
-    /// turn (the last repeated); returns the verdict and the probes made.
+    /// turn (the first stamp as the save found it, the last one and probe
+    /// repeated); returns the verdict and the probes made.
     func judge(stamps: [ContentStamp?], writers: [Bool]) -> (Bool, probes: Int) {
-        var stampIndex = 0
+        var stampIndex = 1
         var probes = 0
         let verdict = DocumentFolder.replacedByOthers(
-            known: Self.known,
-            stamp: {
+            known: Self.known, stamp: stamps[0],
+            restamp: {
                 defer { stampIndex += 1 }
                 return stamps[min(stampIndex, stamps.count - 1)]
             },
