@@ -12,9 +12,9 @@ import Synchronization
 /// When the program exits, whatever is left of its group is killed
 /// (`SIGKILL`) before the program is reaped, while its id still names the
 /// group; so nothing it started outlives it.
-final class ProcessGroup: Sendable {
+public final class ProcessGroup: Sendable {
     /// The program's process id, which is also its group's id.
-    let pid: pid_t
+    public let pid: Int32
     /// `nil` while the program runs; then its wait status.
     private let exit = Mutex<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
@@ -23,7 +23,7 @@ final class ProcessGroup: Sendable {
     ///   - input: A descriptor the program reads as stdin (`nil`: `/dev/null`).
     ///   - output: The file stdout and stderr are appended to.
     /// - Throws: `POSIXError` when the program cannot be started.
-    init(_ arguments: [String], input: Int32? = nil, output: String) throws {
+    public init(_ arguments: [String], input: Int32? = nil, output: String) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -76,11 +76,11 @@ final class ProcessGroup: Sendable {
     }
 
     /// Whether the program has exited.
-    var hasExited: Bool { exit.withLock { $0.status != nil } }
+    public var hasExited: Bool { exit.withLock { $0.status != nil } }
 
     /// Waits for the program to exit and returns its wait status (not cut
     /// short by cancellation: what is started is always waited for).
-    func waitForExit() async -> Int32 {
+    public func waitForExit() async -> Int32 {
         await withCheckedContinuation { continuation in
             let status = exit.withLock { exit in
                 if exit.status == nil { exit.waiters.append(continuation) }
@@ -92,7 +92,7 @@ final class ProcessGroup: Sendable {
 
     /// Waits up to `timeout` for the exit; then kills the whole group and waits for that.
     @discardableResult
-    func waitForExit(timeout: Duration) async -> Int32 {
+    public func waitForExit(timeout: Duration) async -> Int32 {
         let killer = Thread { [self] in
             var remaining = timeout
             while !hasExited && remaining > .zero {
@@ -106,7 +106,7 @@ final class ProcessGroup: Sendable {
     }
 
     /// Sends `signal` to every process of the group.
-    func signalGroup(_ signal: Int32) { Glibc.kill(-pid, signal) }
+    public func signalGroup(_ signal: Int32) { Glibc.kill(-pid, signal) }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later),
     /// found at run time: the Glibc module declares it only for `_GNU_SOURCE`.
@@ -119,7 +119,9 @@ final class ProcessGroup: Sendable {
         }()
 
     /// Runs a program to its end (killed after `timeout`) and returns its wait status.
-    static func run(_ arguments: [String], output: String, timeout: Duration = .seconds(120)) async throws -> Int32 {
+    public static func run(_ arguments: [String], output: String, timeout: Duration = .seconds(120)) async throws
+        -> Int32
+    {
         try await ProcessGroup(arguments, output: output).waitForExit(timeout: timeout)
     }
 }

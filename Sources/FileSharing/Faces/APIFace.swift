@@ -20,6 +20,7 @@ struct APIFace: Sendable {
     let readOnly: Bool
     /// Large folders' listings, while the tree is unchanged.
     let listings = ListingCache()
+    let listingMakings = CoalescedWork<ListingCache.Key, ByteBuffer>()
 
     /// The routes, to mount at `/api`.
     func routes() -> RouteCollection<ShareContext> {
@@ -111,10 +112,19 @@ struct APIFace: Sendable {
         // Through the disk first: a link that leads out, or a missing folder, answers as it should.
         let metadata = try await core.blocking { try core.folder.metadata(path) }
         guard metadata.kind == .directory else { throw ShareError(.notFound, "'\(path)' is a file, not a folder") }
+        // Clients listing the folder at once share the making of its listing.
+        let key = ListingCache.Key(path: path, policy: policy)
+        let body = try await listingMakings.value(for: key) { try self.listing(key) }
+        return APIFace.listingResponse(body)
+    }
+
+    /// The JSON of `key`'s folder as the observer's tree has it now: kept,
+    /// or made and kept.
+    func listing(_ key: ListingCache.Key) throws -> ByteBuffer {
+        let (path, policy) = (key.path, key.policy)
         // Read before the tree: a listing kept under it is never older than it.
         let version = core.observer.treeVersion
-        let key = ListingCache.Key(path: path, policy: policy)
-        if let kept = listings.body(for: key, version: version) { return APIFace.listingResponse(kept) }
+        if let kept = listings.body(for: key, version: version) { return kept }
         guard let items = core.observer.children(of: path.itemPath) else {
             throw ShareError(.notFound, "'\(path)': no such folder")
         }
@@ -171,7 +181,7 @@ struct APIFace: Sendable {
         core.makeThumbnailsAhead(of: listed)
         let body = ByteBuffer(bytes: json.bytes)
         listings.keep(body, for: key, version: version)
-        return APIFace.listingResponse(body)
+        return body
     }
 
     static func listingResponse(_ body: ByteBuffer) -> Response {

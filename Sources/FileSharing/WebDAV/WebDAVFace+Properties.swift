@@ -3,12 +3,14 @@ import FileWatching
 import Hummingbird
 import NIOCore
 
+import struct Accounts.AccessPolicy
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// What a PROPFIND asks for.
-enum PropfindRequest: Sendable {
+enum PropfindRequest: Sendable, Equatable {
     /// Every dead property and the live ones of RFC 4918 (plus those named in `include`).
     case all(include: [PropertyName])
     /// The names only.
@@ -64,6 +66,16 @@ extension WebDAVFace {
         var locks: [DAVLock] = []
     }
 
+    /// What a PROPFIND's answer depends on: requests with the same key
+    /// share the making of their answer (``CoalescedWork``).
+    struct PropfindKey: Sendable, Equatable {
+        var path: SharePath
+        var depth: Int
+        var asked: PropfindRequest
+        /// The requester's rights: they decide which items are shown.
+        var policy: AccessPolicy
+    }
+
     func davPropfind(_ path: SharePath, request: Request) async throws -> Response {
         let depth = try WebDAV.depth(request) ?? Int.max
         guard depth <= 1 else {
@@ -72,6 +84,27 @@ extension WebDAVFace {
                 condition: "propfind-finite-depth")
         }
         let asked = try PropfindRequest(try await WebDAV.xmlBody(request))
+        // Clients browsing a folder at once share the making of its answer
+        // (for 10,000 items: 10,000 `statx` and 7 MiB of XML).
+        let parts =
+            depth == 0
+            ? try await propfindParts(path, depth: depth, asked: asked)
+            : try await state.propfinds.value(
+                for: PropfindKey(path: path, depth: depth, asked: asked, policy: Requester.current.policy)
+            ) { try await self.propfindParts(path, depth: depth, asked: asked) }
+        return Response(
+            status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"),
+            headers: [
+                .contentType: "application/xml; charset=utf-8",
+                .contentLength: String(parts.reduce(0) { $0 + $1.readableBytes }),
+            ],
+            body: parts.count == 1 ? ResponseBody(byteBuffer: parts[0]) : ResponseBody(contentsOf: parts))
+    }
+
+    /// The multistatus answer of a PROPFIND of `path`, in parts of
+    /// ``propfindBatch`` items: written as it is sent, a part at a time
+    /// would hold one client's answer back for the others sharing it.
+    func propfindParts(_ path: SharePath, depth: Int, asked: PropfindRequest) async throws -> [ByteBuffer] {
         let needsDead: Bool =
             switch asked {
             case .all, .names: true
@@ -127,34 +160,23 @@ extension WebDAVFace {
             }
         }
         let quota = (available: folder.availableBytes, used: folder.usedBytes)
-        let status = HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status")
         let batch = WebDAVFace.propfindBatch
-        guard entries.count > batch else {
-            var writer = XMLWriter(capacity: 256 + entries.count * 900)
-            writer.raw("<D:multistatus xmlns:D=\"DAV:\">")
-            for entry in entries { writeResponse(entry, asked: asked, quota: quota, into: &writer) }
-            writer.raw("</D:multistatus>\n")
-            return WebDAV.xmlResponse(status: status, writer.bytes)
-        }
-        // A large folder is answered in parts as they are written, so fifty
-        // clients listing 10,000 items do not hold fifty whole answers.
-        let all = entries
-        let body = ResponseBody { writer in
-            let entries = all
-            var start = 0
-            while start < entries.count {
-                var xml =
-                    start == 0 ? XMLWriter(capacity: batch * 900 + 256) : XMLWriter(capacity: 256, declaration: false)
-                if start == 0 { xml.raw("<D:multistatus xmlns:D=\"DAV:\">") }
-                let end = min(start + batch, entries.count)
-                for entry in entries[start..<end] { self.writeResponse(entry, asked: asked, quota: quota, into: &xml) }
-                if end == entries.count { xml.raw("</D:multistatus>\n") }
-                try await writer.write(ByteBuffer(bytes: xml.bytes))
-                start = end
-            }
-            try await writer.finish(nil)
-        }
-        return Response(status: status, headers: [.contentType: "application/xml; charset=utf-8"], body: body)
+        var parts: [ByteBuffer] = []
+        parts.reserveCapacity(entries.count / batch + 1)
+        var start = 0
+        repeat {
+            let end = min(start + batch, entries.count)
+            var xml =
+                start == 0
+                ? XMLWriter(capacity: 256 + (end - start) * 900)
+                : XMLWriter(capacity: (end - start) * 900 + 32, declaration: false)
+            if start == 0 { xml.raw("<D:multistatus xmlns:D=\"DAV:\">") }
+            for entry in entries[start..<end] { writeResponse(entry, asked: asked, quota: quota, into: &xml) }
+            if end == entries.count { xml.raw("</D:multistatus>\n") }
+            parts.append(ByteBuffer(bytes: xml.bytes))
+            start = end
+        } while start < entries.count
+        return parts
     }
 
     /// How many items of a PROPFIND answer are written at a time.

@@ -1,4 +1,5 @@
 import ChangeLog
+import NIOCore
 import Synchronization
 
 /// What the WebDAV face remembers between requests: its locks (in a
@@ -22,6 +23,8 @@ final class WebDAVState: Sendable {
     /// what changed: after each change made here, and after each round of
     /// `expireLocks` (which also brings the changes other servers made).
     private let seen = Mutex<[String: DAVLock]>([:])
+    /// The PROPFIND answers being made, which requests for the same answer share.
+    let propfinds = CoalescedWork<WebDAVFace.PropfindKey, [ByteBuffer]>()
     /// Monotonic nanoseconds, for the held-back empty files.
     let now: @Sendable () -> Int64
 
