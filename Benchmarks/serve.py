@@ -41,7 +41,9 @@ with --no-auth: none of the peers is authenticated either).
              credentials checked on every request (--small-auth: --user, and
              a users file with a user granted read on /). Each row also
              gives the server's CPU time (user + system, from /proc, its
-             child processes included) per answer.
+             child processes included) per answer. And GET at a fixed rate
+             (--small-rate requests per second, h2load --rps), for fileshare
+             and nginx: the latency of a server that is not saturated.
 
 Peers: nginx (static files, the dav module for PUT, autoindex json for the
 listing; a minimal config generated in the temporary folder, run in the
@@ -1055,7 +1057,9 @@ def small_lines(server):
                 ("fileshare /api/files HEAD (own client)", "/api/files/small/", "head"),
                 ("fileshare /api/files GET (own client)", "/api/files/small/", "client-get"),
                 ("fileshare /dav/ GET", "/dav/small/", "get"),
-                (f"fileshare /dav/ GET, pipelined x{PIPELINE_DEPTH}", "/dav/small/", "pipelined")]
+                (f"fileshare /dav/ GET, pipelined x{PIPELINE_DEPTH}", "/dav/small/", "pipelined"),
+                ("fileshare /api/files GET at a fixed rate (h2load)", "/api/files/small/", "rate"),
+                ("fileshare /dav/ GET at a fixed rate (h2load)", "/dav/small/", "rate")]
     if server.name in ("fileshare-basic", "fileshare-users"):
         return [(f"{server.name} /api/files GET", "/api/files/small/", "get"),
                 (f"{server.name} /dav/ GET", "/dav/small/", "get")]
@@ -1064,7 +1068,8 @@ def small_lines(server):
                 (f"nginx GET, pipelined x{PIPELINE_DEPTH}", "/small/", "pipelined"),
                 ("nginx 304", "/small/", "304"),
                 ("nginx HEAD (own client)", "/small/", "head"),
-                ("nginx GET (own client)", "/small/", "client-get")]
+                ("nginx GET (own client)", "/small/", "client-get"),
+                ("nginx GET at a fixed rate (h2load)", "/small/", "rate")]
     return [(f"{server.name} GET", server.file_url("small/")[len(server.base):], "get")]
 
 
@@ -1198,6 +1203,42 @@ def keepalive_load(base, prefix, method, count, headers, args, duration):
             "non2xx": sum(r[2] for r in results), "errors": 0, "timeouts": 0, "raw": ""}
 
 
+def rate_load(base, prefix, count, headers, args, tmp, label):
+    """GETs of the small files in turn at a fixed rate (h2load --rps), well below what
+    either server carries at most: the latency a client sees from a server that is not
+    saturated, which the closed loop of wrk (every client sending again the moment it
+    is answered, on the cores the server uses) cannot show. Per-request times from
+    h2load's log; p50, p99 and p99.9 over every request of the run."""
+    name = re.sub(r"[^\w]+", "-", label)
+    urls = os.path.join(tmp, f"rate-{name}.txt")
+    with open(urls, "w") as f:
+        for i in range(count):
+            f.write(f"{base}{prefix}s-{i:05d}.bin\n")
+    log_path = os.path.join(tmp, f"rate-{name}.tsv")
+    per_client = max(1, args.small_rate // args.small_connections)
+    argv = ["h2load", "--h1", "-c", str(args.small_connections), "-t", "1", f"--rps={per_client}",
+            "-D", str(args.duration), "-i", urls, f"--log-file={log_path}"]
+    for key, value in headers.items():
+        argv += ["-H", f"{key}: {value}"]
+    rc, out, err = run(argv, args.duration + 60)
+    if rc != 0:
+        raise BenchError(f"h2load: exit {rc}: {err.strip() or out.strip()}")
+    times, statuses = [], collections.Counter()
+    with open(log_path) as f:
+        for line in f:
+            fields = line.split("\t")
+            if len(fields) >= 3:
+                statuses[fields[1]] += 1
+                times.append(int(fields[2]) / 1e6)
+    times.sort()
+    if not times:
+        raise BenchError(f"h2load: no request finished: {out.strip()[-300:]}")
+    pick = lambda q: times[min(len(times) - 1, int(q * len(times)))]
+    non2xx = sum(n for status, n in statuses.items() if not status.startswith("2"))
+    return {"rps": len(times) / args.duration, "p50": pick(0.50), "p99": pick(0.99), "p999": pick(0.999),
+            "requests": len(times), "non2xx": non2xx, "errors": 0, "timeouts": 0, "raw": out}
+
+
 def tree_cpu_seconds(pid):
     """CPU time (user + system) of a process and of every process under it, from
     /proc: nginx's workers are its master's children. None where /proc is missing."""
@@ -1237,7 +1278,14 @@ def bench_small(args, tmp, share, servers, results):
             try:
                 for label, prefix, kind in small_lines(s):
                     before = tree_cpu_seconds(s.proc.pid) if s.proc else None
-                    if kind in ("head", "client-get"):
+                    if kind == "rate":
+                        if not shutil.which("h2load"):
+                            log(f"small: {label}: h2load not installed (Debian: nghttp2-client), skipped")
+                            continue
+                        log(f"small: round {round_ + 1}: {label}, {args.small_rate} req/s, "
+                            f"{args.small_connections} connections, {args.duration} s")
+                        w = rate_load(s.base, prefix, args.small_files, server_headers(s), args, tmp, label)
+                    elif kind in ("head", "client-get"):
                         method = "HEAD" if kind == "head" else "GET"
                         log(f"small: round {round_ + 1}: {label}, own client, "
                             f"{args.small_connections} connections, {args.duration} s")
@@ -1290,8 +1338,17 @@ def report_small(r, args):
         out.append(f"goal: /api/files GET at least half of nginx's req/s: {'met' if half else 'NOT met'} "
                    f"({fs['rps'] / nginx['rps']:.2f}x); p99 under 1 ms: {'met' if fast else 'NOT met'} "
                    f"({ms(fs['p99'])} ms)")
+    rate = medians.get("fileshare /api/files GET at a fixed rate (h2load)")
+    if rate:
+        nginx_rate = medians.get("nginx GET at a fixed rate (h2load)")
+        fast = rate["p99"] < 0.001
+        out.append(f"at a fixed rate of {args.small_rate} req/s (h2load): /api/files GET p99 {ms(rate['p99'])} ms, "
+                   f"p99.9 {ms(rate['p999'])} ms"
+                   + (f"; nginx p99 {ms(nginx_rate['p99'])} ms, p99.9 {ms(nginx_rate['p999'])} ms" if nginx_rate else "")
+                   + f"; p99 under 1 ms: {'met' if fast else 'NOT met'}")
     out.append("Pipelined: wrk sends the requests of a batch in one write and waits for all their answers "
                "(p50/p99 are per batch). 304: each GET carries the file's ETag in If-None-Match. "
+               "Fixed rate: h2load --rps, the same files in turn, latency of every request. "
                "Server CPU: user + system time of the server's processes during the run, per answer "
                "(median of the rounds).")
     return "\n".join(out)
@@ -1334,6 +1391,8 @@ def parse_args(argv):
     p.add_argument("--wrk-timeout", type=int, default=10, help="listing: wrk --timeout, seconds")
     p.add_argument("--small-files", type=int, default=2000, help="small: files of 4 KiB asked for in turn")
     p.add_argument("--small-connections", type=int, default=8, help="small: wrk -c (keep-alive clients)")
+    p.add_argument("--small-rate", type=int, default=4000,
+                   help="small: the fixed rate of the h2load lines (requests per second, all clients)")
     p.add_argument("--small-auth", default="basic,users",
                    help="small: fileshare also with credentials: basic (--user), users (--users FILE); '' for none")
     p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one transfer")

@@ -34,6 +34,8 @@ public final class ShareServer: Service {
     let auditMiddleware: AuditMiddleware
     /// Small reads answered on the event loops (``SmallReads``).
     let smallReadTally = SmallReads.Tally()
+    /// Of those, the ones answered on the bytes, ahead of the decoder (``SmallReadLane``).
+    let smallReadAheadTally = SmallReads.Tally()
     private let boundPort = Mutex<Int?>(nil)
 
     /// Opens the folder (creating it if missing), its change log and its
@@ -101,7 +103,8 @@ public final class ShareServer: Service {
         let state = webDAV.state
         return SmallReads(
             folder: core.folder, authentication: authentication, isPlaceholder: { state.placeholder(at: $0) != nil },
-            audit: auditMiddleware, metrics: metrics, serverName: ShareServer.serverName, tally: smallReadTally)
+            audit: auditMiddleware, metrics: metrics, serverName: ShareServer.serverName, tally: smallReadTally,
+            answeredAhead: smallReadAheadTally)
     }
 
     /// The `Server` field of every answer.
@@ -245,6 +248,8 @@ public final class ShareServer: Service {
         // Each connection's requests run on its event loop (`EventLoopChildChannel`).
         let server: HTTPServerBuilder
         let smallReads = self.smallReads
+        // Hummingbird's idle bound must see a request now and then (`SmallReadLane`).
+        let routeAtLeastEvery = TimeAmount.nanoseconds(TimeAmount(limits.bodyIdleTimeout).nanoseconds / 2)
         if let tls = configuration.tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
             let key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
@@ -254,12 +259,13 @@ public final class ShareServer: Service {
                 EventLoopChildChannel(
                     base: try TLSChannel(
                         HTTP1Channel(responder: responder, configuration: http1), tlsConfiguration: configuration),
-                    smallReads: smallReads)
+                    smallReads: smallReads, routeAtLeastEvery: routeAtLeastEvery)
             }
         } else {
             server = HTTPServerBuilder { responder in
                 EventLoopChildChannel(
-                    base: HTTP1Channel(responder: responder, configuration: http1), smallReads: smallReads)
+                    base: HTTP1Channel(responder: responder, configuration: http1), smallReads: smallReads,
+                    routeAtLeastEvery: routeAtLeastEvery)
             }
         }
         return Application(

@@ -93,6 +93,14 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
         context.write(data, promise: promise)
     }
 
+    /// A request answered whole ahead of the decoder (``SmallReadLane``),
+    /// in the read under way: its head, its end and its answer's end.
+    func requestAnsweredAhead(context: ChannelHandlerContext) {
+        update(context) { $0.headReceived() }
+        update(context) { $0.requestEnded(now: .now()) }
+        update(context) { $0.responseEnded(now: .now()) }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         update(context) { $0.closed() }
         context.fireChannelInactive()

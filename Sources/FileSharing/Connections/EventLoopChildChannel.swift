@@ -1,6 +1,7 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
 /// Runs each connection's requests on the connection's own event loop.
@@ -18,13 +19,17 @@ import NIOHTTPTypesHTTP1
 ///
 /// Hummingbird's `HTTP1ToHTTPServerCodec` is replaced by an
 /// ``OriginFormCodec``, which converts the same way without parsing an
-/// origin-form target. With `smallReads`, a ``SmallReadHandler`` is put just
-/// before the router's handler: small cached files are answered without a
-/// task at all.
+/// origin-form target. With `smallReads`, small cached files are answered
+/// without a task at all: by a ``SmallReadLane`` on the bytes, ahead of
+/// NIO's decoder, when nothing else is under way on the connection, and
+/// otherwise by a ``SmallReadHandler`` just before the router's handler.
 struct EventLoopChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
     let base: Base
     var smallReads: SmallReads? = nil
+    /// How often the lane passes a request on to the router at least: within
+    /// Hummingbird's idle bound, which sees only the requests passed on.
+    var routeAtLeastEvery: TimeAmount = .seconds(30)
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         base.setup(channel: channel, logger: logger).flatMapThrowing { value in
@@ -38,6 +43,18 @@ struct EventLoopChildChannel<Base: ServerChildChannel>: ServerChildChannel {
             guard let smallReads else { return value }
             let state = try operations.handler(type: HTTPConnectionStateHandler.self)
             try operations.addHandler(SmallReadHandler(reads: smallReads), position: .after(state))
+            // The lane ahead of the decoder, and the count of the answers
+            // written behind it that it waits for.
+            let encoder = try operations.handler(type: HTTPResponseEncoder.self)
+            let ends = SmallReadLane.ResponseEnds()
+            try operations.addHandler(ResponseEndCounter(ends), position: .after(encoder))
+            let deadlines = try? (
+                operations.handler(type: ConnectionDeadlineHandler.self),
+                operations.context(handlerType: ConnectionDeadlineHandler.self)
+            )
+            let lane = SmallReadLane(
+                reads: smallReads, ends: ends, routeAtLeastEvery: routeAtLeastEvery, deadlines: deadlines)
+            try operations.addHandler(lane, position: .before(encoder))
             return value
         }
     }

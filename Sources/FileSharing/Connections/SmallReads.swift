@@ -58,6 +58,8 @@ struct SmallReads: Sendable {
     let serverName: String
     /// Requests answered here so far.
     let tally: Tally
+    /// Of those, the ones a ``SmallReadLane`` answered ahead of the decoder.
+    let answeredAhead: Tally
     /// The `Date` of the answers.
     let clock = HTTPDate.Clock()
 
@@ -119,7 +121,8 @@ struct SmallReads: Sendable {
         if !head {
             audit.recordDownload(
                 who: who, address: address, path: path.description, url: target, status: status,
-                validator: answer.head.headerFields[.eTag], ranged: fields[.range] != nil)
+                validator: answer.head.headerFields.first(where: { $0.name == .eTag })?.value,
+                ranged: fields[.range] != nil)
         }
         tally.add()
         metrics.requestAnswered(
@@ -176,8 +179,9 @@ struct SmallReads: Sendable {
                 body = slice
             }
         }
-        fields[.date] = clock.now()
-        fields[.server] = serverName
+        // Appended: the plan never has them, and setting one looks for it first.
+        fields.append(HTTPField(name: .date, value: clock.now()))
+        fields.append(HTTPField(name: .server, value: serverName))
         return Answer(head: HTTPResponse(status: status, headerFields: fields), body: body)
     }
 }

@@ -1,0 +1,211 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+/// Answers small reads on a connection's bytes, ahead of NIO's HTTP/1
+/// decoder and encoder: the lane a request takes when nothing else is under
+/// way on its connection.
+///
+/// The profile of a small GET answered by ``SmallReadHandler`` (after the
+/// decoder) put a third of the server's time in what carried the request
+/// and its answer rather than in answering: the decoder making an
+/// `HTTPRequestHead`, the conversion to `HTTPTypes`, six handlers each way,
+/// the answer converted back and encoded. Here a request whose head is
+/// whole in the bytes read and strict (``RequestHeadScan``) is given to
+/// ``SmallReads/answer(_:address:)`` — the same authentication, rights,
+/// path rules, validators, audit and metrics — and its answer is written as
+/// bytes, as NIO's encoder writes it (the same status line, fields in the
+/// same order, the same framing). Whatever it does not answer goes on to
+/// the decoder unchanged, as does everything after it in that read.
+///
+/// It answers only where that cannot change what the decoder sees or the
+/// order of answers: the decoder is between messages with nothing held
+/// back (``RequestFraming`` follows every byte passed on, and the
+/// connection is the decoder's alone for good once a head is not strict),
+/// every request passed on has been answered (``ResponseEnds``), and the
+/// connection can take more to write (a client that pipelines requests and
+/// reads nothing meets the decoder's back-pressure, not a growing buffer).
+///
+/// The handlers it passes by are told what they must know: the connection
+/// deadlines that a request came and was answered
+/// (``ConnectionDeadlineHandler/requestAnsweredAhead(context:)``); and
+/// Hummingbird's idle bound, which sees only what passes through it, gets a
+/// request passed on at least every `routeAtLeastEvery`, so a connection
+/// busy with small reads is never taken for an idle one.
+final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// Responses written by the handlers behind the encoder, counted by
+    /// their ends (``ResponseEndCounter``, between the encoder and the decoder).
+    final class ResponseEnds {
+        var count = 0
+    }
+
+    private let reads: SmallReads
+    private let ends: ResponseEnds
+    private let routeAtLeastEvery: TimeAmount
+    private let deadlines: (handler: ConnectionDeadlineHandler, context: ChannelHandlerContext)?
+    private var framing = RequestFraming()
+    private var address = "unknown"
+    /// When a request last went on to the router (or the connection began).
+    private var lastRouted = NIODeadline.now()
+    /// Answers written and not yet flushed (flushed once the read completes,
+    /// so requests pipelined in one read are answered in one write).
+    private var unflushed = false
+
+    init(
+        reads: SmallReads, ends: ResponseEnds, routeAtLeastEvery: TimeAmount,
+        deadlines: (handler: ConnectionDeadlineHandler, context: ChannelHandlerContext)?
+    ) {
+        self.reads = reads
+        self.ends = ends
+        self.routeAtLeastEvery = routeAtLeastEvery
+        self.deadlines = deadlines
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if let remote = context.channel.remoteAddress { address = remote.ipAddress ?? "?" }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if framing.isOpaque {
+            context.fireChannelRead(data)
+            return
+        }
+        var buffer = unwrapInboundIn(data)
+        if ends.count > framing.heads {
+            // An answer to no request passed on whole (a 408 for a head cut
+            // short, say): the connection is closing; leave it to the decoder.
+            framing.stopFollowing()
+            context.fireChannelRead(data)
+            return
+        }
+        if framing.isAtBoundary, ends.count == framing.heads {
+            answerAhead(&buffer, context: context)
+            guard buffer.readableBytes > 0 else { return }
+        }
+        buffer.withUnsafeReadableBytes { framing.consume($0) }
+        lastRouted = .now()
+        context.fireChannelRead(wrapInboundOut(buffer))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if unflushed {
+            unflushed = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    /// Answers the requests at the front of `buffer` that it can, one after
+    /// another, and moves the buffer past them.
+    private func answerAhead(_ buffer: inout ByteBuffer, context: ChannelHandlerContext) {
+        while buffer.readableBytes > 0, context.channel.isWritable {
+            if NIODeadline.now() - lastRouted >= routeAtLeastEvery { return }
+            let answered: (length: Int, answer: SmallReads.Answer)? = buffer.withUnsafeReadableBytes { bytes in
+                guard let end = RequestHeadScan.headEnd(in: bytes, from: 0) else { return nil }
+                let head = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
+                guard let request = Self.request(head), let answer = reads.answer(request, address: address) else {
+                    return nil
+                }
+                return (end, answer)
+            }
+            guard let answered else { return }
+            buffer.moveReaderIndex(forwardBy: answered.length)
+            context.write(
+                wrapOutboundOut(Self.bytes(of: answered.answer, allocator: context.channel.allocator)), promise: nil)
+            unflushed = true
+            reads.answeredAhead.add()
+            if let deadlines { deadlines.handler.requestAnsweredAhead(context: deadlines.context) }
+        }
+    }
+
+    /// The request `head` asks, as `HTTPTypes` has it (as ``OriginFormCodec``
+    /// converts it), when it may be answered here: a strict HTTP/1.1 `GET`
+    /// or `HEAD` of an origin-form target, without a body, and with field
+    /// values in ASCII (bytes past it are decoded by NIO's own rules).
+    static func request(_ head: UnsafeRawBufferPointer) -> HTTPRequest? {
+        guard let scan = RequestHeadScan(head), scan.isHTTP11, !scan.needsDecoder, (scan.contentLength ?? 0) == 0,
+            head[scan.target.lowerBound] == UInt8(ascii: "/")
+        else { return nil }
+        let method: HTTPRequest.Method
+        if scan.isMethod("GET", in: head) {
+            method = .get
+        } else if scan.isMethod("HEAD", in: head) {
+            method = .head
+        } else {
+            return nil
+        }
+        var fields = HTTPFields()
+        fields.reserveCapacity(scan.fields.count)
+        var authority: String? = nil
+        for (name, value) in scan.fields {
+            let valueBytes = UnsafeRawBufferPointer(rebasing: head[value])
+            guard !valueBytes.contains(where: { $0 >= 0x80 }) else { return nil }
+            let valueText = String(decoding: valueBytes, as: UTF8.self)
+            if authority == nil, RequestHeadScan.equalsLowercased(name, "host", in: head) {
+                authority = valueText
+                continue
+            }
+            guard
+                let fieldName = HTTPField.Name(
+                    String(decoding: UnsafeRawBufferPointer(rebasing: head[name]), as: UTF8.self))
+            else { return nil }
+            fields.append(HTTPField(name: fieldName, value: valueText))
+        }
+        return HTTPRequest(
+            method: method, scheme: "http", authority: authority,
+            path: String(decoding: UnsafeRawBufferPointer(rebasing: head[scan.target]), as: UTF8.self),
+            headerFields: fields)
+    }
+
+    /// `answer` as NIO's HTTP/1 encoder writes it: the status line, the
+    /// fields in order (a `304` without `Content-Length` or
+    /// `Transfer-Encoding`, as it has no body), the empty line and the body.
+    static func bytes(of answer: SmallReads.Answer, allocator: ByteBufferAllocator) -> ByteBuffer {
+        // The head is put together in an array and written at once: a
+        // buffer's write checks its room and uniqueness each time.
+        var head: [UInt8] = []
+        head.reserveCapacity(512)
+        head.append(contentsOf: "HTTP/1.1 ".utf8)
+        let status = answer.head.status
+        let code = status.code
+        head.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 100 % 10))
+        head.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 10 % 10))
+        head.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code % 10))
+        head.append(UInt8(ascii: " "))
+        head.append(contentsOf: status.reasonPhrase.utf8)
+        head.append(contentsOf: "\r\n".utf8)
+        let bodiless = code == 304
+        for field in answer.head.headerFields {
+            if bodiless, field.name == .contentLength || field.name == .transferEncoding { continue }
+            head.append(contentsOf: field.name.rawName.utf8)
+            head.append(contentsOf: ": ".utf8)
+            head.append(contentsOf: field.value.utf8)
+            head.append(contentsOf: "\r\n".utf8)
+        }
+        head.append(contentsOf: "\r\n".utf8)
+        var out = allocator.buffer(capacity: head.count + (answer.body?.readableBytes ?? 0))
+        out.writeBytes(head)
+        if var body = answer.body { out.writeBuffer(&body) }
+        return out
+    }
+}
+
+/// Counts the responses that handlers behind NIO's encoder write, by their
+/// ends, for ``SmallReadLane``: between the encoder and the decoder.
+final class ResponseEndCounter: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let ends: SmallReadLane.ResponseEnds
+
+    init(_ ends: SmallReadLane.ResponseEnds) { self.ends = ends }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { ends.count += 1 }
+        context.write(data, promise: promise)
+    }
+}

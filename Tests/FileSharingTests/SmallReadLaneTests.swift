@@ -1,0 +1,245 @@
+import FileshareTestSupport
+import Foundation
+import HummingbirdTesting
+import Testing
+
+@testable import FileSharing
+
+/// Small reads answered on a connection's bytes, ahead of NIO's decoder
+/// (``SmallReadLane``), on a real socket: the same bytes as the encoder
+/// writes, answers in the order asked whatever else is pipelined between
+/// them, no request read where the decoder reads none, and the connection
+/// deadlines as before.
+@Suite("Small read lane, live", .timeLimit(.minutes(5)))
+struct SmallReadLaneTests {
+    /// One answer as read: its head (status line and fields) and its body.
+    struct Answer: Equatable, CustomStringConvertible {
+        var head: String
+        var body: String
+        var status: String { head.components(separatedBy: "\r\n")[0] }
+        /// The head without its `Date` field (the one field that differs between two servers).
+        var withoutDate: String {
+            head.components(separatedBy: "\r\n").filter { !$0.hasPrefix("Date: ") }.joined(separator: "\r\n")
+        }
+        var description: String { "\(head)\(body.prefix(40))" }
+    }
+
+    /// Reads `count` answers (bodies framed by `Content-Length`; none after
+    /// a `HEAD`, a `304`, or where `bodiless` says so), or what came before
+    /// the connection closed.
+    static func receive(_ connection: RawConnection, heads: [Bool]) -> (answers: [Answer], closed: Bool) {
+        var data: [UInt8] = []
+        var answers: [Answer] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var closed = false
+        while answers.count < heads.count {
+            // Parse what is whole.
+            if let end = data.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
+                let head = String(decoding: data[..<end], as: UTF8.self)
+                let length =
+                    head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                let bodyLength = heads[answers.count] || head.hasPrefix("HTTP/1.1 304") ? 0 : length
+                if data.count >= end + bodyLength {
+                    answers.append(
+                        Answer(head: head, body: String(decoding: data[end..<end + bodyLength], as: UTF8.self)))
+                    data.removeFirst(end + bodyLength)
+                    continue
+                }
+            }
+            let count = recv(connection.fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                closed = count == 0
+                break
+            }
+            data += buffer[..<count]
+        }
+        return (answers, closed)
+    }
+
+    static func request(_ method: String = "GET", _ target: String, _ fields: String...) -> String {
+        "\(method) \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n"
+            + fields.map { $0 + "\r\n" }.joined() + "\r\n"
+    }
+
+    @Test("its answers are the encoder's, to the byte: GET, HEAD, 304, ranges, WebDAV")
+    func sameBytes() async throws {
+        var results: [[Answer]] = []
+        var root: String? = nil
+        var kept: [ShareFixture] = []
+        for smallReads in [true, false] {
+            let share = try ShareFixture(root: root, smallReads: smallReads)
+            kept.append(share)
+            if root == nil {
+                try share.write("Team/s.txt", String(repeating: "small text ", count: 300))
+                try share.write("Team/page.html", "<p>hi</p>")
+                try share.write("Team/empty.txt", "")
+                root = share.root
+            }
+            let answers = try await share.test(.live) { client in
+                let port = try #require(client.port)
+                return try await onOwnThread {
+                    let connection = try RawConnection(port: port)
+                    connection.blockingSend(Self.request("GET", "/api/files/Team/s.txt"))
+                    let first = Self.receive(connection, heads: [false]).answers
+                    let etag = try #require(
+                        first.first?.head.components(separatedBy: "\r\n").first { $0.hasPrefix("ETag: ") }?
+                            .dropFirst("ETag: ".count))
+                    let asked: [(String, Bool)] = [
+                        (Self.request("HEAD", "/api/files/Team/s.txt"), true),
+                        (Self.request("GET", "/api/files/Team/s.txt", "If-None-Match: \(etag)"), false),
+                        (Self.request("GET", "/api/files/Team/s.txt", "Range: bytes=10-19"), false),
+                        (Self.request("GET", "/api/files/Team/s.txt", "Range: bytes=-5", "If-Range: \(etag)"), false),
+                        (Self.request("GET", "/api/files/Team/page.html"), false),
+                        (Self.request("GET", "/api/files/Team/empty.txt"), false),
+                        (
+                            Self.request(
+                                "GET", "/api/files/Team/s.txt", "If-Modified-Since: Sun, 06 Nov 2050 08:49:37 GMT"),
+                            false
+                        ),
+                        (Self.request("GET", "/dav/Team/s.txt"), false),
+                        (Self.request("HEAD", "/dav/Team/s.txt"), true),
+                        (Self.request("GET", "/api/files/Team/missing.txt"), false),
+                    ]
+                    var answers = first
+                    for (text, head) in asked {
+                        connection.blockingSend(text)
+                        answers += Self.receive(connection, heads: [head]).answers
+                    }
+                    return answers
+                }
+            }
+            results.append(answers)
+            if smallReads { #expect(share.server.smallReadAheadTally.value >= 9) }
+            share.stop()
+        }
+        #expect(results[0].count == 11 && results[1].count == 11)
+        for (ahead, routed) in zip(results[0], results[1]) {
+            #expect(ahead.withoutDate == routed.withoutDate)
+            #expect(ahead.body == routed.body)
+        }
+        #expect(results[0].map(\.status).contains("HTTP/1.1 304 Not Modified"))
+        #expect(results[0].map(\.status).contains("HTTP/1.1 206 Partial Content"))
+        withExtendedLifetime(kept) {}
+    }
+
+    /// Small reads with writes and routed requests between them, all in
+    /// one stream: a read after a write must see it.
+    static let pipelined: [(text: String, head: Bool)] = [
+        (request("GET", "/api/files/Team/s.txt"), false),
+        (request("PUT", "/api/files/Team/new.txt", "Content-Length: 11") + "GET / HTTP/", false),
+        (request("GET", "/api/files/Team/new.txt"), false),
+        (request("HEAD", "/api/files/Team/s.txt"), true),
+        (request("DELETE", "/api/files/Team/s.txt"), false),
+        (request("GET", "/api/files/Team/s.txt"), false),
+        (request("GET", "/api/files/Team/new.txt"), false),
+        (
+            request("POST", "/api/mkdir", "Content-Type: application/json", "Content-Length: 17")
+                + "{\"path\":\"Team/d\"}", false
+        ),
+        (request("GET", "/api/files/Team/new.txt", "Range: bytes=0-2"), false),
+    ]
+    static let expected = [
+        "200 small", "201", "200 GET / HTTP/", "200", "204", "404", "200 GET / HTTP/", "201", "206 GET",
+    ]
+
+    @Test(
+        "pipelined with writes between, in one write and cut anywhere: every answer in order, each read sees the writes before it"
+    )
+    func pipelinedWithWrites() async throws {
+        let stream = Array(Self.pipelined.map(\.text).joined().utf8)
+        // Whole, byte by byte, and cut at a few places (each cut a separate send, read apart by the server).
+        let cuttings: [[Int]] = [[], Array(1..<stream.count), [5, 40, 41, 120, 200, 333], [stream.count / 2]]
+        for cuts in cuttings {
+            let share = try ShareFixture()
+            try share.write("Team/s.txt", "small text")
+            let answers = try await share.test(.live) { client in
+                let port = try #require(client.port)
+                return try await onOwnThread {
+                    let connection = try RawConnection(port: port)
+                    var start = 0
+                    for cut in cuts + [stream.count] {
+                        connection.blockingSend(Array(stream[start..<cut]))
+                        start = cut
+                        // Let the server read each piece apart now and then.
+                        if cuts.count < 10 { usleep(20_000) }
+                    }
+                    return Self.receive(connection, heads: Self.pipelined.map(\.head)).answers
+                }
+            }
+            let seen = answers.map { answer in
+                let code = answer.status.split(separator: " ")[1]
+                let body = answer.body.prefix(15)
+                return body.isEmpty || code == "201" || code == "204" || code == "404"
+                    ? String(code) : "\(code) \(body.prefix(code == "206" ? 3 : 15))"
+            }
+            #expect(
+                seen.map { $0.hasPrefix("200 small") ? "200 small" : $0 } == Self.expected, "cut at \(cuts.prefix(8))")
+            // A head cut in two goes on to the decoder; the first is whole in these.
+            if cuts.count < 2 { #expect(share.server.smallReadAheadTally.value >= 1, "cut at \(cuts)") }
+            share.stop()
+        }
+    }
+
+    @Test("a header cut where the rest looks like a request line is one request: no answer to the lookalike")
+    func lookalike() async throws {
+        let share = try ShareFixture()
+        try share.write("Team/s.txt", "small text")
+        try share.write("Private/diary.txt", "not to be sent")
+        let answers = try await share.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onOwnThread {
+                let connection = try RawConnection(port: port)
+                // The head without its empty line (one Character, "\r\n"), then a field cut after its name.
+                connection.blockingSend(Self.request("GET", "/api/files/Team/s.txt").dropLast(1) + "X-A: ")
+                usleep(50_000)
+                connection.blockingSend("GET /api/files/Private/diary.txt HTTP/1.1\r\n\r\n")
+                usleep(50_000)
+                connection.blockingSend(Self.request("GET", "/api/files/Team/s.txt"))
+                // The last asks to close: read until the server closes, so no answer more can hide.
+                connection.blockingSend(Self.request("GET", "/api/files/Team/s.txt", "Connection: close"))
+                return Self.receive(connection, heads: [false, false, false, false])
+            }
+        }
+        #expect(answers.answers.count == 3 && answers.closed, "\(answers.answers)")
+        #expect(answers.answers.allSatisfy { $0.body == "small text" }, "\(answers.answers)")
+        share.stop()
+    }
+
+    @Test(
+        "deadlines: an idle connection is closed at the keep-alive bound; one busy with small reads past the idle bound is not"
+    )
+    func deadlines() async throws {
+        let limits = ConnectionLimits(keepAliveTimeout: .milliseconds(600), bodyIdleTimeout: .seconds(1))
+        let share = try ShareFixture(limits: limits)
+        try share.write("Team/s.txt", "small text")
+        let result = try await share.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onOwnThread { () -> (answered: Int, closedAfter: Double?) in
+                let connection = try RawConnection(port: port)
+                // Three seconds of small reads, one every 100 ms: three
+                // times Hummingbird's idle bound, five keep-alive bounds.
+                var answered = 0
+                let start = Date()
+                var lastAnswer = start
+                while Date().timeIntervalSince(start) < 3 {
+                    connection.blockingSend(Self.request("GET", "/api/files/Team/s.txt"))
+                    let (answers, closed) = Self.receive(connection, heads: [false])
+                    if closed || answers.first?.body != "small text" { break }
+                    answered += 1
+                    lastAnswer = Date()
+                    usleep(100_000)
+                }
+                // Then idle: closed at the keep-alive bound after the last answer (and well before 20 s).
+                let (_, closed) = Self.receive(connection, heads: [false])
+                return (answered, closed ? Date().timeIntervalSince(lastAnswer) : nil)
+            }
+        }
+        #expect(result.answered >= 20, "\(result.answered) answered before the connection ended")
+        let closedAfter = try #require(result.closedAfter)
+        #expect(closedAfter >= 0.5 && closedAfter < 5, "closed \(closedAfter) s after the last answer")
+        #expect(share.server.smallReadAheadTally.value >= 15)
+        share.stop()
+    }
+}
