@@ -346,7 +346,7 @@ class Nginx(Server):
         info = subprocess.run([self.exe, "-V"], capture_output=True, text=True)
         text = info.stdout + info.stderr
         self.dav = "http_dav_module" in text
-        self.note = "worker_processes 2, sendfile on" + ("" if self.dav else "; no dav module: uploads skipped")
+        self.note = "worker_processes 2, sendfile on, keepalive_requests 1000000" + ("" if self.dav else "; no dav module: uploads skipped")
         return True, ""
 
     def version(self):
@@ -373,6 +373,9 @@ http {{
     access_log off;
     sendfile on;
     tcp_nopush on;
+    # Kept-alive connections are not closed after 1,000 requests (the
+    # default): wrk would reconnect, h2load's clients would stop.
+    keepalive_requests 1000000;
     default_type application/octet-stream;
     client_body_temp_path {prefix}/body;
     proxy_temp_path {prefix}/proxy;
@@ -1140,7 +1143,7 @@ def keepalive_run(host, port, method, paths, headers, connections, duration):
                 data = b""
             st = state[sock]
             if not data:
-                # nginx ends a connection after keepalive_requests (1,000): a client opens the next.
+                # The server ended the connection (nginx does after keepalive_requests): a client opens the next.
                 sel.unregister(sock)
                 sock.close()
                 del state[sock]
@@ -1215,6 +1218,8 @@ def rate_load(base, prefix, count, headers, args, tmp, label):
         for i in range(count):
             f.write(f"{base}{prefix}s-{i:05d}.bin\n")
     log_path = os.path.join(tmp, f"rate-{name}.tsv")
+    if os.path.exists(log_path):
+        os.remove(log_path)  # h2load appends to its log
     per_client = max(1, args.small_rate // args.small_connections)
     argv = ["h2load", "--h1", "-c", str(args.small_connections), "-t", "1", f"--rps={per_client}",
             "-D", str(args.duration), "-i", urls, f"--log-file={log_path}"]

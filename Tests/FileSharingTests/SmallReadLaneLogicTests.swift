@@ -1,3 +1,4 @@
+import HTTPTypes
 import Testing
 
 @testable import FileSharing
@@ -62,11 +63,25 @@ struct SmallReadLaneLogicTests {
 
     @Test(
         "fields whose messages only the decoder may frame",
-        arguments: [
-            "Transfer-Encoding: chunked", "transfer-encoding: identity", "Upgrade: websocket", "Expect: 100-continue",
-        ])
+        arguments: ["Transfer-Encoding: chunked", "transfer-encoding: identity", "Upgrade: websocket"])
     func decoderOnly(field: String) {
         #expect(Self.scan("POST /a HTTP/1.1\r\n\(field)\r\n\r\n")?.needsDecoder == true)
+    }
+
+    @Test("a body sent after 100 Continue is framed by its length: the following goes on after it")
+    func expectContinue() throws {
+        let scan = try #require(Self.scan("PUT /a HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n"))
+        #expect(scan.expects && !scan.needsDecoder && scan.contentLength == 3)
+        let framing = Self.framing(
+            "PUT /a HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\n\r\n",
+            cuts: [60])
+        #expect(framing.heads == 2 && framing.isAtBoundary)
+        // The lane leaves such a request to the router.
+        let head = Array("GET /a HTTP/1.1\r\nExpect: 100-continue\r\n\r\n".utf8)
+        #expect(head.withUnsafeBytes { SmallReadLane.request($0) } == nil)
+        #expect(
+            Array("GET /a HTTP/1.1\r\nHost: h\r\n\r\n".utf8).withUnsafeBytes { SmallReadLane.request($0) }?.authority
+                == "h")
     }
 
     @Test("the end of a head is found wherever it falls, as a plain search finds it")

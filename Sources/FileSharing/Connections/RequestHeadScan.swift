@@ -20,9 +20,12 @@ struct RequestHeadScan {
     let fields: [(name: Range<Int>, value: Range<Int>)]
     /// The one `Content-Length`, when there is one.
     let contentLength: Int?
-    /// A `Transfer-Encoding`, `Upgrade` or `Expect` field is among them:
-    /// their messages are the decoder's alone.
+    /// A `Transfer-Encoding` or `Upgrade` field is among them: their
+    /// messages are the decoder's alone to frame.
     let needsDecoder: Bool
+    /// An `Expect` field is among them: framed by its length all the same,
+    /// but answered by the router (`ExpectContinueHandler`).
+    let expects: Bool
 
     /// Reads `head`, which runs from the request line to the empty line
     /// that ends the head (its CR LF included); `nil` when it is not strict.
@@ -54,6 +57,7 @@ struct RequestHeadScan {
         var contentLength: Int? = nil
         var lengths = 0
         var needsDecoder = false
+        var expects = false
         while i < count - 2 {
             let nameStart = i
             while i < count, Self.isToken(head[i]) { i += 1 }
@@ -80,6 +84,8 @@ struct RequestHeadScan {
                 contentLength = length
             case .decoderOnly:
                 needsDecoder = true
+            case .expect:
+                expects = true
             case .none:
                 break
             }
@@ -88,6 +94,7 @@ struct RequestHeadScan {
         self.fields = fields
         self.contentLength = contentLength
         self.needsDecoder = needsDecoder
+        self.expects = expects
     }
 
     /// Whether the method is `name` (compared exactly: methods are case-sensitive).
@@ -103,7 +110,7 @@ struct RequestHeadScan {
         }
     }
 
-    private enum Special { case contentLength, decoderOnly, none }
+    private enum Special { case contentLength, decoderOnly, expect, none }
 
     /// The fields that decide where a message ends, or that only the decoder may see.
     private static func special(_ name: Range<Int>, in head: UnsafeRawBufferPointer) -> Special {
@@ -111,7 +118,7 @@ struct RequestHeadScan {
         case 14 where equalsLowercased(name, "content-length", in: head): .contentLength
         case 17 where equalsLowercased(name, "transfer-encoding", in: head): .decoderOnly
         case 7 where equalsLowercased(name, "upgrade", in: head): .decoderOnly
-        case 6 where equalsLowercased(name, "expect", in: head): .decoderOnly
+        case 6 where equalsLowercased(name, "expect", in: head): .expect
         default: .none
         }
     }

@@ -127,7 +127,8 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
     /// or `HEAD` of an origin-form target, without a body, and with field
     /// values in ASCII (bytes past it are decoded by NIO's own rules).
     static func request(_ head: UnsafeRawBufferPointer) -> HTTPRequest? {
-        guard let scan = RequestHeadScan(head), scan.isHTTP11, !scan.needsDecoder, (scan.contentLength ?? 0) == 0,
+        guard let scan = RequestHeadScan(head), scan.isHTTP11, !scan.needsDecoder, !scan.expects,
+            (scan.contentLength ?? 0) == 0,
             head[scan.target.lowerBound] == UInt8(ascii: "/")
         else { return nil }
         let method: HTTPRequest.Method
