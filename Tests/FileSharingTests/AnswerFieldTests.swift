@@ -1,4 +1,5 @@
 import FileWatching
+import HTTPTypes
 import Testing
 
 @testable import FileSharing
@@ -137,5 +138,48 @@ extension AnswerFieldTests {
         #expect(middleware.check("Basic \(token)") == .accepted)
         #expect(middleware.check("basic dXNlcjpub3Bl") == .wrong)  // user:nope
         #expect(middleware.check("Digest x") == .missing)
+    }
+
+    @Test("a field's value without the join is the subscript's: absent, one, several, cookies")
+    func fieldValue() {
+        let cases: [HTTPFields] = [
+            [:],
+            [.range: "bytes=1-2"],
+            [.authorization: "Basic x", .range: "bytes=1-2"],
+            HTTPFields([HTTPField(name: .range, value: "bytes=1-2"), HTTPField(name: .range, value: "bytes=4-5")]),
+            HTTPFields([HTTPField(name: .cookie, value: "a=1"), HTTPField(name: .cookie, value: "b=2")]),
+            HTTPFields([HTTPField(name: HTTPField.Name("RANGE")!, value: "bytes=0-0")]),
+        ]
+        for fields in cases {
+            for name in [HTTPField.Name.range, .cookie, .authorization, .ifNoneMatch] {
+                #expect(fields.value(of: name) == fields[name], "\(fields) \(name)")
+            }
+        }
+    }
+
+    @Test("If-None-Match matched on the bytes as the split and trimmed form matched it")
+    func ifNoneMatch() {
+        let tag = "\"f78018-1000-18ebf57cf6cd6077\""
+        func old(_ match: String) -> Bool {
+            match == "*"
+                || match.split(separator: ",").contains(where: {
+                    $0.trimmingCharacters() == tag || $0.trimmingCharacters() == "W/" + tag
+                })
+        }
+        var values = [
+            "*", tag, "W/" + tag, " \t" + tag + "\t ", "\"a\", " + tag, "\"a\",W/" + tag + " ,\"b\"", "", ",", ",,",
+            "\"a\"", "w/" + tag, "W/ " + tag, tag + "x", "x" + tag, "W/", "W/W/" + tag, " * ", "\"a\",,\"b\"",
+            "\u{e9}" + tag, tag + ", *",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        let pieces = [tag, "W/" + tag, ",", " ", "\t", "\"x\"", "W/", "*", "\u{e9}"]
+        for _ in 0..<500 {
+            values.append(
+                (0..<Int.random(in: 0..<5, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+                    .joined())
+        }
+        for value in values {
+            #expect(FileResponses.matches(ifNoneMatch: value, entityTag: tag) == old(value), "\(value)")
+        }
     }
 }

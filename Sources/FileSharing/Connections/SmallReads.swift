@@ -138,7 +138,7 @@ struct SmallReads: Sendable {
         case .none:
             return (.everyone, "-")
         case .basic(let middleware):
-            guard middleware.check(fields[.authorization]) == .accepted else { return nil }
+            guard middleware.check(fields.value(of: .authorization)) == .accepted else { return nil }
             return (.everyone, middleware.user)
         case .users(let signIn):
             if let id = SessionFace.sessionID(fields) {
@@ -146,7 +146,7 @@ struct SmallReads: Sendable {
                 guard let requester = signIn.sessionWithoutWaiting(id) else { return nil }
                 return (requester, requester.name)
             }
-            guard let basic = BasicCredentials.parse(fields[.authorization]),
+            guard let basic = BasicCredentials.parse(fields.value(of: .authorization)),
                 let requester = signIn.signInCached(name: basic.name, password: basic.password, address: address)
             else { return nil }
             return (requester, requester.name)

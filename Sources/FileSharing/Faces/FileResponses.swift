@@ -141,22 +141,18 @@ enum FileResponses {
         // A user's HTML or SVG must not run as the share's own page.
         headers.append(HTTPField(name: .contentSecurityPolicy, value: FileResponses.contentSecurityPolicy))
         if download { headers[.contentDisposition] = FileResponses.attachment(name) }
-        if let match = request[.ifNoneMatch] {
-            if match == "*"
-                || match.split(separator: ",").contains(where: {
-                    $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "W/" + etag
-                })
-            {
+        if let match = request.value(of: .ifNoneMatch) {
+            if FileResponses.matches(ifNoneMatch: match, entityTag: etag) {
                 return .notModified(headers)
             }
-        } else if let since = request[.ifModifiedSince].flatMap(HTTPDate.parse),
+        } else if let since = request.value(of: .ifModifiedSince).flatMap(HTTPDate.parse),
             metadata.modified / 1_000_000_000 * 1_000_000_000 <= since
         {
             return .notModified(headers)
         }
         var range: ClosedRange<Int64>? = nil
-        if let header = request[.range], metadata.size > 0 {
-            let ifRange = request[.ifRange]
+        if let header = request.value(of: .range), metadata.size > 0 {
+            let ifRange = request.value(of: .ifRange)
             if ifRange == nil || ifRange == etag {
                 switch FileResponses.parseRange(header, size: metadata.size) {
                 case .none: break
@@ -336,6 +332,40 @@ extension FileResponses {
             for (offset, byte) in bytes[range].enumerated() { key |= UInt64(byte) << (UInt64(offset) * 8) }
             return key
         } ?? nil
+    }
+}
+
+extension FileResponses {
+    /// Whether an `If-None-Match` value names `entityTag`: `*`, or one of its
+    /// comma-separated tags (spaces and tabs around each) is the tag or its
+    /// weak form. On the bytes: splitting the value and trimming each part
+    /// made strings on every conditional GET.
+    static func matches(ifNoneMatch value: String, entityTag: String) -> Bool {
+        if value == "*" { return true }
+        var value = value
+        var entityTag = entityTag
+        return value.withUTF8 { list in
+            entityTag.withUTF8 { tag in
+                var start = 0
+                while start <= list.count {
+                    var end = start
+                    while end < list.count, list[end] != UInt8(ascii: ",") { end += 1 }
+                    var first = start
+                    var last = end
+                    while first < last, list[first] == 0x20 || list[first] == 0x09 { first += 1 }
+                    while last > first, list[last - 1] == 0x20 || list[last - 1] == 0x09 { last -= 1 }
+                    var element = UnsafeBufferPointer(rebasing: list[first..<last])
+                    if element.elementsEqual(tag) { return true }
+                    if element.count == tag.count + 2, element[0] == UInt8(ascii: "W"), element[1] == UInt8(ascii: "/")
+                    {
+                        element = UnsafeBufferPointer(rebasing: element[2...])
+                        if element.elementsEqual(tag) { return true }
+                    }
+                    start = end + 1
+                }
+                return false
+            }
+        }
     }
 }
 
