@@ -32,6 +32,12 @@ public final class ShareServer: Service {
     public let audit: AuditLog
     /// Records each request once answered; one, so both ways a download is answered count it once.
     let auditMiddleware: AuditMiddleware
+    /// Connections the kernel queues for the server to accept. Hummingbird's
+    /// 256 overflowed when a few hundred clients connected at once on a
+    /// loaded machine: the connections past it, and any other client's
+    /// meanwhile, waited for their SYN to be sent again (1 s, then 3 s).
+    /// nginx asks for 511; the kernel caps it at `net.core.somaxconn`.
+    static let listenBacklog = 1024
     /// Small reads answered on the event loops (``SmallReads``).
     let smallReadTally = SmallReads.Tally()
     /// Of those, the ones answered on the bytes, ahead of the decoder (``SmallReadLane``).
@@ -272,7 +278,8 @@ public final class ShareServer: Service {
             router: makeRouter(),
             server: server,
             configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: ShareServer.serverName),
+                address: .hostname(configuration.host, port: configuration.port), serverName: ShareServer.serverName,
+                backlog: ShareServer.listenBacklog),
             onServerRunning: { [weak self, logger = self.logger] channel in
                 // First in the pipeline, before NIO's accept handlers see the error.
                 try? await channel.eventLoop.submit {
