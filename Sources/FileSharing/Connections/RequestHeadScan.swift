@@ -131,8 +131,7 @@ struct RequestHeadScan {
         return lowercase.withUTF8Buffer { expected in
             var index = range.lowerBound
             for byte in expected {
-                let found = head[index]
-                guard found | (found >= 0x41 && found <= 0x5A ? 0x20 : 0) == byte else { return false }
+                guard head[index].lowercasedASCII == byte else { return false }
                 index += 1
             }
             return true

@@ -299,7 +299,7 @@ extension FileResponses {
             let found = bytes[range]
             return String(unsafeUninitializedCapacity: found.count) { out in
                 for (index, byte) in found.enumerated() {
-                    out[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                    out[index] = byte.lowercasedASCII
                 }
                 return found.count
             }

@@ -110,7 +110,7 @@ enum BasicCredentials {
     static func decoded(_ header: String?) -> [UInt8]? {
         let scheme = "basic ".utf8
         guard let header, header.utf8.count > scheme.count,
-            zip(header.utf8, scheme).allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 })
+            zip(header.utf8, scheme).allSatisfy({ $0.lowercasedASCII == $1 })
         else { return nil }
         return Base64.decode(Substring(header.utf8.dropFirst(scheme.count)).trimmingCharacters())
     }
