@@ -94,11 +94,11 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     /// A request answered whole ahead of the decoder (``SmallReadLane``),
-    /// in the read under way: its head, its end and its answer's end.
-    func requestAnsweredAhead(context: ChannelHandlerContext) {
+    /// in the read under way at `now`: its head, its end and its answer's end.
+    func requestAnsweredAhead(context: ChannelHandlerContext, now: NIODeadline) {
         update(context) { $0.headReceived() }
-        update(context) { $0.requestEnded(now: .now()) }
-        update(context) { $0.responseEnded(now: .now()) }
+        update(context) { $0.requestEnded(now: now) }
+        update(context) { $0.responseEnded(now: now) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -28,7 +28,7 @@ import NIOHTTP1
 ///
 /// The handlers it passes by are told what they must know: the connection
 /// deadlines that a request came and was answered
-/// (``ConnectionDeadlineHandler/requestAnsweredAhead(context:)``); and
+/// (``ConnectionDeadlineHandler/requestAnsweredAhead(context:now:)``); and
 /// Hummingbird's idle bound, which sees only what passes through it, gets a
 /// request passed on at least every `routeAtLeastEvery`, so a connection
 /// busy with small reads is never taken for an idle one.
@@ -103,7 +103,9 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
     /// another, and moves the buffer past them.
     private func answerAhead(_ buffer: inout ByteBuffer, context: ChannelHandlerContext) {
         while buffer.readableBytes > 0, context.channel.isWritable {
-            if NIODeadline.now() - lastRouted >= routeAtLeastEvery { return }
+            // One clock reading for the request: the routing bound and the deadlines.
+            let now = NIODeadline.now()
+            if now - lastRouted >= routeAtLeastEvery { return }
             let answered: (length: Int, answer: SmallReads.Answer)? = buffer.withUnsafeReadableBytes { bytes in
                 guard let end = RequestHeadScan.headEnd(in: bytes, from: 0) else { return nil }
                 let head = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
@@ -118,7 +120,7 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
                 wrapOutboundOut(Self.bytes(of: answered.answer, allocator: context.channel.allocator)), promise: nil)
             unflushed = true
             reads.answeredAhead.add()
-            if let deadlines { deadlines.handler.requestAnsweredAhead(context: deadlines.context) }
+            if let deadlines { deadlines.handler.requestAnsweredAhead(context: deadlines.context, now: now) }
         }
     }
 
