@@ -183,3 +183,104 @@ extension AnswerFieldTests {
         }
     }
 }
+
+/// The fields of a file's answer, written as bytes by the lane and as
+/// `HTTPFields` by the router: one text.
+@Suite("File answer fields, logic")
+struct FileAnswerFieldsTests {
+    /// `fields` as an HTTP/1.1 head lists them.
+    static func text(_ fields: HTTPFields) -> String {
+        fields.map { "\($0.name.rawName): \($0.value)\r\n" }.joined()
+    }
+
+    @Test("the bytes are HTTPFields' fields in order and spelling, for 200, 206, 304 and downloads")
+    func bytesMatchFields() {
+        let names = ["a.txt", "photo.JPG", "page.html", "noextension", "Été ☃ \"q\".pdf", "x.svg"]
+        for name in names {
+            for download in [false, true] {
+                for length in [nil, 0, 4096, Int64.max] as [Int64?] {
+                    for range in [nil, (first: Int64(0), last: Int64(9), size: Int64(4096))] {
+                        let fields = FileAnswerFields(
+                            entityTag: FileStatus.entityTag(inode: 7, size: 4096, modified: 1_764_033_825_678_000_000),
+                            modified: 1_764_033_825_678_000_000, mediaType: FileResponses.mediaType(for: name),
+                            disposition: download ? FileResponses.attachment(name) : nil, contentLength: length,
+                            contentRange: range)
+                        var bytes: [UInt8] = []
+                        fields.write(into: &bytes)
+                        #expect(String(decoding: bytes, as: UTF8.self) == Self.text(fields.httpFields), "\(name)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a 304 has the validators and no length; a 200 its length; a 206 its range", arguments: [false, true])
+    func planFields(ranged: Bool) throws {
+        let metadata = SharedFolder.Metadata(
+            kind: .file, device: 1, inode: 9, size: 4096, modified: 1_764_033_825_000_000_000,
+            changed: 1_764_033_825_000_000_000, born: nil, permissions: 0o644, linkCount: 1, owner: 0)
+        var request = HTTPFields()
+        if ranged { request[.range] = "bytes=10-19" }
+        guard
+            case .send(let status, let fields, let start, let length) =
+                FileResponses.plan(named: "a.txt", request: request, download: false, metadata: metadata)
+        else {
+            Issue.record("not sent")
+            return
+        }
+        #expect(status == (ranged ? .partialContent : .ok))
+        #expect((start, length) == (ranged ? (10, 10) : (0, 4096)))
+        #expect(fields.httpFields[.contentLength] == (ranged ? "10" : "4096"))
+        #expect(fields.httpFields[.contentRange] == (ranged ? "bytes 10-19/4096" : nil))
+        request[.ifNoneMatch] = metadata.entityTag
+        guard
+            case .notModified(let unchanged) =
+                FileResponses.plan(named: "a.txt", request: request, download: false, metadata: metadata)
+        else {
+            Issue.record("not 304")
+            return
+        }
+        #expect(unchanged.httpFields[.contentLength] == nil)
+        #expect(unchanged.httpFields[.eTag] == metadata.entityTag)
+        #expect(unchanged.httpFields[.lastModified] == "Tue, 25 Nov 2025 01:23:45 GMT")
+    }
+}
+
+/// Paths read from URLs on the bytes, as the plain Swift they replaced read them.
+@Suite("Share paths from URLs, logic")
+struct PercentEncodedPathTests {
+    @Test(
+        "names split at each / as on Characters, decoded, and checked",
+        arguments: [
+            "a", "a/b/c", "/a//b/", "Team/s-00001.bin", "%C3%89t%C3%A9/%E2%98%83", "e\u{301}/x", "a%2Fb", "a/%2e%2e",
+            "..", "a/./b", ".hidden/x", "a%00b", "%ZZ", "%C3", "", "/",
+        ])
+    func split(raw: String) {
+        let bytes = Result { () throws(SharePathError) in try SharePath(percentEncoded: Substring(raw)) }
+        // The rule as written before: Character split, then the same decoding and checks per name.
+        let characters = Result { () throws(SharePathError) -> SharePath in
+            var names: [String] = []
+            for segment in raw.split(separator: "/", omittingEmptySubsequences: true) {
+                guard let name = String(validating: try SharePath.percentDecode(segment), as: UTF8.self) else {
+                    throw SharePathError(.invalid, "a name in the path is not valid UTF-8")
+                }
+                try SharePath.check(name)
+                names.append(name)
+            }
+            return try SharePath(plain: names.joined(separator: "/"))
+        }
+        switch (bytes, characters) {
+        case (.success(let a), .success(let b)): #expect(a.components == b.components)
+        case (.failure(let a), .failure(let b)): #expect(a.description == b.description)
+        default: Issue.record("\(raw): \(bytes) against \(characters)")
+        }
+    }
+
+    @Test("a / before a combining mark ends a name, as every URL parser reads it")
+    func slashBeforeCombiningMark() throws {
+        // As Characters, "/\u{301}" is one, and the whole was refused as a
+        // name containing "/": the byte is what the client sent.
+        let path = try SharePath(percentEncoded: Substring("Été ☃/\u{301}x"))
+        #expect(path.components == ["Été ☃", "\u{301}x"])
+    }
+}

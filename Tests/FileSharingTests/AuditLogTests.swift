@@ -31,6 +31,30 @@ struct AuditLogTests {
         #expect(abs(back.timeIntervalSince1970 - seconds) < 0.001)
     }
 
+    @Test("an event's JSON line: its fields in order, escaped, optional ones left out, read back the same")
+    func jsonLine() throws {
+        let plain = Self.event(1)
+        #expect(
+            plain.jsonLine
+                == #"{"time":"2023-11-14T22:13:21.000Z","action":"download","who":"alice","address":"192.0.2.1","path":"Team/a.txt","outcome":"ok","detail":"n1"}"#
+        )
+        let bare = AuditEvent(
+            action: "signin", who: "-", address: "::1", path: nil, outcome: "denied",
+            time: Date(timeIntervalSince1970: 0))
+        #expect(
+            bare.jsonLine
+                == #"{"time":"1970-01-01T00:00:00.000Z","action":"signin","who":"-","address":"::1","outcome":"denied"}"#
+        )
+        let odd = AuditEvent(
+            action: "move", who: "b\"o\\b", address: "192.0.2.1", path: "a\nb\u{1}/Été ☃.txt", outcome: "ok",
+            detail: "tab\there")
+        #expect(odd.jsonLine.contains(#""who":"b\"o\\b""#))
+        #expect(odd.jsonLine.contains(#""path":"a\nb\u0001/Été ☃.txt""#))
+        for event in [plain, bare, odd] {
+            #expect(try JSONDecoder().decode(AuditEvent.self, from: Data(event.jsonLine.utf8)) == event)
+        }
+    }
+
     @Test("rotated by size, the newest kept files read back in order, each file private")
     func rotation() async throws {
         let folder = try TemporaryFolder()

@@ -38,12 +38,31 @@ public struct AuditEvent: Sendable, Codable, Equatable {
 
     /// The event's JSON line (no newline).
     public var jsonLine: String {
-        var json = "{\"time\":\(JSONText.quoted(time)),\"action\":\(JSONText.quoted(action))"
-        json += ",\"who\":\(JSONText.quoted(who)),\"address\":\(JSONText.quoted(address))"
-        if let path { json += ",\"path\":\(JSONText.quoted(path))" }
-        json += ",\"outcome\":\(JSONText.quoted(outcome))"
-        if let detail { json += ",\"detail\":\(JSONText.quoted(detail))" }
-        return json + "}"
+        // Appended into one string: interpolating `JSONText.quoted` made a
+        // string of each part, and every download is an event (3 % of a
+        // small read's samples in the profile).
+        var json = ""
+        json.reserveCapacity(160)
+        json += "{\"time\":"
+        JSONText.appendQuoted(time, to: &json)
+        json += ",\"action\":"
+        JSONText.appendQuoted(action, to: &json)
+        json += ",\"who\":"
+        JSONText.appendQuoted(who, to: &json)
+        json += ",\"address\":"
+        JSONText.appendQuoted(address, to: &json)
+        if let path {
+            json += ",\"path\":"
+            JSONText.appendQuoted(path, to: &json)
+        }
+        json += ",\"outcome\":"
+        JSONText.appendQuoted(outcome, to: &json)
+        if let detail {
+            json += ",\"detail\":"
+            JSONText.appendQuoted(detail, to: &json)
+        }
+        json += "}"
+        return json
     }
 
     /// The time as the log writes it: `2026-11-25T01:23:45.678Z`.

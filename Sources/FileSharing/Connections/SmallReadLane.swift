@@ -54,6 +54,8 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
     /// Answers written and not yet flushed (flushed once the read completes,
     /// so requests pipelined in one read are answered in one write).
     private var unflushed = false
+    /// Where each answer's head is put together (``bytes(of:scratch:allocator:)``).
+    private var scratch: [UInt8] = []
 
     init(
         reads: SmallReads, ends: ResponseEnds, routeAtLeastEvery: TimeAmount,
@@ -117,7 +119,9 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
             guard let answered else { return }
             buffer.moveReaderIndex(forwardBy: answered.length)
             context.write(
-                wrapOutboundOut(Self.bytes(of: answered.answer, allocator: context.channel.allocator)), promise: nil)
+                wrapOutboundOut(
+                    Self.bytes(of: answered.answer, scratch: &scratch, allocator: context.channel.allocator)),
+                promise: nil)
             unflushed = true
             reads.answeredAhead.add()
             if let deadlines { deadlines.handler.requestAnsweredAhead(context: deadlines.context, now: now) }
@@ -165,33 +169,31 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// `answer` as NIO's HTTP/1 encoder writes it: the status line, the
-    /// fields in order (a `304` without `Content-Length` or
-    /// `Transfer-Encoding`, as it has no body), the empty line and the body.
-    static func bytes(of answer: SmallReads.Answer, allocator: ByteBufferAllocator) -> ByteBuffer {
-        // The head is put together in an array and written at once: a
-        // buffer's write checks its room and uniqueness each time.
-        var head: [UInt8] = []
-        head.reserveCapacity(512)
-        head.append(contentsOf: "HTTP/1.1 ".utf8)
-        let status = answer.head.status
-        let code = status.code
-        head.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 100 % 10))
-        head.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 10 % 10))
-        head.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code % 10))
-        head.append(UInt8(ascii: " "))
-        head.append(contentsOf: status.reasonPhrase.utf8)
-        head.append(contentsOf: "\r\n".utf8)
-        let bodiless = code == 304
-        for field in answer.head.headerFields {
-            if bodiless, field.name == .contentLength || field.name == .transferEncoding { continue }
-            head.append(contentsOf: field.name.rawName.utf8)
-            head.append(contentsOf: ": ".utf8)
-            head.append(contentsOf: field.value.utf8)
-            head.append(contentsOf: "\r\n".utf8)
-        }
-        head.append(contentsOf: "\r\n".utf8)
-        var out = allocator.buffer(capacity: head.count + (answer.body?.readableBytes ?? 0))
-        out.writeBytes(head)
+    /// fields in order (a `304` without `Content-Length`, as it has no
+    /// body), the empty line and the body. The head is put together in
+    /// `scratch` (the connection's, kept between answers) and copied out at
+    /// once: a buffer's write checks its room and uniqueness each time.
+    static func bytes(
+        of answer: SmallReads.Answer, scratch: inout [UInt8], allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: "HTTP/1.1 ".utf8)
+        let code = answer.status.code
+        scratch.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 100 % 10))
+        scratch.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 10 % 10))
+        scratch.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code % 10))
+        scratch.append(UInt8(ascii: " "))
+        scratch.append(contentsOf: answer.status.reasonPhrase.utf8)
+        scratch.append(contentsOf: "\r\n".utf8)
+        // A 304's fields have no length (``FileResponses/plan(named:request:download:metadata:)``).
+        answer.fields.write(into: &scratch)
+        scratch.append(contentsOf: "Date: ".utf8)
+        scratch.append(contentsOf: answer.date.utf8)
+        scratch.append(contentsOf: "\r\nServer: ".utf8)
+        scratch.append(contentsOf: answer.server.utf8)
+        scratch.append(contentsOf: "\r\n\r\n".utf8)
+        var out = allocator.buffer(capacity: scratch.count + (answer.body?.readableBytes ?? 0))
+        out.writeBytes(scratch)
         if var body = answer.body { out.writeBuffer(&body) }
         return out
     }

@@ -70,10 +70,23 @@ struct SmallReads: Sendable {
         var value: Int { count.load(ordering: .relaxed) }
     }
 
-    /// The parts of an answer, to be written in order.
+    /// An answer: its status, its fields and body, and the `Date` and
+    /// `Server` fields that follow the file's.
     struct Answer {
-        var head: HTTPResponse
+        var status: HTTPResponse.Status
+        var fields: FileAnswerFields
         var body: ByteBuffer?
+        var date: String
+        var server: String
+
+        /// The head as `HTTPTypes` has it, for the handler after the decoder.
+        var head: HTTPResponse {
+            var headerFields = fields.httpFields
+            // Appended: the file's fields never have them, and setting one looks for it first.
+            headerFields.append(HTTPField(name: .date, value: date))
+            headerFields.append(HTTPField(name: .server, value: server))
+            return HTTPResponse(status: status, headerFields: headerFields)
+        }
     }
 
     /// The answer to `request` from the client at `address`, or `nil`
@@ -90,11 +103,13 @@ struct SmallReads: Sendable {
         // On the bytes: `contains("?")` would walk the target as Characters.
         guard let target = request.path,
             !target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
-            fields[.transferEncoding] == nil,
+            // `contains` and `value(of:)`: the subscript joins through a lazy
+            // map whose metadata is looked up at run time (`HTTPFields.value(of:)`).
+            !fields.contains(.transferEncoding),
             // Closing the connection after the answer is the router's work
             // (`OriginFormCodec` says `close` plainly when a request asks for it).
-            fields[.connection].map({ $0.lowercased() == "keep-alive" }) ?? true,
-            fields[.contentLength].map({ $0 == "0" }) ?? true
+            fields.value(of: .connection).map({ $0.lowercased() == "keep-alive" }) ?? true,
+            fields.value(of: .contentLength).map({ $0 == "0" }) ?? true
         else { return nil }
         let path: SharePath
         let face: ServerMetrics.Face
@@ -116,13 +131,13 @@ struct SmallReads: Sendable {
             (try? ShareCore.authorize(.read, path, for: requester)) != nil
         else { return nil }
         guard let answer = read(path, request: fields, head: head) else { return nil }
-        let status = Int(answer.head.status.code)
+        let status = Int(answer.status.code)
         // The audit keeps downloads; a HEAD is not one (`AuditMiddleware.action`).
         if !head {
             audit.recordDownload(
                 who: who, address: address, path: path.description, url: target, status: status,
-                validator: answer.head.headerFields.first(where: { $0.name == .eTag })?.value,
-                ranged: fields[.range] != nil)
+                validator: answer.fields.entityTag,
+                ranged: fields.contains(.range))
         }
         tally.add()
         metrics.requestAnswered(
@@ -164,7 +179,7 @@ struct SmallReads: Sendable {
         else { return nil }
         defer { close(file.fd) }
         guard !contentWaits, file.metadata.kind == .file else { return nil }
-        var fields: HTTPFields
+        var fields: FileAnswerFields
         var status = HTTPResponse.Status.notModified
         var body: ByteBuffer? = nil
         switch FileResponses.plan(named: path.name, request: request, download: false, metadata: file.metadata) {
@@ -179,10 +194,7 @@ struct SmallReads: Sendable {
                 body = slice
             }
         }
-        // Appended: the plan never has them, and setting one looks for it first.
-        fields.append(HTTPField(name: .date, value: clock.now()))
-        fields.append(HTTPField(name: .server, value: serverName))
-        return Answer(head: HTTPResponse(status: status, headerFields: fields), body: body)
+        return Answer(status: status, fields: fields, body: body, date: clock.now(), server: serverName)
     }
 }
 

@@ -45,7 +45,10 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     /// Parses a percent-encoded, `/`-separated path from a URL.
     public init(percentEncoded raw: Substring) throws(SharePathError) {
         var names: [String] = []
-        for segment in raw.split(separator: "/", omittingEmptySubsequences: true) {
+        // Split on the bytes: a Substring's own split compares Characters,
+        // a few percent of every small read (and `/` is never part of one).
+        for bytes in raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            let segment = Substring(bytes)
             let name: String
             if segment.utf8.contains(UInt8(ascii: "%")) {
                 guard let decoded = String(validating: try SharePath.percentDecode(segment), as: UTF8.self) else {
@@ -65,9 +68,11 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     /// Parses a plain (not percent-encoded) path, as JSON bodies and query values carry it.
     public init(plain: String) throws(SharePathError) {
         var names: [String] = []
-        for name in plain.split(separator: "/", omittingEmptySubsequences: true) {
-            try SharePath.check(String(name))
-            names.append(String(name))
+        // On the bytes, as ``init(percentEncoded:)`` splits.
+        for bytes in plain.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            let name = String(Substring(bytes))
+            try SharePath.check(name)
+            names.append(name)
         }
         self.init(checked: names)
     }
@@ -82,8 +87,10 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     /// Parses a percent-encoded path whose last name is client metadata
     /// (see `isClientMetadata`); `nil` for any other path.
     static func clientMetadata(percentEncoded raw: Substring) -> SharePath? {
-        let segments = raw.split(separator: "/", omittingEmptySubsequences: true)
-        guard let last = segments.last else { return nil }
+        guard
+            let last = raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).last.map(
+                Substring.init)
+        else { return nil }
         // A name without escapes is its own decoding: judged as it is, before
         // anything is decoded (every WebDAV GET asks).
         if !last.utf8.contains(UInt8(ascii: "%")), !isClientMetadata(String(last)) { return nil }

@@ -93,7 +93,7 @@ extension FileResponses {
     /// Whether a GET or HEAD wants the file's bytes read with its open:
     /// not for `HEAD`, nor when the answer will likely be `304`.
     static func wantsContent(head: Bool, request: HTTPFields) -> Bool {
-        !head && request[.ifNoneMatch] == nil && request[.ifModifiedSince] == nil
+        !head && !request.contains(.ifNoneMatch) && !request.contains(.ifModifiedSince)
     }
 
     /// What a read from the page cache alone gave.

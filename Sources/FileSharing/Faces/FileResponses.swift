@@ -66,14 +66,14 @@ enum FileResponses {
         let length: Int64
         switch plan(named: name, request: request.headers, download: download, metadata: metadata) {
         case .notModified(let fields):
-            return Response(status: .notModified, headers: fields)
+            return Response(status: .notModified, headers: fields.httpFields)
         case .unsatisfiable(let size):
             var response = Response.json(
                 status: .rangeNotSatisfiable, error: "the range is outside the file (\(size) bytes)")
             response.headers[.contentRange] = "bytes */\(size)"
             return response
         case .send(let planned, let fields, let from, let count):
-            (status, headers, start, length) = (planned, fields, from, count)
+            (status, headers, start, length) = (planned, fields.httpFields, from, count)
         }
         if head || length == 0 { return Response(status: status, headers: headers) }
         if let content {
@@ -128,27 +128,17 @@ enum FileResponses {
         named name: String, request: HTTPFields, download: Bool, metadata: SharedFolder.Metadata
     ) -> DownloadPlan {
         let etag = metadata.entityTag
-        // Appended rather than written as a dictionary literal, which checks
-        // each name against the others on every answer.
-        var headers = HTTPFields()
-        headers.reserveCapacity(10)
-        headers.append(HTTPField(name: .eTag, value: etag))
-        headers.append(HTTPField(name: .lastModified, value: HTTPDate.format(nanoseconds: metadata.modified)))
-        headers.append(HTTPField(name: .acceptRanges, value: "bytes"))
-        headers.append(HTTPField(name: .contentType, value: FileResponses.mediaType(for: name)))
-        headers.append(HTTPField(name: .cacheControl, value: "no-cache"))
-        headers.append(HTTPField(name: .xContentTypeOptions, value: "nosniff"))
-        // A user's HTML or SVG must not run as the share's own page.
-        headers.append(HTTPField(name: .contentSecurityPolicy, value: FileResponses.contentSecurityPolicy))
-        if download { headers[.contentDisposition] = FileResponses.attachment(name) }
+        var fields = FileAnswerFields(
+            entityTag: etag, modified: metadata.modified, mediaType: FileResponses.mediaType(for: name),
+            disposition: download ? FileResponses.attachment(name) : nil)
         if let match = request.value(of: .ifNoneMatch) {
             if FileResponses.matches(ifNoneMatch: match, entityTag: etag) {
-                return .notModified(headers)
+                return .notModified(fields)
             }
         } else if let since = request.value(of: .ifModifiedSince).flatMap(HTTPDate.parse),
             metadata.modified / 1_000_000_000 * 1_000_000_000 <= since
         {
-            return .notModified(headers)
+            return .notModified(fields)
         }
         var range: ClosedRange<Int64>? = nil
         if let header = request.value(of: .range), metadata.size > 0 {
@@ -163,13 +153,9 @@ enum FileResponses {
         }
         let start = range?.lowerBound ?? 0
         let length = range.map { $0.upperBound - $0.lowerBound + 1 } ?? metadata.size
-        // Neither is among the fields yet: appended, not looked for first.
-        headers.append(HTTPField(name: .contentLength, value: String(length)))
-        if let range {
-            headers.append(
-                HTTPField(name: .contentRange, value: "bytes \(range.lowerBound)-\(range.upperBound)/\(metadata.size)"))
-        }
-        return .send(status: range == nil ? .ok : .partialContent, headers: headers, start: start, length: length)
+        fields.contentLength = length
+        if let range { fields.contentRange = (range.lowerBound, range.upperBound, metadata.size) }
+        return .send(status: range == nil ? .ok : .partialContent, fields: fields, start: start, length: length)
     }
 
     /// The policy every file is answered with: nothing in it runs, nothing
@@ -180,11 +166,11 @@ enum FileResponses {
     /// What ``plan(named:request:download:metadata:)`` decided.
     enum DownloadPlan {
         /// 304, with these fields.
-        case notModified(HTTPFields)
+        case notModified(FileAnswerFields)
         /// 416: the range is outside the file of this size.
         case unsatisfiable(size: Int64)
         /// 200 or 206: these fields, and `length` bytes from `start` (none for HEAD).
-        case send(status: HTTPResponse.Status, headers: HTTPFields, start: Int64, length: Int64)
+        case send(status: HTTPResponse.Status, fields: FileAnswerFields, start: Int64, length: Int64)
     }
 
     /// `GET /api/thumbnail/P`: a small image for the list. Images, comics
