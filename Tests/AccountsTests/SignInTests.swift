@@ -125,6 +125,21 @@ struct CredentialCacheTests {
         cache.insert(name: "ab", password: "c", now: now)
         #expect(!cache.contains(name: "a", password: "bc", now: now))
     }
+
+    @Test("empty, long and non-ASCII passwords are each their own; an entry ends with its lifetime")
+    func passwordsAndLifetime() {
+        let cache = CredentialCache(lifetime: .seconds(60))
+        let now = ContinuousClock.now
+        let long = String(repeating: "p", count: 10_000)
+        for password in ["", long, "pässwörd ☃"] { cache.insert(name: "u", password: password, now: now) }
+        for password in ["", long, "pässwörd ☃"] { #expect(cache.contains(name: "u", password: password, now: now)) }
+        for password in [" ", long + "p", "passwörd ☃", "pässwörd"] {
+            #expect(!cache.contains(name: "u", password: password, now: now))
+        }
+        #expect(!cache.contains(name: "v", password: "", now: now))
+        #expect(cache.contains(name: "u", password: "", now: now + .seconds(59)))
+        #expect(!cache.contains(name: "u", password: "", now: now + .seconds(60)))
+    }
 }
 
 @Suite("slowing failed sign-ins")
