@@ -26,6 +26,7 @@ public final class CredentialCache: Sendable {
     /// from a copy (keying per call was a third of a cached check).
     private let keyed: HMAC<SHA256>
     private let state: Mutex<State>
+    private let emptied = Atomic<Int>(0)
 
     struct State {
         var entries: [Digest: Entry] = [:]
@@ -63,17 +64,27 @@ public final class CredentialCache: Sendable {
 
     /// Whether `name` and `password` were verified within the lifetime, at `now`.
     public func contains(name: String, password: String, now: ContinuousClock.Instant) -> Bool {
+        expiry(name: name, password: password, now: now) != nil
+    }
+
+    /// Until when `name` and `password` are vouched for, when they were
+    /// verified within the lifetime; `nil` otherwise (at `now`).
+    public func expiry(name: String, password: String, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         let digest = self.digest(name: name, password: password)
         return state.withLock { state in
-            guard let entry = state.entries[digest] else { return false }
+            guard let entry = state.entries[digest] else { return nil }
             guard entry.expires > now, entry.user == name else {
                 state.entries.removeValue(forKey: digest)
                 state.order.removeAll { $0 == digest }
-                return false
+                return nil
             }
-            return true
+            return entry.expires
         }
     }
+
+    /// How many times the cache was emptied (``removeAll()``): what was
+    /// found in it before is vouched for only while this is unchanged.
+    public var generation: Int { emptied.load(ordering: .acquiring) }
 
     /// Remembers that `password` is `name`'s, from `now` for ``lifetime``.
     public func insert(name: String, password: String, now: ContinuousClock.Instant) {
@@ -90,6 +101,7 @@ public final class CredentialCache: Sendable {
     /// Forgets everything (the users file changed).
     public func removeAll() {
         state.withLock { $0 = State() }
+        emptied.add(1, ordering: .releasing)
     }
 
     /// The number of entries kept now.

@@ -50,10 +50,24 @@ public struct PasswordCheck: Sendable {
     /// known without hashing (wrong, unknown, or not verified lately).
     /// Never hashes, so it may run where waiting is not allowed.
     public func verifyCached(name: String, password: String, now: ContinuousClock.Instant = .now) -> AccessPolicy? {
+        verifiedRecently(name: name, password: password, now: now)?.policy
+    }
+
+    /// What ``verifyCached(name:password:now:)`` finds, and how long it
+    /// holds: until `expires`, while the cache's generation is `generation`
+    /// (a users file that changes empties the cache, which moves it on).
+    public func verifiedRecently(
+        name: String, password: String, now: ContinuousClock.Instant = .now
+    ) -> (policy: AccessPolicy, expires: ContinuousClock.Instant, generation: Int)? {
         let directory = users.current(now: now)
-        guard directory.users[name] != nil, users.credentials.contains(name: name, password: password, now: now)
+        // Read before the lookup: a cache emptied after it moves the
+        // generation past this one, never the other way round.
+        let generation = users.credentials.generation
+        guard directory.users[name] != nil,
+            let expires = users.credentials.expiry(name: name, password: password, now: now),
+            let policy = directory.policy(for: name)
         else { return nil }
-        return directory.policy(for: name)
+        return (policy, expires, generation)
     }
 
     /// A hash of a password nobody has, made the first time it is needed.

@@ -12,7 +12,7 @@ import NIOHTTP1
 /// `HTTPRequestHead`, the conversion to `HTTPTypes`, six handlers each way,
 /// the answer converted back and encoded. Here a request whose head is
 /// whole in the bytes read and strict (``RequestHeadScan``) is given to
-/// ``SmallReads/answer(_:address:)`` — the same authentication, rights,
+/// ``SmallReads/answer(_:client:)`` — the same authentication, rights,
 /// path rules, validators, audit and metrics — and its answer is written as
 /// bytes, as NIO's encoder writes it (the same status line, fields in the
 /// same order, the same framing). Whatever it does not answer goes on to
@@ -48,7 +48,7 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
     private let routeAtLeastEvery: TimeAmount
     private let deadlines: (handler: ConnectionDeadlineHandler, context: ChannelHandlerContext)?
     private var framing = RequestFraming()
-    private var address = "unknown"
+    private var client = SmallReads.Client(address: "unknown")
     /// When a request last went on to the router (or the connection began).
     private var lastRouted = NIODeadline.now()
     /// Answers written and not yet flushed (flushed once the read completes,
@@ -68,7 +68,7 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if let remote = context.channel.remoteAddress { address = remote.ipAddress ?? "?" }
+        if let remote = context.channel.remoteAddress { client.address = remote.ipAddress ?? "?" }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -111,7 +111,7 @@ final class SmallReadLane: ChannelInboundHandler, RemovableChannelHandler {
             let answered: (length: Int, answer: SmallReads.Answer)? = buffer.withUnsafeReadableBytes { bytes in
                 guard let end = RequestHeadScan.headEnd(in: bytes, from: 0) else { return nil }
                 let head = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
-                guard let request = Self.request(head), let answer = reads.answer(request, address: address) else {
+                guard let request = Self.request(head), let answer = reads.answer(request, client: &client) else {
                     return nil
                 }
                 return (end, answer)

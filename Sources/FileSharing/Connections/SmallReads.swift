@@ -22,7 +22,7 @@ import Synchronization
 /// routed answer uses for every step that decides something:
 /// - who it is: the share's one user (``AuthMiddleware/check(_:)``), a
 ///   session kept in this server's memory, or a password verified a moment ago
-///   (``SignIn/signInCached(name:password:address:now:)``);
+///   (``SignIn/signInCached(authorization:address:now:remembered:)``);
 /// - whether they may read the path (`ShareCore.authorize`, the core's one
 ///   policy) and the path rules (`SharePath`, `openat2` in ``SharedFolder/openCached(_:flags:)``);
 /// - validators, conditional requests and ranges
@@ -35,7 +35,7 @@ import Synchronization
 /// a password hashed, a refusal or an error of any kind (so every error
 /// keeps its one wording and status), a WebDAV placeholder or client
 /// metadata, a file that is large, not cached or changed while read.
-/// ``answer(_:address:)`` returns `nil` for those, having answered nothing
+/// ``answer(_:client:)`` returns `nil` for those, having answered nothing
 /// and recorded nothing (a session or a password looked up on the way is
 /// looked up again by the router, as for any request).
 struct SmallReads: Sendable {
@@ -89,9 +89,18 @@ struct SmallReads: Sendable {
         }
     }
 
-    /// The answer to `request` from the client at `address`, or `nil`
-    /// when the router must answer it (nothing was changed or recorded then).
-    func answer(_ request: HTTPRequest, address: String) -> Answer? {
+    /// What a connection's handler keeps for the requests it gives here.
+    struct Client {
+        /// The client's address.
+        var address: String
+        /// The Basic credentials it last signed in with (a users file).
+        var signedIn: SignIn.Remembered? = nil
+    }
+
+    /// The answer to `request` from `client`, or `nil` when the router
+    /// must answer it (nothing was changed or recorded then).
+    func answer(_ request: HTTPRequest, client: inout Client) -> Answer? {
+        let address = client.address
         let started = DispatchTime.now().uptimeNanoseconds
         let head: Bool
         switch request.method {
@@ -127,7 +136,7 @@ struct SmallReads: Sendable {
         } else {
             return nil
         }
-        guard !path.isRoot, let (requester, who) = authenticate(fields, address: address),
+        guard !path.isRoot, let (requester, who) = authenticate(fields, client: &client),
             (try? ShareCore.authorize(.read, path, for: requester)) != nil
         else { return nil }
         guard let answer = read(path, request: fields, head: head) else { return nil }
@@ -148,7 +157,7 @@ struct SmallReads: Sendable {
 
     /// Who the request is from and the name the audit gives them; `nil`
     /// when only the router can tell (or refuse).
-    func authenticate(_ fields: HTTPFields, address: String) -> (Requester, String)? {
+    func authenticate(_ fields: HTTPFields, client: inout Client) -> (Requester, String)? {
         switch authentication {
         case .none:
             return (.everyone, "-")
@@ -161,8 +170,10 @@ struct SmallReads: Sendable {
                 guard let requester = signIn.sessionWithoutWaiting(id) else { return nil }
                 return (requester, requester.name)
             }
-            guard let basic = BasicCredentials.parse(fields.value(of: .authorization)),
-                let requester = signIn.signInCached(name: basic.name, password: basic.password, address: address)
+            guard
+                let requester = signIn.signInCached(
+                    authorization: fields.value(of: .authorization), address: client.address,
+                    remembered: &client.signedIn)
             else { return nil }
             return (requester, requester.name)
         }
@@ -214,7 +225,7 @@ final class SmallReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPResponsePart
 
     private let reads: SmallReads
-    private var address = "unknown"
+    private var client = SmallReads.Client(address: "unknown")
     /// Requests passed on whose response has not ended yet.
     private var passedOn = 0
     /// The request under way is passed on (its parts follow its head).
@@ -229,13 +240,13 @@ final class SmallReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     init(reads: SmallReads) { self.reads = reads }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if let remote = context.channel.remoteAddress { address = remote.ipAddress ?? "?" }
+        if let remote = context.channel.remoteAddress { client.address = remote.ipAddress ?? "?" }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let request):
-            if passedOn == 0, let answer = reads.answer(request, address: address) {
+            if passedOn == 0, let answer = reads.answer(request, client: &client) {
                 self.answer = answer
                 passing = false
                 return

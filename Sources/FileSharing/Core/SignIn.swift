@@ -58,7 +58,16 @@ final class SignIn: Sendable {
     ///   cannot be reached: no answer, rather than a wrong one.
     func session(_ id: String) async throws(AccountsError) -> Requester? {
         guard let record = try await sessions.session(id) else { return nil }
-        guard let requester = requester(for: record.user), let stamp = stamp(of: record.user) else {
+        var current = (requester(for: record.user), stamp(of: record.user))
+        if current.0 == nil || current.1 != record.stamp {
+            // Before ending anything, the users file as it is now: it is
+            // read again only once a second, and a server of several that
+            // has not read a new password yet would end the sessions of the
+            // new one everywhere (or all of a user just added).
+            check.users.reloadIfChanged()
+            current = (requester(for: record.user), stamp(of: record.user))
+        }
+        guard let requester = current.0, let stamp = current.1 else {
             try await sessions.end(user: record.user, keeping: nil)
             return nil
         }
@@ -115,18 +124,66 @@ final class SignIn: Sendable {
         return .signedIn(Requester(user: name, policy: policy))
     }
 
-    /// Who `name` is when `password` was verified a moment ago (see
-    /// ``PasswordCheck/verifyCached(name:password:now:)``) and sign-ins are
-    /// not being slowed; `nil` when only ``signIn(name:password:address:now:)`` can tell.
-    func signInCached(name: String, password: String, address: String, now: ContinuousClock.Instant = .now)
-        -> Requester?
+    /// What a connection remembers of the Basic credentials it last
+    /// signed in with (``signInCached(authorization:address:now:remembered:)``).
+    struct Remembered {
+        /// The `Authorization` field, exactly as it came.
+        let authorization: String
+        let requester: Requester
+        /// When the credential cache stops vouching for them.
+        let expires: ContinuousClock.Instant
+        /// The cache's generation when they were found in it.
+        let generation: Int
+    }
+
+    /// Who the Basic credentials of `authorization` are when their password
+    /// was verified a moment ago (see ``PasswordCheck/verifyCached(name:password:now:)``)
+    /// and sign-ins are not being slowed, remembered by the connection they
+    /// came on; `nil` when only ``signIn(name:password:address:now:)`` can tell.
+    ///
+    /// Scripts and WebDAV clients send the same field on every request of
+    /// a connection, and looking it up in the ``CredentialCache`` means
+    /// its keyed digest (a tenth of a small read with a users file, `perf`).
+    /// The same field again is taken as the same person while the cache
+    /// vouches for them: before their entry's end, and while the cache was
+    /// not emptied (a users file that changes empties it, so a changed
+    /// password, right or removal applies at the next request); the users
+    /// file is polled and the sign-in throttle asked as on any sign-in.
+    /// Any other field is looked up afresh. The memory is the
+    /// connection's, which holds the field on every request anyway; the
+    /// shared cache still holds no password.
+    func signInCached(
+        authorization: String?, address: String, now: ContinuousClock.Instant = .now,
+        remembered: inout Remembered?
+    ) -> Requester? {
+        guard let authorization else { return nil }
+        if let known = remembered, known.authorization == authorization, now < known.expires {
+            _ = check.users.current(now: now)
+            if known.generation == check.users.credentials.generation,
+                throttle.withLock({ $0.wait(address: address, name: known.requester.name, now: now) }) == nil
+            {
+                return known.requester
+            }
+        }
+        remembered = nil
+        guard let basic = BasicCredentials.parse(authorization),
+            let found = verifiedCached(name: basic.name, password: basic.password, address: address, now: now)
+        else { return nil }
+        remembered = Remembered(
+            authorization: authorization, requester: found.requester, expires: found.expires,
+            generation: found.generation)
+        return found.requester
+    }
+
+    private func verifiedCached(name: String, password: String, address: String, now: ContinuousClock.Instant)
+        -> (requester: Requester, expires: ContinuousClock.Instant, generation: Int)?
     {
         guard AccountName.isValid(name),
             throttle.withLock({ $0.wait(address: address, name: name, now: now) }) == nil,
-            let policy = check.verifyCached(name: name, password: password, now: now)
+            let found = check.verifiedRecently(name: name, password: password, now: now)
         else { return nil }
         throttle.withLock { $0.succeeded(name: name) }
-        return Requester(user: name, policy: policy)
+        return (Requester(user: name, policy: found.policy), found.expires, found.generation)
     }
 
     /// The rights `name` has now, for a session signed in earlier; `nil` when the user is gone.

@@ -1,0 +1,110 @@
+import Accounts
+import FileshareTestSupport
+import Foundation
+import Logging
+import Testing
+
+@testable import FileSharing
+
+/// The Basic credentials a connection last signed in with, remembered by
+/// it (``SignIn/signInCached(authorization:address:now:remembered:)``):
+/// trusted only while the credential cache would vouch for them.
+@Suite("Sign-ins remembered by a connection, logic")
+struct RememberedSignInTests {
+    /// Its "hash" is the password reversed (never outside tests).
+    struct ReversingHasher: PasswordHasher {
+        func hash(_ password: String) -> String { "$2test$" + String(password.reversed()) }
+        func verify(_ password: String, against hash: String) -> Bool { hash == self.hash(password) }
+    }
+
+    static func basic(_ name: String, _ password: String) -> String {
+        "Basic " + Data("\(name):\(password)".utf8).base64EncodedString()
+    }
+
+    /// A sign-in over a users file with alice (read on /) and bob.
+    static func signIn(in folder: TemporaryFolder) throws -> (SignIn, path: String) {
+        var directory = UserDirectory()
+        try directory.addUser("alice", passwordHash: ReversingHasher().hash("secret"))
+        try directory.addUser("bob", passwordHash: ReversingHasher().hash("pw"))
+        try directory.grant(.read, on: "/", to: "alice")
+        let path = folder("users.json")
+        try UsersFile.write(directory, to: path)
+        let users = try LiveUsers(path: path, checkInterval: .zero, logger: Logger(label: "test"))
+        return (
+            SignIn(check: PasswordCheck(users: users, hasher: ReversingHasher()), logger: Logger(label: "test")), path
+        )
+    }
+
+    @Test("remembered while the cache vouches: not before a verification, not past its entry, not once emptied")
+    func lifetime() async throws {
+        let folder = try TemporaryFolder()
+        let (signIn, _) = try Self.signIn(in: folder)
+        let alice = Self.basic("alice", "secret")
+        let now = ContinuousClock.now
+        var remembered: SignIn.Remembered? = nil
+        // Never verified: nothing to remember, only the waiting sign-in can tell.
+        #expect(signIn.signInCached(authorization: alice, address: "a", now: now, remembered: &remembered) == nil)
+        #expect(remembered == nil)
+        guard case .signedIn = await signIn.signIn(name: "alice", password: "secret", address: "a", now: now) else {
+            Issue.record("alice did not sign in")
+            return
+        }
+        let first = signIn.signInCached(authorization: alice, address: "a", now: now, remembered: &remembered)
+        #expect(first?.name == "alice" && remembered?.requester.name == "alice")
+        #expect(
+            signIn.signInCached(authorization: alice, address: "a", now: now + .seconds(299), remembered: &remembered)?
+                .name == "alice")
+        // Past the cache entry's lifetime (300 s), the memory goes with it.
+        #expect(
+            signIn.signInCached(authorization: alice, address: "a", now: now + .seconds(300), remembered: &remembered)
+                == nil)
+        #expect(remembered == nil)
+
+        // Emptied (as a changed users file empties it): not trusted any more.
+        _ = await signIn.signIn(name: "alice", password: "secret", address: "a", now: now)
+        #expect(signIn.signInCached(authorization: alice, address: "a", now: now, remembered: &remembered) != nil)
+        signIn.check.users.credentials.removeAll()
+        #expect(signIn.signInCached(authorization: alice, address: "a", now: now, remembered: &remembered) == nil)
+    }
+
+    @Test("other credentials on the same connection are looked up afresh, never taken for the remembered ones")
+    func otherCredentials() async throws {
+        let folder = try TemporaryFolder()
+        let (signIn, _) = try Self.signIn(in: folder)
+        let now = ContinuousClock.now
+        _ = await signIn.signIn(name: "alice", password: "secret", address: "a", now: now)
+        var remembered: SignIn.Remembered? = nil
+        #expect(
+            signIn.signInCached(
+                authorization: Self.basic("alice", "secret"), address: "a", now: now, remembered: &remembered) != nil)
+        // Never verified: not alice, and alice is no longer what the connection remembers.
+        for other in [Self.basic("alice", "wrong"), Self.basic("bob", "pw"), "Bearer x"] {
+            #expect(signIn.signInCached(authorization: other, address: "a", now: now, remembered: &remembered) == nil)
+            #expect(remembered == nil, "\(other)")
+            #expect(
+                signIn.signInCached(
+                    authorization: Self.basic("alice", "secret"), address: "a", now: now, remembered: &remembered)?
+                    .name == "alice")
+        }
+        // A wrong password is never answered from memory.
+        #expect(
+            signIn.signInCached(
+                authorization: Self.basic("alice", "wrong"), address: "a", now: now, remembered: &remembered) == nil)
+        #expect(signIn.signInCached(authorization: nil, address: "a", now: now, remembered: &remembered) == nil)
+    }
+
+    @Test("a password changed in the users file applies at the next request of the connection")
+    func passwordChanged() async throws {
+        let folder = try TemporaryFolder()
+        let (signIn, path) = try Self.signIn(in: folder)
+        let alice = Self.basic("alice", "secret")
+        _ = await signIn.signIn(name: "alice", password: "secret", address: "a")
+        var remembered: SignIn.Remembered? = nil
+        #expect(signIn.signInCached(authorization: alice, address: "a", remembered: &remembered) != nil)
+        var directory = try #require(try UsersFile.read(path))
+        try directory.setPassword("alice", passwordHash: ReversingHasher().hash("new"))
+        try UsersFile.write(directory, to: path)
+        #expect(signIn.signInCached(authorization: alice, address: "a", remembered: &remembered) == nil)
+        #expect(remembered == nil)
+    }
+}
