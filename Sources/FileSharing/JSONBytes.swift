@@ -3,7 +3,7 @@ import FileWatching
 /// JSON written straight into bytes: the listing of a large folder is the
 /// server's hottest path, and building it from many small strings spent most
 /// of its time allocating and freeing them.
-struct JSONBytes {
+struct JSONBytes: Sendable {
     private(set) var bytes: [UInt8] = []
 
     init(capacity: Int) { bytes.reserveCapacity(capacity) }

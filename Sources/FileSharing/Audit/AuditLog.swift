@@ -127,16 +127,17 @@ public final class AuditLog: Sendable {
                     return (state.events, state.dropped, state.flushes)
                 }
                 defer { for flush in flushes { flush.resume() } }
-                var lines = events.map { $0.jsonLine + "\n" }
+                var lines = AuditFile.Lines(capacity: events.count + 1)
+                for event in events { lines.append(event) }
                 if dropped > 0 {
                     logger.error(
                         "the audit could not keep up: events were dropped", metadata: ["dropped": "\(dropped)"])
-                    let note = AuditEvent(
-                        action: "audit-dropped", who: "-", address: "-", path: nil, outcome: "dropped",
-                        detail: "\(dropped) events")
-                    lines.append(note.jsonLine + "\n")
+                    lines.append(
+                        AuditEvent(
+                            action: "audit-dropped", who: "-", address: "-", path: nil, outcome: "dropped",
+                            detail: "\(dropped) events"))
                 }
-                guard !lines.isEmpty else { return !flushes.isEmpty }
+                guard !lines.ends.isEmpty else { return !flushes.isEmpty }
                 let text = lines
                 await runBlocking { file.append(text) }
                 pending.batches.add(1, ordering: .relaxed)
@@ -213,7 +214,25 @@ struct AuditFile: Sendable {
     let options: AuditLog.Options
     let logger: Logger
 
-    /// Appends `lines` (each ending in a newline), rotating first whenever the next one would pass the size.
+    /// JSON lines in one buffer, each ending in a newline.
+    struct Lines: Sendable {
+        var json: JSONBytes
+        /// Where each line ends in `json` (just past its newline).
+        var ends: [Int] = []
+
+        init(capacity: Int) {
+            json = JSONBytes(capacity: capacity * 160)
+            ends.reserveCapacity(capacity)
+        }
+
+        mutating func append(_ event: AuditEvent) {
+            event.writeJSONLine(into: &json)
+            json.raw("\n")
+            ends.append(json.bytes.count)
+        }
+    }
+
+    /// Appends `lines`, rotating first whenever the next one would pass the size.
     ///
     /// Several servers of one folder append to the same file (on shared
     /// storage). Each batch is written under an exclusive `flock` of the
@@ -221,17 +240,20 @@ struct AuditFile: Sendable {
     /// lock: lines of two servers never interleave (also where a write is
     /// cut short, or `O_APPEND` alone is not atomic, as on NFS), and two
     /// servers never both rotate for the same size.
-    func append(_ lines: [String]) {
+    func append(_ lines: Lines) {
         let path = folder + "/" + AuditLog.currentName
         guard var fd = openLocked(path) else { return }
         defer { close(fd) }
         var size = Int64(max(0, lseek(fd, 0, SEEK_END)))
-        var chunk: [UInt8] = []
-        for line in lines {
-            let bytes = Array(line.utf8)
-            if size + Int64(chunk.count + bytes.count) > options.maxFileBytes, size + Int64(chunk.count) > 0 {
-                guard write(chunk, to: fd, path: path) else { return }
-                chunk.removeAll(keepingCapacity: true)
+        let text = lines.json.bytes
+        // The lines not written yet are text[start..<lineStart].
+        var start = 0
+        var lineStart = 0
+        for end in lines.ends {
+            let pending = Int64(lineStart - start)
+            if size + pending + Int64(end - lineStart) > options.maxFileBytes, size + pending > 0 {
+                guard write(text[start..<lineStart], to: fd, path: path) else { return }
+                start = lineStart
                 rotate()
                 close(fd)
                 guard let reopened = openLocked(path) else {
@@ -241,12 +263,12 @@ struct AuditFile: Sendable {
                 fd = reopened
                 size = 0
             }
-            chunk += bytes
+            lineStart = end
         }
-        _ = write(chunk, to: fd, path: path)
+        _ = write(text[start..<lineStart], to: fd, path: path)
     }
 
-    private func write(_ bytes: [UInt8], to fd: Int32, path: String) -> Bool {
+    private func write(_ bytes: ArraySlice<UInt8>, to fd: Int32, path: String) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
