@@ -1,3 +1,4 @@
+import Accounts
 import FileshareTestSupport
 import Foundation
 import HummingbirdTesting
@@ -240,6 +241,47 @@ struct SmallReadLaneTests {
         let closedAfter = try #require(result.closedAfter)
         #expect(closedAfter >= 0.5 && closedAfter < 5, "closed \(closedAfter) s after the last answer")
         #expect(share.server.smallReadAheadTally.value >= 15)
+        share.stop()
+    }
+
+    @Test("a users file: a connection's remembered sign-in ends when the password changes, at its next request")
+    func rememberedSignInEnds() async throws {
+        let folder = try TemporaryFolder()
+        let share = try SignInLiveTests.share(in: folder)
+        let usersFile = folder("users.json")
+        let reader = "Basic " + Data("reader:reader-pw".utf8).base64EncodedString()
+        let request = "GET /api/files/Team/plan.txt HTTP/1.1\r\nHost: x\r\nAuthorization: \(reader)\r\n\r\n"
+        let result = try await share.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onOwnThread { () throws -> (before: [String], after: String?) in
+                let connection = try RawConnection(port: port)
+                // The first through the router (bcrypt); the rest on the bytes, remembered.
+                var before: [String] = []
+                for _ in 0..<5 {
+                    connection.blockingSend(request)
+                    before.append(Self.receive(connection, heads: [false]).answers.first?.status ?? "none")
+                }
+                var directory = try #require(try UsersFile.read(usersFile))
+                try directory.setPassword("reader", passwordHash: "another hash")
+                try UsersFile.write(directory, to: usersFile)
+                // The users file is looked at once a second: the same connection asks until refused.
+                let start = Date()
+                var after: String? = nil
+                while Date().timeIntervalSince(start) < 10 {
+                    connection.blockingSend(request)
+                    let status = Self.receive(connection, heads: [false]).answers.first?.status ?? "none"
+                    if status != "HTTP/1.1 200 OK" {
+                        after = status
+                        break
+                    }
+                    usleep(50_000)
+                }
+                return (before, after)
+            }
+        }
+        #expect(result.before == Array(repeating: "HTTP/1.1 200 OK", count: 5))
+        #expect(result.after == "HTTP/1.1 401 Unauthorized")
+        #expect(share.server.smallReadAheadTally.value >= 4)
         share.stop()
     }
 }
