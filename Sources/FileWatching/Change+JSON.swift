@@ -55,11 +55,6 @@ public enum JSONText {
         JSONObjectWriter.appendQuoted(string, to: &text)
         return text
     }
-
-    /// Appends `string` as a JSON string literal, quotes included, to `text`.
-    public static func appendQuoted(_ string: String, to text: inout String) {
-        JSONObjectWriter.appendQuoted(string, to: &text)
-    }
 }
 
 /// Writes one flat JSON object quickly, without Foundation.

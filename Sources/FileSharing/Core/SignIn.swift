@@ -58,8 +58,8 @@ final class SignIn: Sendable {
     ///   cannot be reached: no answer, rather than a wrong one.
     func session(_ id: String) async throws(AccountsError) -> Requester? {
         guard let record = try await sessions.session(id) else { return nil }
-        var current = (requester(for: record.user), stamp(of: record.user))
-        if current.0 == nil || current.1 != record.stamp {
+        var current: (requester: Requester?, stamp: String?) = (requester(for: record.user), stamp(of: record.user))
+        if current.requester == nil || current.stamp != record.stamp {
             // Before ending anything, the users file as it is now: it is
             // read again only once a second, and a server of several that
             // has not read a new password yet would end the sessions of the
@@ -67,7 +67,7 @@ final class SignIn: Sendable {
             check.users.reloadIfChanged()
             current = (requester(for: record.user), stamp(of: record.user))
         }
-        guard let requester = current.0, let stamp = current.1 else {
+        guard let requester = current.requester, let stamp = current.stamp else {
             try await sessions.end(user: record.user, keeping: nil)
             return nil
         }
