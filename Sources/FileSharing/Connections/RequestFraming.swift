@@ -50,24 +50,18 @@ struct RequestFraming {
                 index += taken
                 phase = remaining == taken ? .head : .body(remaining: remaining - taken)
             case .head:
-                // Up to the end of the head (its empty line), or of the bytes.
-                var end: Int? = nil
-                while index < bytes.count {
-                    let byte = bytes[index]
-                    index += 1
-                    partial.append(byte)
-                    if byte == UInt8(ascii: "\n"), partial.count >= 4, partial[partial.count - 2] == UInt8(ascii: "\r"),
-                        partial[partial.count - 3] == UInt8(ascii: "\n"),
-                        partial[partial.count - 4] == UInt8(ascii: "\r")
-                    {
-                        end = index
-                        break
-                    }
-                }
-                guard end != nil else {
+                // The rest appended, and the head's end looked for as the
+                // lane looks for it (from where a CR LF CR LF could begin);
+                // the bytes past it go back to the loop: a body, or the next message.
+                let searchFrom = max(0, partial.count - 3)
+                partial.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index...]))
+                guard let end = partial.withUnsafeBytes({ RequestHeadScan.headEnd(in: $0, from: searchFrom) }) else {
                     if partial.count > Self.headLimit { becomeOpaque() }
                     return
                 }
+                let past = partial.count - end
+                partial.removeLast(past)
+                index = bytes.count - past
                 headEnded()
             }
         }
