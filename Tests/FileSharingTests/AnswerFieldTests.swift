@@ -283,4 +283,17 @@ struct PercentEncodedPathTests {
         let path = try SharePath(percentEncoded: Substring("Été ☃/\u{301}x"))
         #expect(path.components == ["Été ☃", "\u{301}x"])
     }
+
+    @Test(
+        "client metadata is told by the last name, found from the end; other paths are none",
+        arguments: [
+            ("a/._b", ["a", "._b"]), ("._b", ["._b"]), ("a/b/.DS_Store", ["a", "b", ".DS_Store"]),
+            ("a/._b/", ["a", "._b"]), ("a//._b//", ["a", "._b"]), ("a/%2E_b", ["a", "._b"]),
+            ("%2E%44S_Store", [".DS_Store"]), ("a/b", nil), ("a/._", nil), ("a/.hidden", nil), ("._b/a", nil),
+            ("", nil), ("/", nil), ("a/%2E_%2Fb", nil), ("a/%ZZ", nil), ("..%2F._b", nil),
+            ("e\u{301}/._x", ["e\u{301}", "._x"]),
+        ] as [(String, [String]?)])
+    func clientMetadata(raw: String, expected: [String]?) {
+        #expect(SharePath.clientMetadata(percentEncoded: Substring(raw))?.components == expected)
+    }
 }

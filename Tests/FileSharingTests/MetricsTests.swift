@@ -76,6 +76,33 @@ struct MetricsTests {
         }
     }
 
+    @Test("instruments kept between answers count each answer under its own face, method and status")
+    func keptSeries() throws {
+        let metrics = ServerMetrics()
+        var kept: ServerMetrics.RequestSeries? = nil
+        // Each answer, with the kind of the one before it kept: the same kind, then others.
+        let answers: [(ServerMetrics.Face, String, Int)] = [
+            (.api, "GET", 200), (.api, "GET", 200), (.api, "GET", 304), (.webdav, "GET", 304),
+            (.webdav, "HEAD", 304), (.api, "GET", 200), (.api, "PURGE", 200), (.api, "SEARCH", 200),
+        ]
+        for (face, method, status) in answers {
+            metrics.requestAnswered(face: face, method: method, status: status, nanoseconds: 1_000, kept: &kept)
+            #expect(kept?.face == face && kept?.status == status)
+        }
+        let text = String(decoding: metrics.render(), as: UTF8.self)
+        let expected: [(String, Double)] = [
+            (#"{face="api",method="GET",status="200"}"#, 3), (#"{face="api",method="GET",status="304"}"#, 1),
+            (#"{face="webdav",method="GET",status="304"}"#, 1), (#"{face="webdav",method="HEAD",status="304"}"#, 1),
+            (#"{face="api",method="OTHER",status="200"}"#, 2),
+        ]
+        for (labels, count) in expected {
+            #expect(Self.value(of: "fileshare_http_requests_total" + labels, in: text) == count, "\(labels)")
+        }
+        #expect(
+            Self.value(of: #"fileshare_http_request_duration_seconds_count{face="api",method="GET"}"#, in: text) == 4)
+        #expect(!text.contains(#"method="PURGE""#) && !text.contains(#"method="SEARCH""#))
+    }
+
     @Test("from elsewhere than loopback, /metrics needs credentials")
     func needsCredentialsFromElsewhere() async throws {
         let share = try ShareFixture()

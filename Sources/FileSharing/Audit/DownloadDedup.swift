@@ -30,8 +30,9 @@ struct DownloadDedup: Sendable {
 
     /// Whether this download is new at `now` (then it is remembered).
     mutating func isNew(_ key: Key, now: ContinuousClock.Instant) -> Bool {
-        let last = newer[key] ?? older[key]
-        newer[key] = now
+        // One hash and probe for the common case, a key already in the newer
+        // generation: `updateValue` stores and returns the old value at once.
+        let last = newer.updateValue(now, forKey: key) ?? older[key]
         if newer.count >= capacity / 2 {
             older = newer
             newer = [:]

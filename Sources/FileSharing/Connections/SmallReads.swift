@@ -95,6 +95,8 @@ struct SmallReads: Sendable {
         var address: String
         /// The Basic credentials it last signed in with (a users file).
         var signedIn: SignIn.Remembered? = nil
+        /// The instruments its last answer was counted with.
+        var series: ServerMetrics.RequestSeries? = nil
     }
 
     /// The answer to `request` from `client`, or `nil` when the router
@@ -151,7 +153,7 @@ struct SmallReads: Sendable {
         tally.add()
         metrics.requestAnswered(
             face: face, method: request.method.rawValue, status: status,
-            nanoseconds: Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started))
+            nanoseconds: Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started), kept: &client.series)
         return answer
     }
 

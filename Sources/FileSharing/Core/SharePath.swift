@@ -47,8 +47,15 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
         var names: [String] = []
         // Split on the bytes: a Substring's own split compares Characters,
         // a few percent of every small read (and `/` is never part of one).
-        for bytes in raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            let segment = Substring(bytes)
+        // Walked name by name, without the array of slices `split` makes.
+        let utf8 = raw.utf8
+        var next = utf8.startIndex
+        while next < utf8.endIndex {
+            let start = next
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex
+            next = end < utf8.endIndex ? utf8.index(after: end) : end
+            guard start < end else { continue }
+            let segment = raw[start..<end]
             let name: String
             if segment.utf8.contains(UInt8(ascii: "%")) {
                 guard let decoded = String(validating: try SharePath.percentDecode(segment), as: UTF8.self) else {
@@ -87,13 +94,24 @@ public struct SharePath: Sendable, Hashable, CustomStringConvertible {
     /// Parses a percent-encoded path whose last name is client metadata
     /// (see `isClientMetadata`); `nil` for any other path.
     static func clientMetadata(percentEncoded raw: Substring) -> SharePath? {
-        guard
-            let last = raw.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).last.map(
-                Substring.init)
-        else { return nil }
+        // The last name: after the last '/' but for trailing ones. Found on
+        // the bytes, from the end: splitting the whole path made an array of
+        // every name, 1 % of each WebDAV GET.
+        let slash = UInt8(ascii: "/")
+        var end = raw.endIndex
+        while end > raw.startIndex, raw.utf8[raw.utf8.index(before: end)] == slash {
+            end = raw.utf8.index(before: end)
+        }
+        let start = raw.utf8[..<end].lastIndex(of: slash).map { raw.utf8.index(after: $0) } ?? raw.startIndex
+        guard start < end else { return nil }
+        let last = raw[start..<end]
         // A name without escapes is its own decoding: judged as it is, before
-        // anything is decoded (every WebDAV GET asks).
-        if !last.utf8.contains(UInt8(ascii: "%")), !isClientMetadata(String(last)) { return nil }
+        // anything is decoded (every WebDAV GET asks). Both kinds start with '.'.
+        if !last.utf8.contains(UInt8(ascii: "%")),
+            last.utf8.first != UInt8(ascii: ".") || !isClientMetadata(String(last))
+        {
+            return nil
+        }
         guard let bytes = try? percentDecode(last),
             let name = String(validating: bytes, as: UTF8.self), isClientMetadata(name),
             !name.utf8.contains(0), !name.utf8.contains(UInt8(ascii: "/")), name.utf8.count <= 255,
