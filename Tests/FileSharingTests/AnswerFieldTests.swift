@@ -138,6 +138,19 @@ extension AnswerFieldTests {
         #expect(middleware.check("Basic \(token)") == .accepted)
         #expect(middleware.check("basic dXNlcjpub3Bl") == .wrong)  // user:nope
         #expect(middleware.check("Digest x") == .missing)
+        #expect(middleware.check(nil) == .missing)
+        // Other spellings of the right credentials are decoded (the exact one is compared whole).
+        for header in ["basic \(token)", "BASIC  \(token) ", "Basic \t\(token)"] {
+            #expect(middleware.check(header) == .accepted, "\(header)")
+        }
+        // Wrong ones, of the same length and longer or shorter: the field, the user, the password.
+        for credentials in ["user:pass:wore", "usex:pass:word", "user:pass:word2", "user:pass:wor", ":"] {
+            #expect(middleware.check("Basic " + Base64.encode(Array(credentials.utf8))) == .wrong, "\(credentials)")
+        }
+        // No colon: no credentials at all. The right field with more after it is not them.
+        #expect(middleware.check("Basic " + Base64.encode(Array("user".utf8))) == .missing)
+        #expect(middleware.check("Basic \(token)x") != .accepted)
+        #expect(middleware.check("Basic \(token) x") != .accepted)
     }
 
     @Test("a field's value without the join is the subscript's: absent, one, several, cookies")
