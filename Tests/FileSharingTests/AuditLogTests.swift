@@ -116,6 +116,31 @@ struct AuditLogTests {
         await audit.flush()
     }
 
+    @Test("a buffer half full is written without waiting out the window, so a burst is not dropped")
+    func halfFull() async throws {
+        let folder = try TemporaryFolder()
+        let audit = AuditLog(
+            folder: folder("audit"), options: .init(bufferCapacity: 100, batchWindow: .seconds(60)),
+            logger: Logger(label: "test"))
+        // The first event wakes the writer at once; then it waits out its 60 s window.
+        audit.record(Self.event(0))
+        #expect(await eventually { audit.batchesWritten == 1 })
+        // The fiftieth after it fills half the buffer: written now, long
+        // before the window ends (fewer wait for it: `batches`).
+        for index in 1...50 { audit.record(Self.event(index)) }
+        #expect(await eventually { audit.batchesWritten == 2 })
+        #expect(audit.waiting.events == 0)
+        // Three more buffers' worth, half at a time, as the writer keeps up: none dropped.
+        for index in 51...350 {
+            audit.record(Self.event(index))
+            if audit.waiting.events >= 50 { _ = await eventually { audit.waiting.events < 50 } }
+        }
+        await audit.close()
+        let events = AuditReader.read(folder: folder("audit"))
+        #expect(events.count == 351)
+        #expect(!events.contains { $0.action == "audit-dropped" })
+    }
+
     @Test("read back filtered by time, user, path and limit; the table for people")
     func filters() async throws {
         let folder = try TemporaryFolder()

@@ -22,7 +22,8 @@ import Synchronization
 /// default), and only the first event after a write wakes it: waking a
 /// thread for every request cost a small download a tenth of its time
 /// (profiled). An event is on disk within the window; ``flush()`` (the
-/// audit's reader in the server) does not wait for it.
+/// audit's reader in the server) does not wait for it, nor does a buffer
+/// half full (the writer writes it at once).
 public final class AuditLog: Sendable {
     /// How large and how many.
     public struct Options: Sendable {
@@ -84,12 +85,13 @@ public final class AuditLog: Sendable {
             }?.resume()
         }
 
-        /// Waits out `window`, or less when a flush or the end comes.
-        func pause(_ window: Duration) async {
+        /// Waits out `window`, or less when a flush or the end comes, or
+        /// when `enough` events wait (now, or by ``AuditLog/record(_:)``'s wake-up).
+        func pause(_ window: Duration, enough: Int) async {
             var timer: Task<Void, Never>?
             await withCheckedContinuation { continuation in
                 let hurry = state.withLock { state in
-                    let hurry = !state.flushes.isEmpty || state.finishing
+                    let hurry = !state.flushes.isEmpty || state.finishing || state.events.count >= enough
                     if !hurry { state.sleeper = continuation }
                     return hurry
                 }
@@ -148,7 +150,7 @@ public final class AuditLog: Sendable {
                 // After a write, the next waits out the window (unless a
                 // reader is waiting for it): events arriving meanwhile are
                 // one write, not a write and a wake-up each.
-                if await !writeWaiting() { await pending.pause(window) }
+                if await !writeWaiting() { await pending.pause(window, enough: options.bufferCapacity / 2) }
             }
             _ = await writeWaiting(last: true)
         }
@@ -157,17 +159,21 @@ public final class AuditLog: Sendable {
     /// Records `event`, never waiting: dropped (and counted) when the buffer is full.
     public func record(_ event: AuditEvent) {
         let capacity = options.bufferCapacity
-        let first = pending.state.withLock { state in
+        let (first, halfFull) = pending.state.withLock { state in
             let first = state.isEmpty
             if state.events.count >= capacity {
                 state.dropped += 1
             } else {
                 state.events.append(event)
             }
-            return first
+            return (first, state.events.count == capacity / 2)
         }
         // Later ones find the writer woken already: it takes all that waits.
         if first { wake.yield() }
+        // Half full: the batch is large enough, so the writer stops waiting
+        // out its window. At tens of thousands of small downloads a second,
+        // a buffer filled within one window and events were dropped.
+        if halfFull { pending.wakeSleeper() }
     }
 
     /// Returns once every event recorded before the call is written (or
