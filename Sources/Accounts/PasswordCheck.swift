@@ -46,16 +46,11 @@ public struct PasswordCheck: Sendable {
     }
 
     /// The person's rights when `password` is `name`'s and was verified a
-    /// moment ago (the credential cache holds it); `nil` when it is not
-    /// known without hashing (wrong, unknown, or not verified lately).
-    /// Never hashes, so it may run where waiting is not allowed.
-    public func verifyCached(name: String, password: String, now: ContinuousClock.Instant = .now) -> AccessPolicy? {
-        verifiedRecently(name: name, password: password, now: now)?.policy
-    }
-
-    /// What ``verifyCached(name:password:now:)`` finds, and how long it
+    /// moment ago (the credential cache holds it), and how long that
     /// holds: until `expires`, while the cache's generation is `generation`
     /// (a users file that changes empties the cache, which moves it on).
+    /// `nil` when it is not known without hashing (wrong, unknown, or not
+    /// verified lately). Never hashes, so it may run where waiting is not allowed.
     public func verifiedRecently(
         name: String, password: String, now: ContinuousClock.Instant = .now
     ) -> (policy: AccessPolicy, expires: ContinuousClock.Instant, generation: Int)? {

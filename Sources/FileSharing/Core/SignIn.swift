@@ -137,7 +137,7 @@ final class SignIn: Sendable {
     }
 
     /// Who the Basic credentials of `authorization` are when their password
-    /// was verified a moment ago (see ``PasswordCheck/verifyCached(name:password:now:)``)
+    /// was verified a moment ago (see ``PasswordCheck/verifiedRecently(name:password:now:)``)
     /// and sign-ins are not being slowed, remembered by the connection they
     /// came on; `nil` when only ``signIn(name:password:address:now:)`` can tell.
     ///
