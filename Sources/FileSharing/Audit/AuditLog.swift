@@ -45,6 +45,11 @@ public final class AuditLog: Sendable {
             self.bufferCapacity = bufferCapacity
             self.batchWindow = batchWindow
         }
+
+        /// Events waiting in this number (half the buffer) are written
+        /// without waiting out the window: ``AuditLog/record(_:)`` wakes the
+        /// writer when they reach it, and the writer does not sleep once they have.
+        var writtenAtOnce: Int { bufferCapacity / 2 }
     }
 
     /// The folder of the files.
@@ -150,7 +155,7 @@ public final class AuditLog: Sendable {
                 // After a write, the next waits out the window (unless a
                 // reader is waiting for it): events arriving meanwhile are
                 // one write, not a write and a wake-up each.
-                if await !writeWaiting() { await pending.pause(window, enough: options.bufferCapacity / 2) }
+                if await !writeWaiting() { await pending.pause(window, enough: options.writtenAtOnce) }
             }
             _ = await writeWaiting(last: true)
         }
@@ -166,7 +171,7 @@ public final class AuditLog: Sendable {
             } else {
                 state.events.append(event)
             }
-            return (first, state.events.count == capacity / 2)
+            return (first, state.events.count == options.writtenAtOnce)
         }
         // Later ones find the writer woken already: it takes all that waits.
         if first { wake.yield() }
