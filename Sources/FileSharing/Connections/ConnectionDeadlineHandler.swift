@@ -77,13 +77,20 @@ final class ConnectionDeadlineHandler: ChannelDuplexHandler, RemovableChannelHan
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        readCompleted(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    /// The read under way is complete: what `channelReadComplete` does,
+    /// for ``SmallReadLane``, which keeps a read it answered whole from the
+    /// handlers behind it.
+    func readCompleted(context: ChannelHandlerContext) {
         reading = false
         if rearmAfterRead {
             rearmAfterRead = false
             // A request whose head came whole in this read is busy now: no timer.
             if let deadline = deadlines?.deadline { arm(at: deadline, context: context) }
         }
-        context.fireChannelReadComplete()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -1,0 +1,121 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import FileSharing
+
+/// The events around ``SmallReadLane``: a read it answers whole stays with
+/// it, read-complete included, and it asks for the next read itself; a read
+/// that passes anything on reaches the handlers behind as before, and the
+/// next read is theirs to ask for.
+@Suite("Small read lane, events")
+struct SmallReadLaneEventTests {
+    /// Counts what passes by: the reads and read-completes going in, the
+    /// read requests going out.
+    final class Probe: ChannelDuplexHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundIn = ByteBuffer
+        var reads = 0
+        var readCompletes = 0
+        var readRequests = 0
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            reads += 1
+            context.fireChannelRead(data)
+        }
+
+        func channelReadComplete(context: ChannelHandlerContext) {
+            readCompletes += 1
+            context.fireChannelReadComplete()
+        }
+
+        func read(context: ChannelHandlerContext) {
+            readRequests += 1
+            context.read()
+        }
+    }
+
+    static func request(_ target: String) -> String {
+        "GET \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n\r\n"
+    }
+
+    /// A lane between two probes: `front` on the socket's side, `behind` where the decoder is.
+    static func channel(_ share: ShareFixture) throws -> (EmbeddedChannel, front: Probe, behind: Probe) {
+        let reads = try #require(share.server.smallReads)
+        let (front, behind) = (Probe(), Probe())
+        let lane = SmallReadLane(
+            reads: reads, ends: SmallReadLane.ResponseEnds(), routeAtLeastEvery: .seconds(30), deadlines: nil)
+        return (EmbeddedChannel(handlers: [front, lane, behind]), front, behind)
+    }
+
+    static func answers(_ channel: EmbeddedChannel) throws -> [String] {
+        var statusLines: [String] = []
+        while let out = try channel.readOutbound(as: ByteBuffer.self) {
+            let text = String(buffer: out)
+            // The status line, and the body at the end.
+            #expect(text.hasSuffix("\r\n\r\nsmall text"))
+            statusLines.append(text.components(separatedBy: "\r\n")[0])
+        }
+        return statusLines
+    }
+
+    @Test("a read answered whole: nothing reaches the handlers behind, and the lane asks for the next read")
+    func answeredWhole() throws {
+        let share = try ShareFixture()
+        try share.write("Team/s.txt", "small text")
+        let (channel, front, behind) = try Self.channel(share)
+        // The handlers behind ask for a read (as `autoRead` does from the tail).
+        channel.read()
+        #expect(front.readRequests == 1 && behind.readRequests == 1)
+
+        // Two requests in one read, then one more: all answered by the lane.
+        try channel.writeInbound(
+            ByteBuffer(string: Self.request("/api/files/Team/s.txt") + Self.request("/dav/Team/s.txt")))
+        let firstAnswers = try Self.answers(channel)
+        #expect(firstAnswers == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"])
+        try channel.writeInbound(ByteBuffer(string: Self.request("/api/files/Team/s.txt")))
+        let nextAnswers = try Self.answers(channel)
+        #expect(nextAnswers == ["HTTP/1.1 200 OK"])
+        #expect(behind.reads == 0 && behind.readCompletes == 0)
+        // The next read was asked for by the lane, once per read, not by those behind.
+        #expect(front.readRequests == 3 && behind.readRequests == 1)
+
+        // A request the router answers (a query): it goes on with its read-complete,
+        // and the lane asks for nothing: the next read is for those behind to ask.
+        try channel.writeInbound(ByteBuffer(string: Self.request("/api/files/Team/s.txt?download=1")))
+        let none = try Self.answers(channel)
+        #expect(none.isEmpty)
+        #expect(behind.reads == 1 && behind.readCompletes == 1)
+        #expect(front.readRequests == 3)
+        channel.read()
+        #expect(front.readRequests == 4 && behind.readRequests == 2)
+        _ = try channel.finish()
+    }
+
+    @Test("a read answered in part: the rest goes on with its read-complete, and the lane asks for no read")
+    func answeredInPart() throws {
+        let share = try ShareFixture()
+        try share.write("Team/s.txt", "small text")
+        let (channel, front, behind) = try Self.channel(share)
+        channel.read()
+        try channel.writeInbound(
+            ByteBuffer(string: Self.request("/api/files/Team/s.txt") + Self.request("/api/files/Team/s.txt?download=1"))
+        )
+        let answers = try Self.answers(channel)
+        #expect(answers == ["HTTP/1.1 200 OK"])
+        #expect(behind.reads == 1 && behind.readCompletes == 1)
+        #expect(front.readRequests == 1)
+        _ = try channel.finish()
+    }
+
+    @Test("a read-complete after a read that brought nothing (the end of the stream) goes on as before")
+    func emptyReadComplete() throws {
+        let share = try ShareFixture()
+        let (channel, front, behind) = try Self.channel(share)
+        channel.read()
+        channel.pipeline.fireChannelReadComplete()
+        #expect(behind.readCompletes == 1 && front.readRequests == 1)
+        _ = try channel.finish()
+    }
+}
