@@ -1,5 +1,6 @@
 import FileWatching
 import HTTPTypes
+import NIOCore
 import Testing
 
 @testable import FileSharing
@@ -224,6 +225,35 @@ struct FileAnswerFieldsTests {
                     }
                 }
             }
+        }
+    }
+
+    @Test(
+        "the lane's answer: the head goes into the room before the body when there is room (the body not copied), and is the same bytes when there is not",
+        arguments: [0, 10, SmallReads.headroom])
+    func answerBytes(headroom: Int) {
+        let body = (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        var buffer = ByteBufferAllocator().buffer(capacity: headroom + body.count)
+        buffer.moveWriterIndex(to: headroom)
+        buffer.moveReaderIndex(to: headroom)
+        buffer.writeBytes(body)
+        let fields = FileAnswerFields(
+            entityTag: "\"7-1000-1\"", modified: 1_764_033_825_678_000_000, mediaType: "text/plain",
+            contentLength: Int64(body.count))
+        let storage = buffer.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        let answer = SmallReads.Answer(
+            status: .ok, fields: fields, body: consume buffer, date: "Tue, 25 Nov 2025 01:23:45 GMT",
+            server: "fileshare")
+        var scratch: [UInt8] = []
+        let out = SmallReadLane.bytes(of: consume answer, scratch: &scratch, allocator: ByteBufferAllocator())
+        var head: [UInt8] = Array("HTTP/1.1 200 OK\r\n".utf8)
+        fields.write(into: &head)
+        head += Array("Date: Tue, 25 Nov 2025 01:23:45 GMT\r\nServer: fileshare\r\n\r\n".utf8)
+        #expect(Array(out.readableBytesView) == head + body)
+        // In the room: the head ends where the body began, in the body's own buffer (not a copy of it).
+        if headroom >= head.count {
+            #expect(out.readerIndex == headroom - head.count)
+            #expect(out.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) } == storage)
         }
     }
 

@@ -145,7 +145,7 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
             // One clock reading for the request: the routing bound and the deadlines.
             let now = NIODeadline.now()
             if now - lastRouted >= routeAtLeastEvery { return }
-            let answered: (length: Int, answer: SmallReads.Answer)? = buffer.withUnsafeReadableBytes { bytes in
+            var answered: (length: Int, answer: SmallReads.Answer)? = buffer.withUnsafeReadableBytes { bytes in
                 guard let end = RequestHeadScan.headEnd(in: bytes, from: 0) else { return nil }
                 let head = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
                 guard let request = Self.request(head), let answer = reads.answer(request, client: &client) else {
@@ -153,11 +153,13 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
                 }
                 return (end, answer)
             }
-            guard let answered else { return }
-            buffer.moveReaderIndex(forwardBy: answered.length)
+            // Moved out, not copied: the body's buffer must be the answer's
+            // alone for its head to be written in front of it (``bytes(of:scratch:allocator:)``).
+            guard let (length, answer) = answered.take() else { return }
+            buffer.moveReaderIndex(forwardBy: length)
             context.write(
                 wrapOutboundOut(
-                    Self.bytes(of: answered.answer, scratch: &scratch, allocator: context.channel.allocator)),
+                    Self.bytes(of: consume answer, scratch: &scratch, allocator: context.channel.allocator)),
                 promise: nil)
             unflushed = true
             reads.answeredAhead.add()
@@ -209,9 +211,11 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
     /// fields in order (a `304` without `Content-Length`, as it has no
     /// body), the empty line and the body. The head is put together in
     /// `scratch` (the connection's, kept between answers) and copied out at
-    /// once: a buffer's write checks its room and uniqueness each time.
+    /// once: a buffer's write checks its room and uniqueness each time. It
+    /// goes into the room the body's buffer keeps before the body
+    /// (``SmallReads/headroom``) when there is room, so the body is not copied.
     static func bytes(
-        of answer: SmallReads.Answer, scratch: inout [UInt8], allocator: ByteBufferAllocator
+        of answer: consuming SmallReads.Answer, scratch: inout [UInt8], allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: "HTTP/1.1 ".utf8)
@@ -229,9 +233,22 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
         scratch.append(contentsOf: "\r\nServer: ".utf8)
         scratch.append(contentsOf: answer.server.utf8)
         scratch.append(contentsOf: "\r\n\r\n".utf8)
-        var out = allocator.buffer(capacity: scratch.count + (answer.body?.readableBytes ?? 0))
+        // Taken out of the answer (one binding, no copy), the body's buffer
+        // is this one's alone: written to, it is not copied.
+        guard var body = answer.body.take() else {
+            var out = allocator.buffer(capacity: scratch.count)
+            out.writeBytes(scratch)
+            return out
+        }
+        if body.readerIndex >= scratch.count {
+            let start = body.readerIndex - scratch.count
+            body.setBytes(scratch, at: start)
+            body.moveReaderIndex(to: start)
+            return body
+        }
+        var out = allocator.buffer(capacity: scratch.count + body.readableBytes)
         out.writeBytes(scratch)
-        if var body = answer.body { out.writeBuffer(&body) }
+        out.writeBuffer(&body)
         return out
     }
 }

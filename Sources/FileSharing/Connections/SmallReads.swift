@@ -62,6 +62,10 @@ struct SmallReads: Sendable {
     let answeredAhead: Tally
     /// The `Date` of the answers.
     let clock = HTTPDate.Clock()
+    /// The room kept before a file's content for its answer's head (about
+    /// 500 bytes): written there, the answer is made without copying the
+    /// content (``SmallReadLane/bytes(of:scratch:allocator:)``).
+    static let headroom = 1024
 
     /// A count shared by every connection's handler.
     final class Tally: Sendable {
@@ -187,7 +191,7 @@ struct SmallReads: Sendable {
         let wantContent = FileResponses.wantsContent(head: head, request: request)
         guard
             let (file, contentWaits) = try? FileResponses.openedWithoutWaiting(
-                path, wantContent: wantContent,
+                path, wantContent: wantContent, headroom: Self.headroom,
                 openCached: { try folder.openCached(path, flags: O_RDONLY | O_NONBLOCK) })
         else { return nil }
         defer { close(file.fd) }
@@ -202,9 +206,15 @@ struct SmallReads: Sendable {
             (status, fields) = (planned, plannedFields)
             if !head && length > 0 {
                 // Large, grown since its stat, or a condition that did not hold: the router streams it.
-                guard let content = file.content, let slice = content.getSlice(at: Int(start), length: Int(length))
-                else { return nil }
-                body = slice
+                guard let content = file.content else { return nil }
+                if start == 0 && Int(length) == content.readableBytes {
+                    // The whole file, with the room before it for the head.
+                    body = content
+                } else {
+                    guard let slice = content.getSlice(at: content.readerIndex + Int(start), length: Int(length))
+                    else { return nil }
+                    body = slice
+                }
             }
         }
         return Answer(status: status, fields: fields, body: body, date: clock.now(), server: serverName)

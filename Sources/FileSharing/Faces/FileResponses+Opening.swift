@@ -69,9 +69,10 @@ extension FileResponses {
     /// opening would wait. `contentWaits`: its bytes are wanted but not all
     /// cached (it is open: read them the waiting way). The routed answer
     /// (``opened(_:wantContent:open:openCached:)``) and the event loop's
-    /// own (`SmallReads`) both start here.
+    /// own (`SmallReads`) both start here. `headroom`: bytes left free
+    /// before the content, for a head written in front of it (``readCached(_:size:headroom:)``).
     static func openedWithoutWaiting(
-        _ path: SharePath, wantContent: Bool, openCached: () throws -> Int32?
+        _ path: SharePath, wantContent: Bool, headroom: Int = 0, openCached: () throws -> Int32?
     ) throws -> (file: OpenedFile, contentWaits: Bool)? {
         guard let fd = try openCached() else { return nil }
         do {
@@ -79,7 +80,7 @@ extension FileResponses {
             guard wantContent, metadata.kind == .file, metadata.size <= smallFileBytes else {
                 return (OpenedFile(fd: fd, metadata: metadata, content: nil), false)
             }
-            switch readCached(fd, size: Int(metadata.size)) {
+            switch readCached(fd, size: Int(metadata.size), headroom: headroom) {
             case .whole(let content): return (OpenedFile(fd: fd, metadata: metadata, content: content), false)
             case .changed: return (OpenedFile(fd: fd, metadata: metadata, content: nil), false)
             case .wouldWait: return (OpenedFile(fd: fd, metadata: metadata, content: nil), true)
@@ -107,8 +108,16 @@ extension FileResponses {
     }
 
     /// The whole file of `size` bytes if the page cache holds it (`preadv2(RWF_NOWAIT)`: never waits on the disk).
-    static func readCached(_ fd: Int32, size: Int) -> CachedRead {
-        var buffer = ByteBufferAllocator().buffer(capacity: size + 1)
+    ///
+    /// With `headroom`, the buffer keeps that many bytes free before the
+    /// content (its reader index): an answer's head written there makes the
+    /// answer without copying the content (`SmallReadLane.bytes(of:scratch:allocator:)`).
+    static func readCached(_ fd: Int32, size: Int, headroom: Int = 0) -> CachedRead {
+        var buffer = ByteBufferAllocator().buffer(capacity: headroom + size + 1)
+        if headroom > 0 {
+            buffer.moveWriterIndex(to: headroom)
+            buffer.moveReaderIndex(to: headroom)
+        }
         var result = 0
         _ = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size + 1) { raw in
             result = cfs_pread_cached(fd, raw.baseAddress!, size + 1, 0)
