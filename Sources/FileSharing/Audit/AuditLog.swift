@@ -162,13 +162,16 @@ public final class AuditLog: Sendable {
     }
 
     /// Records `event`, never waiting: dropped (and counted) when the buffer is full.
-    public func record(_ event: AuditEvent) {
+    public func record(_ event: consuming AuditEvent) {
         let capacity = options.bufferCapacity
+        // Moved into the buffer, not copied: a copy and its release were a
+        // tenth of the audit's cost per small download (`perf`).
+        var event = Optional(event)
         let (first, halfFull) = pending.state.withLock { state in
             let first = state.isEmpty
             if state.events.count >= capacity {
                 state.dropped += 1
-            } else {
+            } else if let event = event.take() {
                 state.events.append(event)
             }
             return (first, state.events.count == options.writtenAtOnce)
