@@ -196,6 +196,22 @@ struct WebDAVLogicTests {
         #expect(throws: ShareError.self) { try WebDAV.path(ofURLPath: "/dav/x#fragment") }
     }
 
+    @Test(
+        "a URL path under /dav: the root, a query left out, names decoded, and what is not under it",
+        arguments: [
+            ("/dav", ""), ("/dav/", ""), ("/dav?x=1", ""), ("/dav/?x", ""), ("/dav/a/b.txt", "a/b.txt"),
+            ("/dav/a/b.txt?x=/dav/c", "a/b.txt"), ("/dav/%C3%A9t%C3%A9/x", "été/x"), ("/dav/é/x", "é/x"),
+            ("/davx", nil), ("/da", nil), ("/api/files/dav/a", nil), ("/?/dav/a", nil), ("", nil),
+        ] as [(String, String?)])
+    func urlPaths(url: String, expected: String?) throws {
+        // From a longer string too: a Substring that does not start at its string's start.
+        let longer = "GET " + url
+        for raw in [Substring(url), longer.dropFirst(4)] {
+            let path = try WebDAV.path(ofURLPath: raw)
+            #expect(path == (try expected.map { $0.isEmpty ? .root : try SharePath(plain: $0) }), "\(url)")
+        }
+    }
+
     @Test("kept locks: read back with their remaining time on a new monotonic clock; ended ones dropped")
     func keptLocks() throws {
         let live = try lock("opaquelocktoken:a", "docs/a b", now: 5_000_000_000, seconds: 100)

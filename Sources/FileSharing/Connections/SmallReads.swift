@@ -131,11 +131,15 @@ struct SmallReads: Sendable {
         let raw = Substring(target)
         // Prefixes compared on the bytes, as the router splits a path; a
         // Substring's `hasPrefix` compares Characters, a few percent here.
+        // The names after the prefix, dropped as bytes (dropping Characters walks grapheme breaks).
         if raw.utf8.starts(with: "/api/files/".utf8) {
-            guard let parsed = try? SharePath(percentEncoded: raw.dropFirst("/api/files/".count)) else { return nil }
+            guard let parsed = try? SharePath(percentEncoded: Substring(raw.utf8.dropFirst("/api/files/".utf8.count)))
+            else { return nil }
             (path, face) = (parsed, .api)
         } else if raw.utf8.starts(with: WebDAV.prefix.utf8), raw.utf8.last != UInt8(ascii: "/") {
-            guard SharePath.clientMetadata(percentEncoded: raw.dropFirst(WebDAV.prefix.count)) == nil,
+            guard
+                SharePath.clientMetadata(percentEncoded: Substring(raw.utf8.dropFirst(WebDAV.prefix.utf8.count)))
+                    == nil,
                 let parsed = try? WebDAV.requestPath(raw, method: request.method.rawValue), !isPlaceholder(parsed)
             else { return nil }
             (path, face) = (parsed, .webdav)
