@@ -33,7 +33,7 @@ enum WebDAV {
         }
     }
 
-    /// What ``path(ofURLPath:)`` reads of a URL path, in one pass over its bytes.
+    /// What ``path(ofURLPath:)`` reads of a URL path, found on its contiguous bytes.
     struct URLPathMarks {
         /// A `#` anywhere.
         var fragment: Bool
