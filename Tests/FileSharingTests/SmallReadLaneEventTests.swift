@@ -40,13 +40,19 @@ struct SmallReadLaneEventTests {
         "GET \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\n\r\n"
     }
 
-    /// A lane between two probes: `front` on the socket's side, `behind` where the decoder is.
+    /// A lane between two probes, `front` on the socket's side and
+    /// `behind` where the decoder is, on a share with `Team/s.txt`; the
+    /// handlers behind have asked for a read (as `autoRead` does from the tail).
     static func channel(_ share: ShareFixture) throws -> (EmbeddedChannel, front: Probe, behind: Probe) {
+        try share.write("Team/s.txt", "small text")
         let reads = try #require(share.server.smallReads)
         let (front, behind) = (Probe(), Probe())
         let lane = SmallReadLane(
             reads: reads, ends: SmallReadLane.ResponseEnds(), routeAtLeastEvery: .seconds(30), deadlines: nil)
-        return (EmbeddedChannel(handlers: [front, lane, behind]), front, behind)
+        let channel = EmbeddedChannel(handlers: [front, lane, behind])
+        channel.read()
+        #expect(front.readRequests == 1 && behind.readRequests == 1)
+        return (channel, front, behind)
     }
 
     static func answers(_ channel: EmbeddedChannel) throws -> [String] {
@@ -63,11 +69,7 @@ struct SmallReadLaneEventTests {
     @Test("a read answered whole: nothing reaches the handlers behind, and the lane asks for the next read")
     func answeredWhole() throws {
         let share = try ShareFixture()
-        try share.write("Team/s.txt", "small text")
         let (channel, front, behind) = try Self.channel(share)
-        // The handlers behind ask for a read (as `autoRead` does from the tail).
-        channel.read()
-        #expect(front.readRequests == 1 && behind.readRequests == 1)
 
         // Two requests in one read, then one more: all answered by the lane.
         try channel.writeInbound(
@@ -96,9 +98,7 @@ struct SmallReadLaneEventTests {
     @Test("a read answered in part: the rest goes on with its read-complete, and the lane asks for no read")
     func answeredInPart() throws {
         let share = try ShareFixture()
-        try share.write("Team/s.txt", "small text")
         let (channel, front, behind) = try Self.channel(share)
-        channel.read()
         try channel.writeInbound(
             ByteBuffer(string: Self.request("/api/files/Team/s.txt") + Self.request("/api/files/Team/s.txt?download=1"))
         )
@@ -113,7 +113,6 @@ struct SmallReadLaneEventTests {
     func emptyReadComplete() throws {
         let share = try ShareFixture()
         let (channel, front, behind) = try Self.channel(share)
-        channel.read()
         channel.pipeline.fireChannelReadComplete()
         #expect(behind.readCompletes == 1 && front.readRequests == 1)
         _ = try channel.finish()
