@@ -61,15 +61,14 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
     private var client = SmallReads.Client(address: "unknown")
     /// When a request last went on to the router (or the connection began).
     private var lastRouted = NIODeadline.now()
-    /// Answers written and not yet flushed (flushed once the read completes,
-    /// so requests pipelined in one read are answered in one write).
+    /// Answers written in the read under way, not yet flushed (flushed once
+    /// the read completes, so requests pipelined in one read are answered in one write).
     private var unflushed = false
     /// Where each answer's head is put together (``bytes(of:scratch:allocator:)``).
     private var scratch: [UInt8] = []
     /// The handlers behind asked for a read, and no byte has gone on to them since.
     private var readWantedBehind = false
-    /// In the read under way: bytes answered here, and bytes passed on.
-    private var answeredInRead = false
+    /// Bytes went on to the handlers behind in the read under way.
     private var passedOnInRead = false
 
     init(
@@ -100,9 +99,7 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         if framing.isAtBoundary, ends.count == framing.heads {
-            let before = buffer.readableBytes
             answerAhead(&buffer, context: context)
-            if buffer.readableBytes < before { answeredInRead = true }
             guard buffer.readableBytes > 0 else { return }
         }
         buffer.withUnsafeReadableBytes { framing.consume($0) }
@@ -117,12 +114,13 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        // Answers written, nothing passed on: the read was answered whole.
+        let answeredWhole = unflushed && !passedOnInRead
+        passedOnInRead = false
         if unflushed {
             unflushed = false
             context.flush()
         }
-        let answeredWhole = answeredInRead && !passedOnInRead
-        (answeredInRead, passedOnInRead) = (false, false)
         guard answeredWhole else {
             context.fireChannelReadComplete()
             return
