@@ -38,6 +38,9 @@ public actor Document {
     private let continuation: AsyncStream<DocumentEvent>.Continuation
     private var autosave: Task<Void, Never>?
     private var saving: Task<SaveResult, Never>?
+    /// Saves ended so far: a stamp read while one began or ended is read again
+    /// (``stampBetweenSaves()``).
+    private var savesEnded = 0
     /// The kept versions moving to the document's new id (``adopt(_:)``):
     /// what reads or changes them waits for it, or it would find them half moved.
     private var adopting: Task<Void, Never>?
@@ -254,7 +257,7 @@ public actor Document {
             if item.isWriting {
                 // The document's own save, seen before it settled (its
                 // `finished` follows), is no other writer.
-                if let stamp = await currentStamp(), stamp == machine.known { return }
+                if let stamp = await stampBetweenSaves(), stamp == machine.known { return }
                 perform(machine.writerChanged(writing: true, now: now()))
                 return
             }
@@ -269,7 +272,7 @@ public actor Document {
 
     /// Whether what is at the path now is someone else's content.
     private func judgeContent() async {
-        guard let stamp = await currentStamp() else { return }
+        guard let stamp = await stampBetweenSaves() else { return }
         lastSeen = stamp
         perform(machine.changedOnDisk(stamp, path: path))
     }
@@ -331,11 +334,27 @@ public actor Document {
             }
         }
         saving = nil
+        savesEnded += 1
         if case .failure(let error) = result {
             workspace.logger.warning("saving \(path) failed: \(error)")
         }
         perform(machine.saveEnded(result, now: now()))
         return result
+    }
+
+    /// What is at the path now, read while no save of this document ran.
+    /// The actor is entered again while the disk is read: a save begun then
+    /// may have put its file at the path before the machine knows the file
+    /// as its own, and the document's own save would come back as someone
+    /// else's (CI saw it: a save's file judged between the rename and the
+    /// save's end). Such a read is read again once the save has ended.
+    private func stampBetweenSaves() async -> ContentStamp? {
+        while true {
+            while let running = saving { _ = await running.value }
+            let ended = savesEnded
+            let stamp = await currentStamp()
+            if saving == nil && savesEnded == ended { return stamp }
+        }
     }
 
     private func currentStamp() async -> ContentStamp? {
