@@ -45,9 +45,10 @@ with --no-auth: none of the peers is authenticated either).
              (--small-rate requests per second, h2load --rps), for fileshare
              and nginx: the latency of a server that is not saturated.
              Ratios "beside": nginx stays up (idle) while fileshare's lines
-             run, and its GET is measured again just before each of
-             fileshare's wrk lines; the line's ratio is to that (median over
-             the rounds, each round's given in the goal lines).
+             run, and each of fileshare's wrk lines is measured in turns of
+             one second with nginx's GET; the line's ratio is to that
+             (median over the rounds, each round's given in the goal lines;
+             the line's p99 is its worst second's).
 
 Peers: nginx (static files, the dav module for PUT, autoindex json for the
 listing; a minimal config generated in the temporary folder, run in the
@@ -408,7 +409,7 @@ http {{
 
 class NginxBeside(Nginx):
     """nginx again, up (and idle) while fileshare's small requests are measured: its GET
-    is measured just before each of them, the reference of that line's ratio."""
+    is measured in turns of a second with each of them, the reference of that line's ratio."""
     name = "nginx-beside"
 
 
@@ -919,6 +920,34 @@ def run_wrk(url, args, script, duration):
     }
 
 
+def run_wrk_in_turns(reference, measured, args, seconds):
+    """wrk on two servers in turns of one second, `seconds` turns each
+    (reference first), each combined as one run: req/s the mean of its
+    turns, p50 their median, p99 the worst turn's (a bound: percentiles of
+    separate runs do not add up), counts summed. The machine's speed drifts
+    over seconds (other tenants' work); in turns this short, both servers
+    see the same machine, and a ratio of the two hardly moves with it."""
+    turns = ([], [])
+    for _ in range(max(1, seconds)):
+        for (url, script), kept in zip((reference, measured), turns):
+            kept.append(run_wrk(url, args, script, 1))
+
+    def combined(runs):
+        p50s = sorted(w["p50"] for w in runs if w["p50"] is not None)
+        p99s = [w["p99"] for w in runs if w["p99"] is not None]
+        return {
+            "rps": sum(w["rps"] for w in runs) / len(runs),
+            "p50": p50s[len(p50s) // 2] if p50s else None,
+            "p99": max(p99s) if p99s else None,
+            "requests": sum(w["requests"] for w in runs),
+            "non2xx": sum(w["non2xx"] for w in runs),
+            "errors": sum(w["errors"] for w in runs),
+            "timeouts": sum(w["timeouts"] for w in runs),
+            "raw": "\n".join(w["raw"] for w in runs),
+        }
+    return combined(turns[0]), combined(turns[1])
+
+
 def bench_listing(args, tmp, share, servers, results):
     r = results["listing"] = {}
     for s in servers:
@@ -1289,8 +1318,9 @@ def bench_small(args, tmp, share, servers, results):
                      if cls.name.split("-")[1] in args.small_auth.split(",")]
     # The machine's speed drifts over the minutes of a round (other tenants'
     # work): a ratio to nginx's GET measured a minute before or after moves
-    # with it. So nginx's GET is measured again just before each of
-    # fileshare's wrk lines, and that line's ratio is to it (column "beside").
+    # with it, and even one measured just before moved by ±0.15. So each of
+    # fileshare's wrk lines is measured in turns of a second with nginx's GET
+    # (``run_wrk_in_turns``), and its ratio is to that (column "beside").
     beside = None
     if args.small_beside and any(s.name == "nginx" for s in servers):
         beside = NginxBeside(args, tmp, share)
@@ -1308,13 +1338,7 @@ def bench_small(args, tmp, share, servers, results):
             try:
                 for label, prefix, kind in small_lines(s):
                     reference = None
-                    if beside and beside.proc is not None and kind in ("get", "pipelined", "304"):
-                        log(f"small: round {round_ + 1}: nginx GET beside {label}, "
-                            f"wrk -c {args.small_connections} -d {args.duration}s")
-                        reference = run_wrk(beside.base + "/small/", small_args, beside_script, args.duration)
-                        if reference["non2xx"] or reference["errors"] or not reference["rps"]:
-                            raise BenchError(f"nginx GET beside {label}: {reference['non2xx']} non-2xx answers, "
-                                             f"{reference['errors']} socket errors")
+                    interleave = beside and beside.proc is not None and kind in ("get", "pipelined", "304")
                     before = tree_cpu_seconds(s.proc.pid) if s.proc else None
                     if kind == "rate":
                         if not shutil.which("h2load"):
@@ -1337,7 +1361,17 @@ def bench_small(args, tmp, share, servers, results):
                         log(f"small: round {round_ + 1}: {label}, wrk -c {args.small_connections} -d {args.duration}s")
                         if round_ == 0:
                             run_wrk(s.base + prefix, small_args, script, 1)  # warm-up
-                        w = run_wrk(s.base + prefix, small_args, script, args.duration)
+                        if interleave:
+                            log(f"small: round {round_ + 1}: {label}, and nginx GET beside it, in turns of "
+                                f"1 s, wrk -c {args.small_connections}, {args.duration} s each")
+                            reference, w = run_wrk_in_turns(
+                                (beside.base + "/small/", beside_script), (s.base + prefix, script),
+                                small_args, args.duration)
+                            if reference["non2xx"] or reference["errors"] or not reference["rps"]:
+                                raise BenchError(f"nginx GET beside {label}: {reference['non2xx']} non-2xx "
+                                                 f"answers, {reference['errors']} socket errors")
+                        else:
+                            w = run_wrk(s.base + prefix, small_args, script, args.duration)
                     after = tree_cpu_seconds(s.proc.pid) if s.proc else None
                     # The server's own CPU per answer: unlike req/s, it hardly moves with how
                     # fast the machine happens to be during the run, and it is what a request costs.
@@ -1357,7 +1391,7 @@ def bench_small(args, tmp, share, servers, results):
 
 
 def beside_ratios(runs):
-    """Each round's req/s of a line over nginx's GET measured just before it, in round order."""
+    """Each round's req/s of a line over nginx's GET measured in turns with it, in round order."""
     return [w["beside"] for w in runs if w.get("beside")]
 
 
@@ -1407,9 +1441,10 @@ def report_small(r, args):
                "Fixed rate: h2load --rps, the same files in turn, latency of every request. "
                "Server CPU: user + system time of the server's processes during the run, per answer "
                "(median of the rounds). x nginx GET: over the median nginx GET row; x nginx GET beside: "
-               "the median over the rounds of the line's req/s over nginx's GET measured just before it "
-               "(nginx idle beside fileshare; --no-small-beside leaves it out): the machine's speed drifts "
-               "less in seconds than in the minutes between a server's lines and nginx's.")
+               "the median over the rounds of the line's req/s over nginx's GET measured in turns of 1 s "
+               "with it (nginx idle beside fileshare; --no-small-beside leaves it out; the line's p99 is "
+               "then its worst second's): the machine's speed drifts over seconds, and in turns this short "
+               "both see the same machine.")
     return "\n".join(out)
 
 
@@ -1455,7 +1490,7 @@ def parse_args(argv):
     p.add_argument("--small-auth", default="basic,users",
                    help="small: fileshare also with credentials: basic (--user), users (--users FILE); '' for none")
     p.add_argument("--no-small-beside", dest="small_beside", action="store_false",
-                   help="small: no nginx GET measured just before each of fileshare's wrk lines (the "
+                   help="small: no nginx GET measured in turns with each of fileshare's wrk lines (the "
                         "ratio 'beside'); a shorter phase, ratios that drift with the machine")
     p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one transfer")
     p.add_argument("--timeout", type=float, default=60.0, help="longest wait for a server to be ready")
@@ -1518,7 +1553,7 @@ def print_header(title, servers, skipped, load_before):
     for line in benchcommon.killed_warnings():
         print(line)
     print("Every figure of a table was measured in this run, one server at a time (but for an idle nginx beside "
-          "fileshare in the small requests, the reference measured just before each line); ratios are the "
+          "fileshare in the small requests, the reference measured in turns with each line); ratios are the "
           "figures to compare across machines.")
     print()
 
