@@ -68,13 +68,20 @@ public final class LiveUsers: Sendable {
 
     /// The directory in force, read again first when the file changed.
     public func current(now: ContinuousClock.Instant = .now) -> UserDirectory {
+        refresh(now: now)
+        return state.withLock { $0.directory }
+    }
+
+    /// Reads the file again if it is time to look and it changed: what
+    /// ``current(now:)`` does first, for a caller that needs only the
+    /// consequences (``UserCredentials/generation``), not the directory.
+    public func refresh(now: ContinuousClock.Instant = .now) {
         let due = state.withLock { state -> Bool in
             guard now - state.checked >= checkInterval else { return false }
             state.checked = now
             return true
         }
         if due { reloadIfChanged() }
-        return state.withLock { $0.directory }
     }
 
     /// Reads the file again if its identity changed since it was last read.

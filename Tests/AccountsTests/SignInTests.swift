@@ -176,6 +176,21 @@ struct SignInThrottleTests {
         #expect(throttle.trackedCount == 0)
     }
 
+    @Test("an address and a name both slowed: the longer wait holds, whichever it is")
+    func longerWait() {
+        var throttle = SignInThrottle()
+        let now = ContinuousClock.now
+        // 7 failures from one address, each for another name: the address waits 2 s, no name does.
+        for index in 0..<7 { throttle.failed(address: "10.0.0.9", name: "n\(index)", now: now) }
+        // 6 failures for one name, each from another address: the name waits 1 s.
+        for index in 0..<6 { throttle.failed(address: "10.1.0.\(index)", name: "zed", now: now) }
+        #expect(throttle.wait(address: "10.0.0.9", name: "n0", now: now) == .seconds(2))
+        #expect(throttle.wait(address: "10.0.0.9", name: "zed", now: now) == .seconds(2))
+        #expect(throttle.wait(address: "10.2.0.1", name: "zed", now: now) == .seconds(1))
+        #expect(throttle.wait(address: "10.2.0.1", name: "n0", now: now) == nil)
+        #expect(throttle.wait(address: "10.0.0.9", name: "zed", now: now + .milliseconds(1500)) == .milliseconds(500))
+    }
+
     @Test("a flood of names cannot fill memory")
     func bounded() {
         var throttle = SignInThrottle(limits: .init(maxTracked: 100))

@@ -48,24 +48,37 @@ enum AccessRules {
     static func check(_ operation: AccessOperation, at path: [String], policy: AccessPolicy) -> AccessDenied? {
         if policy.isAdmin { return nil }
         let right = policy.right(at: path)
+        let allowed =
+            switch operation {
+            case .read: right.canRead
+            case .add: right.canAdd
+            case .replace, .change: right.canChange
+            }
+        // The refusal's words only when there is one: every read of every
+        // signed-in user is checked here (a tenth of a small read's answer
+        // went to wording refusals nobody was given).
+        return allowed ? nil : refusal(operation, at: path, right: right, policy: policy)
+    }
+
+    /// Why `operation` at `path` is refused to one with `right` there.
+    private static func refusal(
+        _ operation: AccessOperation, at path: [String], right: Right, policy: AccessPolicy
+    ) -> AccessDenied {
         let shown = "'/\(path.joined(separator: "/"))'"
         // Not even its name may be seen: the answer of a missing path.
         let hidden = AccessDenied(code: .hidden, message: "\(shown): no such file or folder")
         switch operation {
         case .read:
-            return right.canRead ? nil : hidden
+            return hidden
         case .add:
-            if right.canAdd { return nil }
             return visible(path, right, policy) ? forbidden(shown, right) : hidden
         case .replace:
-            if right.canChange { return nil }
             if right == .upload {
                 return AccessDenied(
                     code: .dropBox, message: "\(shown) is taken: a drop box takes new names only; choose another name")
             }
             return visible(path, right, policy) ? forbidden(shown, right) : hidden
         case .change:
-            if right.canChange { return nil }
             return visible(path, right, policy) || right == .upload ? forbidden(shown, right) : hidden
         }
     }

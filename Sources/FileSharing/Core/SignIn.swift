@@ -126,7 +126,9 @@ final class SignIn: Sendable {
 
     /// What a connection remembers of the Basic credentials it last
     /// signed in with (``signInCached(authorization:address:now:remembered:)``).
-    struct Remembered {
+    /// A class: looked at on every request of the connection, a struct of
+    /// strings and rights was copied each time, a third of the look.
+    final class Remembered: Sendable {
         /// The `Authorization` field, exactly as it came.
         let authorization: String
         let requester: Requester
@@ -134,6 +136,13 @@ final class SignIn: Sendable {
         let expires: ContinuousClock.Instant
         /// The cache's generation when they were found in it.
         let generation: Int
+
+        init(authorization: String, requester: Requester, expires: ContinuousClock.Instant, generation: Int) {
+            self.authorization = authorization
+            self.requester = requester
+            self.expires = expires
+            self.generation = generation
+        }
     }
 
     /// Who the Basic credentials of `authorization` are when their password
@@ -158,7 +167,7 @@ final class SignIn: Sendable {
     ) -> Requester? {
         guard let authorization else { return nil }
         if let known = remembered, known.authorization == authorization, now < known.expires {
-            _ = check.users.current(now: now)
+            check.users.refresh(now: now)
             if known.generation == check.users.credentials.generation,
                 throttle.withLock({ $0.wait(address: address, name: known.requester.name, now: now) }) == nil
             {
