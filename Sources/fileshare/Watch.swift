@@ -199,11 +199,7 @@ enum CommandOutput {
     /// error to report, not a signal that kills; diagnostics go to stderr.
     static func startLogging(_ label: String, level: Logger.Level = .warning) -> Logger {
         signal(SIGPIPE, SIG_IGN)
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in StandardErrorLogHandler(label: label, level: level) }
         return Logger(label: label)
     }
 
