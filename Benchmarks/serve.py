@@ -1358,7 +1358,9 @@ def bench_small(args, tmp, share, servers, results):
                     else:
                         etags = fetch_etags(s, prefix, args.small_files) if kind == "304" else None
                         script = small_script(tmp, label, prefix, kind, args.small_files, server_headers(s), etags)
-                        log(f"small: round {round_ + 1}: {label}, wrk -c {args.small_connections} -d {args.duration}s")
+                        if not interleave:
+                            log(f"small: round {round_ + 1}: {label}, wrk -c {args.small_connections} "
+                                f"-d {args.duration}s")
                         if round_ == 0:
                             run_wrk(s.base + prefix, small_args, script, 1)  # warm-up
                         if interleave:
