@@ -43,7 +43,9 @@ with --no-auth: none of the peers is authenticated either).
              gives the server's CPU time (user + system, from /proc, its
              child processes included) per answer. And GET at a fixed rate
              (--small-rate requests per second, h2load --rps), for fileshare
-             and nginx: the latency of a server that is not saturated.
+             and nginx: the latency of a server that is not saturated; and
+             at each rate of --small-sweep, up to near what fileshare
+             carries at most: how far p99 stays under 1 ms.
              Ratios "beside": nginx stays up (idle) while fileshare's lines
              run, and each of fileshare's wrk lines is measured in turns of
              one second with nginx's GET; the line's ratio is to that
@@ -1089,9 +1091,12 @@ end
     return path
 
 
-def small_lines(server):
+def small_lines(server, sweep=()):
     """(label, URL prefix, kind) of each small-request line of a server; kind is
-    get, pipelined, 304 (wrk), or head and client-get (a client of our own)."""
+    get, pipelined, 304 (wrk), head and client-get (a client of our own), rate
+    (h2load at --small-rate), or rate:N (h2load at N requests a second, one line
+    per rate of --small-sweep, for fileshare's /api/files and nginx)."""
+    swept = [(rate, f"GET at {rate:,} req/s (h2load)") for rate in sweep]
     if server.name == "fileshare":
         return [("fileshare /api/files GET", "/api/files/small/", "get"),
                 (f"fileshare /api/files GET, pipelined x{PIPELINE_DEPTH}", "/api/files/small/", "pipelined"),
@@ -1101,7 +1106,8 @@ def small_lines(server):
                 ("fileshare /dav/ GET", "/dav/small/", "get"),
                 (f"fileshare /dav/ GET, pipelined x{PIPELINE_DEPTH}", "/dav/small/", "pipelined"),
                 ("fileshare /api/files GET at a fixed rate (h2load)", "/api/files/small/", "rate"),
-                ("fileshare /dav/ GET at a fixed rate (h2load)", "/dav/small/", "rate")]
+                ("fileshare /dav/ GET at a fixed rate (h2load)", "/dav/small/", "rate")] + [
+                (f"fileshare /api/files {text}", "/api/files/small/", f"rate:{rate}") for rate, text in swept]
     if server.name in ("fileshare-basic", "fileshare-users"):
         return [(f"{server.name} /api/files GET", "/api/files/small/", "get"),
                 (f"{server.name} /dav/ GET", "/dav/small/", "get")]
@@ -1111,7 +1117,8 @@ def small_lines(server):
                 ("nginx 304", "/small/", "304"),
                 ("nginx HEAD (own client)", "/small/", "head"),
                 ("nginx GET (own client)", "/small/", "client-get"),
-                ("nginx GET at a fixed rate (h2load)", "/small/", "rate")]
+                ("nginx GET at a fixed rate (h2load)", "/small/", "rate")] + [
+                (f"nginx {text}", "/small/", f"rate:{rate}") for rate, text in swept]
     return [(f"{server.name} GET", server.file_url("small/")[len(server.base):], "get")]
 
 
@@ -1245,7 +1252,7 @@ def keepalive_load(base, prefix, method, count, headers, args, duration):
             "non2xx": sum(r[2] for r in results), "errors": 0, "timeouts": 0, "raw": ""}
 
 
-def rate_load(base, prefix, count, headers, args, tmp, label):
+def rate_load(base, prefix, count, headers, args, tmp, label, rate):
     """GETs of the small files in turn at a fixed rate (h2load --rps), well below what
     either server carries at most: the latency a client sees from a server that is not
     saturated, which the closed loop of wrk (every client sending again the moment it
@@ -1259,7 +1266,7 @@ def rate_load(base, prefix, count, headers, args, tmp, label):
     log_path = os.path.join(tmp, f"rate-{name}.tsv")
     if os.path.exists(log_path):
         os.remove(log_path)  # h2load appends to its log
-    per_client = max(1, args.small_rate // args.small_connections)
+    per_client = max(1, rate // args.small_connections)
     argv = ["h2load", "--h1", "-c", str(args.small_connections), "-t", "1", f"--rps={per_client}",
             "-D", str(args.duration), "-i", urls, f"--log-file={log_path}"]
     for key, value in headers.items():
@@ -1336,17 +1343,18 @@ def bench_small(args, tmp, share, servers, results):
                 beside.stop()  # one nginx at a time
             s.start()
             try:
-                for label, prefix, kind in small_lines(s):
+                for label, prefix, kind in small_lines(s, args.small_sweep):
                     reference = None
                     interleave = beside and beside.proc is not None and kind in ("get", "pipelined", "304")
                     before = tree_cpu_seconds(s.proc.pid) if s.proc else None
-                    if kind == "rate":
+                    if kind == "rate" or kind.startswith("rate:"):
                         if not shutil.which("h2load"):
                             log(f"small: {label}: h2load not installed (Debian: nghttp2-client), skipped")
                             continue
-                        log(f"small: round {round_ + 1}: {label}, {args.small_rate} req/s, "
+                        rate = int(kind.split(":")[1]) if ":" in kind else args.small_rate
+                        log(f"small: round {round_ + 1}: {label}, {rate} req/s, "
                             f"{args.small_connections} connections, {args.duration} s")
-                        w = rate_load(s.base, prefix, args.small_files, server_headers(s), args, tmp, label)
+                        w = rate_load(s.base, prefix, args.small_files, server_headers(s), args, tmp, label, rate)
                     elif kind in ("head", "client-get"):
                         method = "HEAD" if kind == "head" else "GET"
                         log(f"small: round {round_ + 1}: {label}, own client, "
@@ -1438,6 +1446,22 @@ def report_small(r, args):
                    f"p99.9 {ms(rate['p999'])} ms"
                    + (f"; nginx p99 {ms(nginx_rate['p99'])} ms, p99.9 {ms(nginx_rate['p999'])} ms" if nginx_rate else "")
                    + f"; p99 under 1 ms: {'met' if fast else 'NOT met'}")
+    for who in ("fileshare /api/files", "nginx"):
+        points = []
+        for rate in args.small_sweep:
+            runs = r.get(f"{who} GET at {rate:,} req/s (h2load)")
+            if not runs:
+                continue
+            p99 = statistics.median(w["p99"] for w in runs)
+            p999 = statistics.median(w["p999"] for w in runs)
+            done = statistics.median(w["rps"] for w in runs)
+            points.append((rate, done, p99, p999))
+        if points:
+            under = [rate for rate, done, p99, _ in points if p99 < 0.001 and done >= 0.97 * rate]
+            out.append(f"{who} GET at fixed rates (h2load, median of the rounds): "
+                       + "; ".join(f"{rate:,} req/s asked, {done:,.0f} done, p99 {ms(p99)} ms, p99.9 {ms(p999)} ms"
+                                   for rate, done, p99, p999 in points)
+                       + (f" — p99 under 1 ms up to {max(under):,} req/s" if under else " — p99 under 1 ms at none"))
     out.append("Pipelined: wrk sends the requests of a batch in one write and waits for all their answers "
                "(p50/p99 are per batch). 304: each GET carries the file's ETag in If-None-Match. "
                "Fixed rate: h2load --rps, the same files in turn, latency of every request. "
@@ -1489,6 +1513,11 @@ def parse_args(argv):
     p.add_argument("--small-connections", type=int, default=8, help="small: wrk -c (keep-alive clients)")
     p.add_argument("--small-rate", type=int, default=4000,
                    help="small: the fixed rate of the h2load lines (requests per second, all clients)")
+    p.add_argument("--small-sweep", type=lambda text: [int(x) for x in text.split(",") if x.strip()],
+                   default=[20000, 30000, 40000],
+                   help="small: fileshare's /api/files GET and nginx's at each of these fixed rates "
+                        "(h2load, comma-separated requests per second; '' for none): p99 as the load nears "
+                        "what the server carries at most")
     p.add_argument("--small-auth", default="basic,users",
                    help="small: fileshare also with credentials: basic (--user), users (--users FILE); '' for none")
     p.add_argument("--no-small-beside", dest="small_beside", action="store_false",
