@@ -1253,10 +1253,11 @@ def keepalive_load(base, prefix, method, count, headers, args, duration):
 
 
 def rate_load(base, prefix, count, headers, args, tmp, label, rate):
-    """GETs of the small files in turn at a fixed rate (h2load --rps), well below what
-    either server carries at most: the latency a client sees from a server that is not
-    saturated, which the closed loop of wrk (every client sending again the moment it
-    is answered, on the cores the server uses) cannot show. Per-request times from
+    """GETs of the small files in turn at a fixed `rate` (h2load --rps): at --small-rate,
+    well below what either server carries at most, the latency a client sees from a
+    server that is not saturated, which the closed loop of wrk (every client sending
+    again the moment it is answered, on the cores the server uses) cannot show; at the
+    rates of --small-sweep, up to near saturation. Per-request times from
     h2load's log; p50, p99 and p99.9 over every request of the run."""
     name = re.sub(r"[^\w]+", "-", label)
     urls = os.path.join(tmp, f"rate-{name}.txt")
