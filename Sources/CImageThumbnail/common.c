@@ -40,6 +40,7 @@ void *cit_dlopen(const char *name, char *message, size_t message_size) {
 
 void cit_library_close(cit_library *library) {
     if (!library) return;
+    if (library->kind == CIT_HEIF) cit_heif_release(library);
     if (library->handle) dlclose(library->handle);
     free(library);
 }

@@ -20,6 +20,9 @@ struct cit_library {
 
 void cit_copy_message(char *message, size_t size, const char *text);
 
+/// Ends what cit_heif_open set up in libheif (before its handle is closed).
+void cit_heif_release(cit_library *library);
+
 /// dlopen with the message on failure.
 void *cit_dlopen(const char *name, char *message, size_t message_size);
 
