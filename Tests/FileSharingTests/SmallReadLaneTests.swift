@@ -217,30 +217,42 @@ struct SmallReadLaneTests {
         try share.write("Team/s.txt", "small text")
         let result = try await share.test(.live) { client in
             let port = try #require(client.port)
-            return try await onOwnThread { () -> (answered: Int, closedAfter: Double?) in
+            return try await onOwnThread { () -> (answered: Int, endedEarly: Bool, closedAfter: Double?) in
                 let connection = try RawConnection(port: port)
                 // Three seconds of small reads, one every 100 ms: three
                 // times Hummingbird's idle bound, five keep-alive bounds.
                 var answered = 0
+                var endedEarly = false
                 let start = Date()
                 var lastAnswer = start
                 while Date().timeIntervalSince(start) < 3 {
                     connection.blockingSend(Self.request("GET", "/api/files/Team/s.txt"))
                     let (answers, closed) = Self.receive(connection, heads: [false])
-                    if closed || answers.first?.body != "small text" { break }
+                    if closed || answers.first?.body != "small text" {
+                        endedEarly = true
+                        break
+                    }
                     answered += 1
                     lastAnswer = Date()
                     usleep(100_000)
                 }
                 // Then idle: closed at the keep-alive bound after the last answer (and well before 20 s).
                 let (_, closed) = Self.receive(connection, heads: [false])
-                return (answered, closed ? Date().timeIntervalSince(lastAnswer) : nil)
+                return (answered, endedEarly, closed ? Date().timeIntervalSince(lastAnswer) : nil)
             }
         }
-        #expect(result.answered >= 20, "\(result.answered) answered before the connection ended")
+        // The three seconds ran out with the connection open and every answer
+        // right. (How many rounds fit in them depends on the machine's load:
+        // a loaded CI machine fitted 17, and a bound of 20 failed there.)
+        #expect(!result.endedEarly, "the connection ended after \(result.answered) answers")
+        #expect(result.answered >= 10, "\(result.answered) answered in three seconds")
         let closedAfter = try #require(result.closedAfter)
         #expect(closedAfter >= 0.5 && closedAfter < 5, "closed \(closedAfter) s after the last answer")
-        #expect(share.server.smallReadAheadTally.value >= 15)
+        // Most went by the lane (one now and then goes to the router, so
+        // Hummingbird's idle bound sees the connection busy).
+        #expect(
+            share.server.smallReadAheadTally.value * 2 >= result.answered,
+            "\(share.server.smallReadAheadTally.value) of \(result.answered) answered by the lane")
         share.stop()
     }
 
