@@ -27,7 +27,9 @@ public final class FileChangeLog: ChangeLog {
     public struct Options: Sendable {
         /// What is kept.
         public var retention: ChangeLogRetention
-        /// A segment file is closed and a new one begun past this size.
+        /// The size a segment file stays within: a new one is begun before
+        /// a record would pass it (a single record larger than this has a
+        /// segment of its own). Retention drops whole segments.
         public var segmentBytes: Int
         /// The newest records kept in memory for readers (at most this many,
         /// and at most ``memoryBytes`` of their JSON): event streams that
@@ -212,21 +214,28 @@ public final class FileChangeLog: ChangeLog {
                 return state.pending
             }
             guard !batch.isEmpty else { return }
+            // A batch larger than a segment is written in parts, each
+            // published once durable: a part that fails is all that is tried again.
+            var rest = batch[...]
             do {
-                try writeDurably(batch)
+                while !rest.isEmpty {
+                    let written = try writeDurably(rest)
+                    publish(rest.prefix(written))
+                    rest = rest.dropFirst(written)
+                }
             } catch  where error.code == .closed {
                 let lost = state.withLock { state in
                     defer {
                         state.pending.removeAll()
                         state.writerBusy = false
                     }
-                    return batch.count + state.pending.count
+                    return rest.count + state.pending.count
                 }
                 logger.error("change log closed before records could be written", metadata: ["records": "\(lost)"])
                 return
             } catch {
                 let waiters = state.withLock { state in
-                    state.pending.insert(contentsOf: batch, at: 0)
+                    state.pending.insert(contentsOf: rest, at: 0)
                     state.failure = error
                     defer { state.flushWaiters.removeAll() }
                     return state.flushWaiters.values.map(\.continuation)
@@ -238,26 +247,35 @@ public final class FileChangeLog: ChangeLog {
                 queue.asyncAfter(deadline: .now() + .seconds(1)) { self.writePending() }
                 return
             }
-            publish(batch)
         }
     }
 
-    private func writeDurably(_ batch: [ChangeRecord]) throws(ChangeLogError) {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(batch.count * 256)
-        var offsets: [Int] = []
-        offsets.reserveCapacity(batch.count)
-        for record in batch {
-            offsets.append(bytes.count)
-            RecordCodec.encode(record, into: &bytes)
-        }
+    /// Writes and flushes the first of `records` that fit in the newest
+    /// segment (at least one: a record larger than a segment has one of its
+    /// own), beginning the next segment first when not even one fits;
+    /// answers how many it wrote.
+    private func writeDurably(_ records: ArraySlice<ChangeRecord>) throws(ChangeLogError) -> Int {
         guard var current = writer.withLock({ $0 }) else {
             throw ChangeLogError(code: .closed, message: "the change log is closed")
         }
-        if current.size > Int64(RecordCodec.headerSize)
-            && current.size + Int64(bytes.count) > Int64(options.segmentBytes)
-        {
-            current = try beginSegment(firstSeq: batch[0].seq, time: batch[0].time, after: current)
+        let limit = Int64(options.segmentBytes)
+        let empty = Int64(RecordCodec.headerSize)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(min(records.count * 256, options.segmentBytes))
+        var offsets: [Int] = []
+        for record in records {
+            let before = bytes.count
+            RecordCodec.encode(record, into: &bytes)
+            // Too large for what is left, unless first in its segment.
+            if current.size + Int64(bytes.count) > limit && current.size + Int64(before) > empty {
+                bytes.removeLast(bytes.count - before)
+                guard offsets.isEmpty else { break }
+                current = try beginSegment(firstSeq: record.seq, time: record.time, after: current)
+                RecordCodec.encode(record, into: &bytes)
+            }
+            offsets.append(before)
+            // Past the limit only for a record alone in its segment.
+            if current.size + Int64(bytes.count) >= limit { break }
         }
         do {
             try LogFiles.write(current.fd, bytes, at: current.size, path: current.path)
@@ -270,14 +288,16 @@ public final class FileChangeLog: ChangeLog {
         let start = current.size
         current.size += Int64(bytes.count)
         writer.withLock { $0 = current }
+        let written = records.prefix(offsets.count)
         state.withLock { state in
             guard !state.segments.isEmpty else { return }
             let last = state.segments.count - 1
-            if state.segments[last].firstTime == nil { state.segments[last].firstTime = batch[0].time }
-            for (record, offset) in zip(batch, offsets) {
+            if state.segments[last].firstTime == nil { state.segments[last].firstTime = written.first?.time }
+            for (record, offset) in zip(written, offsets) {
                 state.segments[last].noteOffset(start + Int64(offset), of: record.seq)
             }
         }
+        return offsets.count
     }
 
     /// Closes the newest segment (already flushed) and begins the next.
@@ -286,23 +306,18 @@ public final class FileChangeLog: ChangeLog {
         Glibc.close(current.fd)
         writer.withLock { $0 = next }
         state.withLock { $0.segments.append(LogSegment(firstSeq: firstSeq, firstTime: time)) }
-        // Counting needs no disk: what the count bound drops goes at once.
-        let retention = options.retention
-        let dropped = state.withLock { state in
-            FileChangeLog.dropSegments(&state) { segment, next, latest in
-                latest - (next.firstSeq - 1) >= retention.maxRecords
-            }
-        }
-        removeFiles(of: dropped)
         return next
     }
 
-    /// Makes a durable batch readable and wakes who waits for it.
-    private func publish(_ batch: [ChangeRecord]) {
-        let (waiters, flushed) = state.withLock { state in
-            state.latest = batch[batch.count - 1].seq
+    /// Makes durable records readable, wakes who waits for them, and drops
+    /// what the count bound no longer keeps (counting needs no disk, so it
+    /// goes at once; the age bound waits for ``trim()``).
+    private func publish(_ records: ArraySlice<ChangeRecord>) {
+        let retention = options.retention
+        let (waiters, flushed, dropped) = state.withLock { state in
+            state.latest = records[records.endIndex - 1].seq
             state.failure = nil
-            state.keepRecent(batch, options: options)
+            state.keepRecent(records, options: options)
             let waiters = state.waiters.values.map(\.continuation)
             state.waiters.removeAll()
             var flushed: [CheckedContinuation<ChangeLogError?, Never>] = []
@@ -310,10 +325,15 @@ public final class FileChangeLog: ChangeLog {
                 flushed.append(waiter.continuation)
                 state.flushWaiters.removeValue(forKey: key)
             }
-            return (waiters, flushed)
+            // A segment goes once the records after it are enough on their own.
+            let dropped = FileChangeLog.dropSegments(&state) { _, next, latest in
+                latest - (next.firstSeq - 1) >= retention.maxRecords
+            }
+            return (waiters, flushed, dropped)
         }
         for waiter in waiters { waiter.resume() }
         for waiter in flushed { waiter.resume(returning: nil) }
+        removeFiles(of: dropped)
     }
 
     /// Makes everything appended before the call durable, on the calling

@@ -116,13 +116,10 @@ struct FileChangeLogTests {
         }
         try await log.flush()
         #expect(log.latest == 2000)
-        let segmentCount = try FileManager.default.contentsOfDirectory(atPath: folder("changes")).filter {
-            $0.hasPrefix("seg-")
-        }.count
-        // Usually more than ten; fewer when the writer took more records per
-        // write under load (one write goes whole into one segment). CI once
-        // counted exactly ten.
-        #expect(segmentCount >= 5)
+        // However many records the writer took per write, no segment passes its size.
+        let sizes = try Self.segmentSizes(folder)
+        #expect(sizes.allSatisfy { $0 <= 16 * 1024 }, "\(sizes)")
+        #expect(sizes.count >= sizes.reduce(0, +) / (16 * 1024))
         #expect(try await Self.readAll(log, page: 77).map(\.seq) == Array(1...2000))
         // From the middle of an old segment, twice (the second time by checkpoint).
         for _ in 0..<2 {
@@ -134,6 +131,49 @@ struct FileChangeLogTests {
         log.close()
         log = try Self.open(folder, options: options)
         #expect(try await Self.readAll(log, after: 999, page: 333).map(\.seq) == Array(1000...2000))
+        log.close()
+    }
+
+    /// The sizes of the log's segment files, oldest first.
+    static func segmentSizes(_ folder: TemporaryFolder) throws -> [Int] {
+        try FileManager.default.contentsOfDirectory(atPath: folder("changes")).filter { $0.hasPrefix("seg-") }.sorted()
+            .map {
+                try #require(FileManager.default.attributesOfItem(atPath: folder("changes") + "/" + $0)[.size] as? Int)
+            }
+    }
+
+    @Test("one append larger than a segment is split across segments; the count bound drops what it no longer needs")
+    func largeAppend() async throws {
+        let folder = try TemporaryFolder()
+        let options = FileChangeLog.Options(
+            retention: ChangeLogRetention(maxRecords: 50), segmentBytes: 4096, memoryRecords: 16)
+        var log = try Self.open(folder, options: options)
+        // As the observer hands over a burst: one append of 400 records.
+        try log.append((1...400).map { Self.entry($0) })
+        try await log.flush()
+        #expect(log.latest == 400)
+        let oldest = log.oldest
+        // At least 50 kept, and no more than a segment's worth beyond them.
+        #expect(oldest > 1 && 400 - oldest + 1 >= 50, "oldest \(oldest)")
+        let sizes = try Self.segmentSizes(folder)
+        #expect(sizes.allSatisfy { $0 <= 4096 }, "\(sizes)")
+        #expect(sizes.count <= 4, "\(sizes.count) segments kept for 50 records")
+        #expect(try await Self.readAll(log, after: oldest - 1).map(\.seq) == Array(oldest...400))
+        // A record larger than a segment has one of its own.
+        let big = ChangeLogEntry(
+            .added(
+                ChangedItem(
+                    path: ItemPath(String(repeating: "n", count: 6000)), id: ItemID(rawValue: 9999), kind: .file,
+                    size: 1, isWriting: false)),
+            time: 1_764_000_000_000_000_000, origin: nil)
+        try log.append([Self.entry(401), big, Self.entry(403)])
+        try await log.flush()
+        #expect(try Self.segmentSizes(folder).filter { $0 > 4096 }.count == 1)
+        log.close()
+        log = try Self.open(folder, options: options)
+        let reopened = try await Self.readAll(log, after: log.oldest - 1)
+        #expect(reopened.map(\.seq) == Array(log.oldest...403))
+        #expect(reopened.first { $0.seq == 402 }?.event.contains(String(repeating: "n", count: 6000)) == true)
         log.close()
     }
 
