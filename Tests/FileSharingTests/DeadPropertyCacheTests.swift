@@ -110,5 +110,39 @@
             notes = try listed()
             #expect(notes["c.txt"]?.contains("five") == true)
         }
+
+        @Test(
+            "an item alone (a PROPFIND of Depth 0): kept once read, read again once changed, a link shows its target's")
+        func itemAlone() throws {
+            let temporary = try TemporaryFolder()
+            let cache = DeadPropertyCache(settledAfter: 0)
+            let folder = try SharedFolder(rootPath: temporary.path, deadPropertyCache: cache, logger: Self.logger)
+            try temporary.write("a", to: "a.txt")
+            #expect(symlink("a.txt", temporary("link")) == 0)
+            let a = try SharePath(plain: "a.txt")
+            func set(_ value: String) throws {
+                let fd = open(temporary("a.txt"), O_RDONLY)
+                try #require(fd >= 0)
+                defer { close(fd) }
+                try DeadProperties.write(
+                    [(PropertyName(namespace: "urn:x", name: "note"), "<note xmlns=\"urn:x\">\(value)</note>")], fd: fd,
+                    path: a)
+            }
+            try set("one")
+            #expect(folder.keptProperties(of: try folder.metadata(a)) == nil, "nothing kept before a read")
+            #expect(folder.propertiesKeeping(of: a).first?.xml.contains("one") == true)
+            #expect(folder.keptProperties(of: try folder.metadata(a))?.first?.xml.contains("one") == true)
+            // Through the link: the target's status, so the target's properties.
+            let link = try SharePath(plain: "link")
+            #expect(folder.keptProperties(of: try folder.metadata(link))?.first?.xml.contains("one") == true)
+            // Set by another program since: the change time differs, so it is read again.
+            let before = try folder.metadata(a).changed
+            try set("two")
+            let status = try folder.metadata(a)
+            try #require(status.changed != before, "a coarse clock gave both changes one time")
+            #expect(folder.keptProperties(of: status) == nil)
+            #expect(folder.propertiesKeeping(of: a).first?.xml.contains("two") == true)
+            #expect(folder.keptProperties(of: try folder.metadata(a))?.first?.xml.contains("two") == true)
+        }
     }
 #endif

@@ -198,15 +198,16 @@
     }
 
     extension SharedFolder {
+        /// A member of a folder, as WebDAV shows it.
+        typealias DAVChild = (name: String, metadata: Metadata, properties: DeadProperties.Entries)
+
         /// A folder's shared members for WebDAV: hidden names left out, links
         /// that stay inside shown as what they point to, links that lead out (or
         /// nowhere) left out, and the WebDAV properties when asked.
-        func davChildren(of path: SharePath, properties: Bool = false)
-            throws(FolderError) -> [(name: String, metadata: Metadata, properties: DeadProperties.Entries)]
-        {
+        func davChildren(of path: SharePath, properties: Bool = false) throws(FolderError) -> [DAVChild] {
             let directory = try open(path, flags: O_RDONLY | O_DIRECTORY)
             defer { close(directory) }
-            var result: [(name: String, metadata: Metadata, properties: DeadProperties.Entries)] = []
+            var result: [DAVChild] = []
             // Whether each item's own status was read (not a link's
             // target's): only then may its properties be kept between listings.
             var own: [Bool] = []

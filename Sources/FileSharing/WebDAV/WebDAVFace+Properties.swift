@@ -119,12 +119,21 @@ extension WebDAVFace {
             let properties = needsDead ? folder.stagingProperties(named: placeholder.staging) : []
             entries.append(DAVEntry(path: path, metadata: metadata, properties: properties))
         case .item(let metadata):
-            let children = try await core.blocking {
-                let own = needsDead ? folder.properties(of: path) : []
-                let children =
-                    depth == 1 && metadata.kind == .directory
-                    ? try folder.davChildren(of: path, properties: needsDead) : []
-                return (own, children)
+            let listsChildren = depth == 1 && metadata.kind == .directory
+            // An item alone (what clients ask before nearly anything) whose
+            // properties are kept is answered without the thread pool.
+            let children: (DeadProperties.Entries, [SharedFolder.DAVChild])
+            if !needsDead {
+                children = ([], listsChildren ? try await core.blocking { try folder.davChildren(of: path) } : [])
+            } else if !listsChildren, let kept = folder.keptProperties(of: metadata) {
+                children = (kept, [])
+            } else {
+                children = try await core.blocking {
+                    (
+                        folder.propertiesKeeping(of: path),
+                        listsChildren ? try folder.davChildren(of: path, properties: true) : []
+                    )
+                }
             }
             entries.append(DAVEntry(path: path, metadata: metadata, properties: children.0))
             for child in children.1 {
@@ -403,11 +412,24 @@ extension WebDAVFace {
 }
 
 extension SharedFolder {
-    /// The WebDAV properties of a shared item (none when it cannot be opened).
-    func properties(of path: SharePath) -> DeadProperties.Entries {
+    /// The WebDAV properties of a shared item (none when it cannot be
+    /// opened), kept for the next ask when the item has settled
+    /// (``DeadPropertyCache``): its status is read first, from the same
+    /// descriptor, so what is kept is never newer than the time it is kept under.
+    func propertiesKeeping(of path: SharePath) -> DeadProperties.Entries {
         guard let fd = try? open(path, flags: O_RDONLY | O_NONBLOCK) else { return [] }
         defer { close(fd) }
-        return DeadProperties.read(fd: fd)
+        let status = try? FileStatus(descriptor: fd)
+        let properties = DeadProperties.read(fd: fd)
+        if let status { deadPropertyCache.keep([(status, properties)]) }
+        return properties
+    }
+
+    /// The WebDAV properties of the item whose status is `status`, when
+    /// they are kept and it has not changed since; `nil`: read them
+    /// (``propertiesKeeping(of:)``). Needs no disk.
+    func keptProperties(of status: FileStatus) -> DeadProperties.Entries? {
+        deadPropertyCache.properties(of: [status])[0]
     }
 
     /// The WebDAV properties of a held-back empty file.
