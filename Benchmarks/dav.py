@@ -20,6 +20,11 @@ read from its first line on stdout), wsgidav and rclone http://127.0.0.1:P/.
              it gave, and is not measured. Then a 1 s warm-up and wrk with a Lua
              script: -c 50 -t 2 -d --duration (default 10 s) --latency,
              requests per second and p50/p99 latency.
+             Then, on the same server, PROPFIND Depth: 0 of single files
+             (the same body), the folder's files asked for in turn, as a
+             WebDAV client asks before nearly everything it does: the first
+             answer must be a 207 with one <response>; a 1 s warm-up, then
+             wrk -c --item-connections (default 8) -t 2 -d --duration.
 2. transfer  PUT of a --size file (default 1 GiB) with `curl -T FILE`, timed
              until the server answers, and that time plus an fsync of the
              uploaded file right after (fileshare fsyncs before it answers, the
@@ -195,9 +200,57 @@ def propfind_alone(s, args, tmp):
     return statistics.median(times), size
 
 
+def propfind_item_lua(tmp, s, count):
+    """A wrk script that sends PROPFIND Depth: 0 of big/'s files in turn to s; returns its path."""
+    path = os.path.join(tmp, f"propfind-item-{s.name}.lua")
+    root = s.dav_root + "big/"
+    with open(path, "w") as f:
+        f.write(f"local i = 0\nlocal body = '{serve.PROPFIND_BODY.decode()}'\n")
+        f.write("request = function()\n")
+        f.write(f"  i = (i + 1) % {count}\n")
+        f.write(f'  return wrk.format("PROPFIND", string.format("{root}file-%05d.txt", i), '
+                '{Depth = "0", ["Content-Type"] = "application/xml"}, body)\n')
+        f.write("end\n")
+    return path
+
+
+def propfind_item_check(s, args, tmp):
+    """One PROPFIND Depth: 0 of a file: True for a 207 with one <response>, or BenchError."""
+    body_path = os.path.join(tmp, "propfind-item.xml")
+    argv = ["curl", "-s", "-X", "PROPFIND", "-o", body_path, "-w", "%{http_code}", "-H", "Depth: 0",
+            "-H", "Content-Type: application/xml", "--data-binary", serve.PROPFIND_BODY.decode(),
+            s.dav_url("big/file-00000.txt")]
+    rc, out, err = serve.run(argv, args.curl_timeout)
+    if rc != 0:
+        raise BenchError(f"curl -X PROPFIND (Depth 0): exit {rc} {err.strip()}")
+    with open(body_path, "rb") as f:
+        count = serve.count_dav_responses(f.read())
+    os.unlink(body_path)
+    if out.strip() != "207" or count != 1:
+        raise BenchError(f"PROPFIND Depth 0 of a file: HTTP {out.strip()}, {count} <response> elements, not 207 and 1")
+    return True
+
+
+def bench_propfind_item(s, args, tmp, results):
+    """PROPFIND Depth: 0 of single files on the started server s."""
+    r, failures = results["propfind item"], results["propfind item failures"]
+    key = ("propfind item", s.name)
+    few = argparse.Namespace(**{**vars(args), "connections": args.item_connections})
+    script = propfind_item_lua(tmp, s, args.items)
+    log(f"propfind item: {s.name}, Depth 0 of single files, wrk -c {few.connections} -d {args.duration}s")
+    if attempt(failures, key, propfind_item_check, s, args, tmp) is None:
+        return
+    if attempt(failures, key, serve.run_wrk, s.dav_url(), few, script, 1) is None:
+        return  # warm-up
+    w = attempt(failures, key, serve.run_wrk, s.dav_url(), few, script, args.duration)
+    if w is not None:
+        r[s.name] = w
+
+
 def bench_propfind(args, tmp, share, servers, results):
     r = results["propfind"] = {}
     failures = results["propfind failures"] = {}
+    results["propfind item"], results["propfind item failures"] = {}, {}
     script = serve.propfind_lua(tmp)
     for s in servers:
         log(f"propfind: {s.name}, {args.items} items, wrk -c {args.connections} -d {args.duration}s")
@@ -214,6 +267,7 @@ def bench_propfind(args, tmp, share, servers, results):
             if w is not None:
                 w["single"], w["bytes"] = alone
                 r[s.name] = w
+            bench_propfind_item(s, args, tmp, results)
         finally:
             s.stop()
 
@@ -246,6 +300,30 @@ def report_propfind(results, args, servers):
                f"p99 and one alone: below 1, fileshare answers sooner). '{slow}': no request finished within "
                "the run. Every server's first answer was checked: 207 with the folder and each file as a "
                "<response>.")
+    return "\n".join(out)
+
+
+def report_propfind_item(results, args, servers):
+    r, failures = results["propfind item"], results["propfind item failures"]
+    out = [f"## 1b. PROPFIND Depth: 0 of single files (big/'s, in turn; allprop body): wrk -c "
+           f"{args.item_connections} -t {args.threads} -d {args.duration}s --latency"]
+    fs = r.get("fileshare")
+    rows, notes = [], []
+    for s in servers:
+        w = r.get(s.name)
+        if w is None:
+            rows.append([s.name, "failed"] + ["-"] * 6)
+            notes.append(f"{s.name} failed: {failures.get(('propfind item', s.name), 'not measured')}")
+            continue
+        done = w["requests"] > 0
+        rows.append([s.name, f"{w['rps']:,.0f}", ratio(fs and fs["rps"], w["rps"]),
+                     serve.ms(w["p50"]) if done else "-", serve.ms(w["p99"]) if done else "-",
+                     ratio(fs and fs["p99"], w["p99"]), w["requests"], w["non2xx"] + w["errors"]])
+    out.append(serve.table(["server", "req/s", "fs / this", "p50 ms", "p99 ms", "fs / this", "requests", "errors"],
+                           rows))
+    out.append("")
+    out.extend(notes)
+    out.append("Every server's first answer was checked: 207 with one <response>.")
     return "\n".join(out)
 
 
@@ -470,6 +548,8 @@ def parse_args(argv):
     p.add_argument("--connections", type=int, default=50, help="propfind: wrk -c")
     p.add_argument("--threads", type=int, default=2, help="propfind: wrk -t")
     p.add_argument("--wrk-timeout", type=int, default=10, help="propfind: wrk --timeout, seconds")
+    p.add_argument("--item-connections", type=int, default=8,
+                   help="propfind: wrk -c of the PROPFIND Depth 0 of single files")
     p.add_argument("--size", type=serve.parse_size, default=GiB, help="transfer: file size (default 1G)")
     p.add_argument("--runs", type=int, default=3, help="transfer: rounds, each measuring every server once (median reported)")
     p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one request")
@@ -522,6 +602,8 @@ def main(argv):
         print()
         if "propfind" in results:
             print(report_propfind(results, args, servers))
+            print()
+            print(report_propfind_item(results, args, servers))
             print()
         if "transfer" in results:
             print(report_transfer(results, args, servers))
