@@ -272,6 +272,20 @@ def bench_propfind(args, tmp, share, servers, results):
             s.stop()
 
 
+def server_rows(servers, r, failures, key, columns, row):
+    """A table's rows, one per server of `columns` cells: its name and row(its
+    figures) where measured; 'failed' where not, with a note saying why."""
+    rows, notes = [], []
+    for s in servers:
+        w = r.get(s.name)
+        if w is None:
+            rows.append([s.name, "failed"] + ["-"] * (columns - 2))
+            notes.append(f"{s.name} failed: {failures.get((key, s.name), 'not measured')}")
+        else:
+            rows.append([s.name] + row(w))
+    return rows, notes
+
+
 def report_propfind(results, args, servers):
     r, failures = results["propfind"], results["propfind failures"]
     out = [f"## 1. PROPFIND Depth: 1 of a folder of {args.items:,} files (allprop body, the same for every "
@@ -279,19 +293,11 @@ def report_propfind(results, args, servers):
            f"(timeout {args.wrk_timeout} s); one request alone: curl, median of {SINGLE_RUNS}"]
     fs = r.get("fileshare")
     slow = f"> {args.duration * 1000}"  # no request finished within the run
-    rows, notes = [], []
-    for s in servers:
-        w = r.get(s.name)
-        if w is None:
-            rows.append([s.name, "failed"] + ["-"] * 9)
-            notes.append(f"{s.name} failed: {failures.get(('propfind', s.name), 'not measured')}")
-            continue
-        done = w["requests"] > 0
-        rows.append([s.name, f"{w['rps']:,.1f}", ratio(fs and fs["rps"], w["rps"]),
-                     serve.ms(w["p50"]) if done else slow, serve.ms(w["p99"]) if done else slow,
-                     ratio(fs and fs["p99"], w["p99"]), serve.ms(w["single"]),
-                     ratio(fs and fs["single"], w["single"]), f"{w['bytes'] / 1024:,.0f}",
-                     w["requests"], w["non2xx"] + w["errors"]])
+    rows, notes = server_rows(servers, r, failures, "propfind", 11, lambda w: [
+        f"{w['rps']:,.1f}", ratio(fs and fs["rps"], w["rps"]),
+        serve.ms(w["p50"]) if w["requests"] else slow, serve.ms(w["p99"]) if w["requests"] else slow,
+        ratio(fs and fs["p99"], w["p99"]), serve.ms(w["single"]), ratio(fs and fs["single"], w["single"]),
+        f"{w['bytes'] / 1024:,.0f}", w["requests"], w["non2xx"] + w["errors"]])
     out.append(serve.table(["server", "req/s", "fs / this", "p50 ms", "p99 ms", "fs / this",
                             "one alone ms", "fs / this", "KiB per answer", "requests", "errors"], rows))
     out.append("")
@@ -308,17 +314,10 @@ def report_propfind_item(results, args, servers):
     out = [f"## 1b. PROPFIND Depth: 0 of single files (big/'s, in turn; allprop body): wrk -c "
            f"{args.item_connections} -t {args.threads} -d {args.duration}s --latency"]
     fs = r.get("fileshare")
-    rows, notes = [], []
-    for s in servers:
-        w = r.get(s.name)
-        if w is None:
-            rows.append([s.name, "failed"] + ["-"] * 6)
-            notes.append(f"{s.name} failed: {failures.get(('propfind item', s.name), 'not measured')}")
-            continue
-        done = w["requests"] > 0
-        rows.append([s.name, f"{w['rps']:,.0f}", ratio(fs and fs["rps"], w["rps"]),
-                     serve.ms(w["p50"]) if done else "-", serve.ms(w["p99"]) if done else "-",
-                     ratio(fs and fs["p99"], w["p99"]), w["requests"], w["non2xx"] + w["errors"]])
+    rows, notes = server_rows(servers, r, failures, "propfind item", 8, lambda w: [
+        f"{w['rps']:,.0f}", ratio(fs and fs["rps"], w["rps"]),
+        serve.ms(w["p50"]) if w["requests"] else "-", serve.ms(w["p99"]) if w["requests"] else "-",
+        ratio(fs and fs["p99"], w["p99"]), w["requests"], w["non2xx"] + w["errors"]])
     out.append(serve.table(["server", "req/s", "fs / this", "p50 ms", "p99 ms", "fs / this", "requests", "errors"],
                            rows))
     out.append("")
