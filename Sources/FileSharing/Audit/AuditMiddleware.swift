@@ -76,7 +76,7 @@ struct AuditMiddleware: RouterMiddleware {
             fields.path ?? AuditMiddleware.sharedPath(url) ?? ((try? APIRequest.query(request, "path")) ?? nil)
         var detail = fields.detail
         if detail == nil, method == "MOVE" || method == "COPY",
-            let destination = request.headers[.init("Destination")!],
+            let destination = request.headers.value(of: .destination),
             let range = destination.range(of: "/dav/")
         {
             let raw = destination[range.upperBound...]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -87,7 +88,7 @@ enum WebDAV {
         Response(
             status: .ok,
             headers: [
-                .init("DAV")!: "1, 2", .allow: methods, .init("MS-Author-Via")!: "DAV", .contentLength: "0",
+                .dav: "1, 2", .allow: methods, .msAuthorVia: "DAV", .contentLength: "0",
             ])
     }
 
@@ -119,7 +120,7 @@ enum WebDAV {
 
     /// `Depth`: 0, 1 or infinity (`nil` when absent); 400 otherwise.
     static func depth(_ request: Request) throws(ShareError) -> Int? {
-        guard let value = request.headers[.init("Depth")!] else { return nil }
+        guard let value = request.headers.value(of: .depth) else { return nil }
         switch value.trimmingCharacters().lowercased() {
         case "0": return 0
         case "1": return 1
@@ -130,7 +131,7 @@ enum WebDAV {
 
     /// `Overwrite`: T (the default) or F.
     static func overwrite(_ request: Request) throws(ShareError) -> Bool {
-        guard let value = request.headers[.init("Overwrite")!] else { return true }
+        guard let value = request.headers.value(of: .overwrite) else { return true }
         switch value.trimmingCharacters().uppercased() {
         case "T": return true
         case "F": return false
@@ -140,7 +141,7 @@ enum WebDAV {
 
     /// `Timeout`: the first acceptable `Second-N` or `Infinite`, capped.
     static func timeout(_ request: Request) -> Int64 {
-        guard let value = request.headers[.init("Timeout")!] else { return DAVLockTable.defaultTimeout }
+        guard let value = request.headers.value(of: .timeout) else { return DAVLockTable.defaultTimeout }
         for part in value.split(separator: ",") {
             let text = part.trimmingCharacters()
             if text.lowercased() == "infinite" { return DAVLockTable.maximumTimeout }
@@ -178,4 +179,17 @@ extension WebDAV {
             throw ShareError(.badRequest, "the XML body is malformed: \(error.message) (at byte \(error.offset))")
         }
     }
+}
+
+extension HTTPField.Name {
+    // WebDAV's fields (RFC 4918 section 10), made once: a name made from
+    // text is checked and lowercased each time, about a microsecond a request.
+    static let depth = HTTPField.Name("Depth")!
+    static let davIf = HTTPField.Name("If")!
+    static let destination = HTTPField.Name("Destination")!
+    static let overwrite = HTTPField.Name("Overwrite")!
+    static let timeout = HTTPField.Name("Timeout")!
+    static let lockToken = HTTPField.Name("Lock-Token")!
+    static let dav = HTTPField.Name("DAV")!
+    static let msAuthorVia = HTTPField.Name("MS-Author-Via")!
 }

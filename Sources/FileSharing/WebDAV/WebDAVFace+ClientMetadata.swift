@@ -72,7 +72,7 @@ extension WebDAVFace {
             await removeLocks(under: path)
             return Response(status: .noContent)
         case "MOVE", "COPY":
-            guard let header = request.headers[.init("Destination")!], let (_, urlPath) = WebDAV.split(url: header),
+            guard let header = request.headers.value(of: .destination), let (_, urlPath) = WebDAV.split(url: header),
                 urlPath.hasPrefix(WebDAV.prefix),
                 let destination = SharePath.clientMetadata(percentEncoded: urlPath.dropFirst(WebDAV.prefix.count))
             else {

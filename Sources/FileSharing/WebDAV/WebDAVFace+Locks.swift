@@ -87,12 +87,12 @@ extension WebDAVFace {
             }
         }
         var response = lockResponse(lock, status: holdsEmptyFile ? .created : .ok)
-        response.headers[.init("Lock-Token")!] = "<\(lock.token)>"
+        response.headers[.lockToken] = "<\(lock.token)>"
         return response
     }
 
     private func davRefresh(_ path: SharePath, request: Request, timeout: Int64) async throws -> Response {
-        guard request.headers[.init("If")!] != nil else {
+        guard request.headers.value(of: .davIf) != nil else {
             throw ShareError(.badRequest, "a LOCK without a body refreshes a lock: send its token in an If header")
         }
         let tokens = try await davConditions(request, path: path)
@@ -118,7 +118,7 @@ extension WebDAVFace {
 
     /// `UNLOCK` with `Lock-Token: <token>`.
     func davUnlock(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
-        guard let header = request.headers[.init("Lock-Token")!]?.trimmingCharacters(), header.hasPrefix("<"),
+        guard let header = request.headers.value(of: .lockToken)?.trimmingCharacters(), header.hasPrefix("<"),
             header.hasSuffix(">")
         else {
             throw ShareError(.badRequest, "UNLOCK needs a Lock-Token header: <opaquelocktoken:...>")

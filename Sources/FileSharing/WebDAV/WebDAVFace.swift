@@ -207,7 +207,7 @@ extension WebDAVFace {
         {
             throw failure
         }
-        guard let header = request.headers[.init("If")!] else { return [] }
+        guard let header = request.headers.value(of: .davIf) else { return [] }
         let parsed = try DAVIfHeader(parsing: header)
         var entityTags: [SharePath: String?] = [:]
         for list in parsed.lists {
@@ -410,7 +410,7 @@ extension WebDAVFace {
         -> Response
     {
         let method = move ? "MOVE" : "COPY"
-        guard let header = request.headers[.init("Destination")!] else {
+        guard let header = request.headers.value(of: .destination) else {
             throw ShareError(.badRequest, "\(method) needs a Destination header")
         }
         guard let (authority, urlPath) = WebDAV.split(url: header) else {
