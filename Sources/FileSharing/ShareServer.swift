@@ -106,9 +106,8 @@ public final class ShareServer: Service {
         } else {
             authentication = .none
         }
-        let state = webDAV.state
         return SmallReads(
-            folder: core.folder, authentication: authentication, isPlaceholder: { state.placeholder(at: $0) != nil },
+            folder: core.folder, authentication: authentication, webDAV: webDAV,
             audit: auditMiddleware, metrics: metrics, serverName: ShareServer.serverName, tally: smallReadTally,
             answeredAhead: smallReadAheadTally)
     }

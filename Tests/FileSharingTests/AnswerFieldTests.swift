@@ -242,7 +242,7 @@ struct FileAnswerFieldsTests {
             contentLength: Int64(body.count))
         let storage = buffer.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
         let answer = SmallReads.Answer(
-            status: .ok, fields: fields, body: consume buffer, date: "Tue, 25 Nov 2025 01:23:45 GMT",
+            status: .ok, fields: .file(fields), body: consume buffer, date: "Tue, 25 Nov 2025 01:23:45 GMT",
             server: "fileshare")
         var scratch: [UInt8] = []
         let out = SmallReadLane.bytes(of: consume answer, scratch: &scratch, allocator: ByteBufferAllocator())

@@ -80,8 +80,21 @@ struct SmallReadLaneLogicTests {
         let head = Array("GET /a HTTP/1.1\r\nExpect: 100-continue\r\n\r\n".utf8)
         #expect(head.withUnsafeBytes { SmallReadLane.request($0) } == nil)
         #expect(
-            Array("GET /a HTTP/1.1\r\nHost: h\r\n\r\n".utf8).withUnsafeBytes { SmallReadLane.request($0) }?.authority
-                == "h")
+            Array("GET /a HTTP/1.1\r\nHost: h\r\n\r\n".utf8).withUnsafeBytes { SmallReadLane.request($0) }?.0
+                .authority == "h")
+    }
+
+    @Test("a body only for a PROPFIND, and a small one; a GET with one is the router's")
+    func bodies() {
+        func asked(_ text: String) -> (method: String, bodyLength: Int)? {
+            Array(text.utf8).withUnsafeBytes { SmallReadLane.request($0) }.map { ($0.0.method.rawValue, $0.bodyLength) }
+        }
+        #expect(asked("PROPFIND /dav/a HTTP/1.1\r\nDepth: 0\r\nContent-Length: 120\r\n\r\n")! == ("PROPFIND", 120))
+        #expect(asked("PROPFIND /dav/a HTTP/1.1\r\nDepth: 0\r\n\r\n")! == ("PROPFIND", 0))
+        #expect(asked("PROPFIND /dav/a HTTP/1.1\r\nContent-Length: \(SmallReads.maximumBody + 1)\r\n\r\n") == nil)
+        #expect(asked("PROPFIND /dav/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n") == nil)
+        #expect(asked("GET /a HTTP/1.1\r\nContent-Length: 1\r\n\r\n") == nil)
+        #expect(asked("PROPPATCH /dav/a HTTP/1.1\r\nContent-Length: 1\r\n\r\n") == nil)
     }
 
     @Test("the end of a head is found wherever it falls, as a plain search finds it")

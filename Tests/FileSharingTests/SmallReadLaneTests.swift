@@ -102,6 +102,20 @@ struct SmallReadLaneTests {
                         (Self.request("GET", "/dav/Team/s.txt"), false),
                         (Self.request("HEAD", "/dav/Team/s.txt"), true),
                         (Self.request("GET", "/api/files/Team/missing.txt"), false),
+                        // PROPFIND of one item: live properties (the lane's), all (the
+                        // lane's once the file's properties are kept), names, a folder,
+                        // and what only the router answers (Depth 1, missing, malformed).
+                        (Self.propfind("/dav/Team/s.txt", body: Self.liveProperties), false),
+                        (Self.propfind("/dav/Team/", body: Self.liveProperties), false),
+                        (Self.propfind("/dav/Team/s.txt"), false),
+                        (Self.propfind("/dav/Team/s.txt", body: Self.allProperties), false),
+                        (
+                            Self.propfind("/dav/Team/s.txt", body: "<propfind xmlns=\"DAV:\"><propname/></propfind>"),
+                            false
+                        ),
+                        (Self.propfind("/dav/Team/", depth: "1", body: Self.liveProperties), false),
+                        (Self.propfind("/dav/Team/missing.txt"), false),
+                        (Self.propfind("/dav/Team/s.txt", body: "<propfind"), false),
                     ]
                     var answers = first
                     for (text, head) in asked {
@@ -112,17 +126,101 @@ struct SmallReadLaneTests {
                 }
             }
             results.append(answers)
-            if smallReads { #expect(share.server.smallReadAheadTally.value >= 9) }
+            if smallReads { #expect(share.server.smallReadAheadTally.value >= 11) }
             share.stop()
         }
-        #expect(results[0].count == 11 && results[1].count == 11)
+        #expect(results[0].count == 19 && results[1].count == 19)
         for (ahead, routed) in zip(results[0], results[1]) {
             #expect(ahead.withoutDate == routed.withoutDate)
             #expect(ahead.body == routed.body)
         }
+        #expect(results[0].filter { $0.status == "HTTP/1.1 207 Multi-Status" }.count == 6)
         #expect(results[0].map(\.status).contains("HTTP/1.1 304 Not Modified"))
         #expect(results[0].map(\.status).contains("HTTP/1.1 206 Partial Content"))
         withExtendedLifetime(kept) {}
+    }
+
+    /// A `PROPFIND` of `target`, with `body` (none: all properties).
+    static func propfind(_ target: String, depth: String = "0", body: String = "") -> String {
+        body.isEmpty
+            ? request("PROPFIND", target, "Depth: \(depth)")
+            : request(
+                "PROPFIND", target, "Depth: \(depth)", "Content-Type: application/xml",
+                "Content-Length: \(body.utf8.count)") + body
+    }
+
+    static let liveProperties =
+        "<?xml version=\"1.0\"?><propfind xmlns=\"DAV:\"><prop><getetag/><getcontentlength/><resourcetype/>"
+        + "<getlastmodified/></prop></propfind>"
+    static let allProperties = "<?xml version=\"1.0\"?><propfind xmlns=\"DAV:\"><allprop/></propfind>"
+
+    @Test(
+        "PROPFIND of one item on the bytes: its dead properties once kept, the locks in the process, a change seen at once"
+    )
+    func propfindOfOneItem() async throws {
+        let share = try ShareFixture()
+        try share.write("Team/notes.txt", "notes")
+        let set = { @Sendable (value: String) in
+            let body =
+                "<?xml version=\"1.0\"?><propertyupdate xmlns=\"DAV:\" xmlns:x=\"urn:x\"><set><prop><x:colour>"
+                + value + "</x:colour></prop></set></propertyupdate>"
+            return Self.request("PROPPATCH", "/dav/Team/notes.txt", "Content-Length: \(body.utf8.count)") + body
+        }
+        let result = try await share.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onOwnThread { () throws -> [String] in
+                let connection = try RawConnection(port: port)
+                connection.blockingSend(set("red"))
+                var seen = [Self.receive(connection, heads: [false]).answers.first?.status ?? "none"]
+                // Kept once the file has settled (two seconds after its last
+                // change) and a PROPFIND read them: then the lane answers.
+                let before = share.server.smallReadAheadTally.value
+                let start = Date()
+                var kept = false
+                var routed: Answer? = nil
+                while Date().timeIntervalSince(start) < 20 {
+                    connection.blockingSend(Self.propfind("/dav/Team/notes.txt"))
+                    let answer = Self.receive(connection, heads: [false]).answers.first
+                    guard let answer, answer.body.contains(">red</") else {
+                        return ["no red in \(String(describing: answer))"]
+                    }
+                    if share.server.smallReadAheadTally.value > before {
+                        // The same bytes as the router's answer just before.
+                        kept = routed.map { $0.withoutDate == answer.withoutDate && $0.body == answer.body } == true
+                        break
+                    }
+                    routed = answer
+                    usleep(100_000)
+                }
+                seen.append(kept ? "kept" : "never answered on the bytes, or not as the router")
+                // A lock taken through the router shows in the lane's answer.
+                let lockInfo =
+                    "<?xml version=\"1.0\"?><lockinfo xmlns=\"DAV:\"><lockscope><exclusive/></lockscope>"
+                    + "<locktype><write/></locktype></lockinfo>"
+                connection.blockingSend(
+                    Self.request("LOCK", "/dav/Team/notes.txt", "Content-Length: \(lockInfo.utf8.count)") + lockInfo)
+                let lock = Self.receive(connection, heads: [false]).answers.first
+                let token = lock?.head.components(separatedBy: "\r\n").first { $0.hasPrefix("Lock-Token: <") }?
+                    .dropFirst("Lock-Token: <".count).dropLast()
+                let ahead = share.server.smallReadAheadTally.value
+                connection.blockingSend(Self.propfind("/dav/Team/notes.txt"))
+                let locked = Self.receive(connection, heads: [false]).answers.first?.body ?? ""
+                seen.append(
+                    token.map { locked.contains(String($0)) } == true && share.server.smallReadAheadTally.value > ahead
+                        ? "lock shown" : "lock not shown: \(locked)")
+                // Set again: the change time moved, so the new value shows at once.
+                connection.blockingSend(
+                    set("blue").replacingOccurrences(
+                        of: "Content-Length", with: "If: (<\(token.map(String.init) ?? "")>)\r\nContent-Length"))
+                seen.append(Self.receive(connection, heads: [false]).answers.first?.status ?? "none")
+                connection.blockingSend(Self.propfind("/dav/Team/notes.txt"))
+                let after = Self.receive(connection, heads: [false]).answers.first?.body ?? ""
+                seen.append(after.contains(">blue</") && !after.contains(">red</") ? "blue" : "stale: \(after)")
+                return seen
+            }
+        }
+        #expect(result == ["HTTP/1.1 207 Multi-Status", "kept", "lock shown", "HTTP/1.1 207 Multi-Status", "blue"])
+        share.stop()
     }
 
     /// Small reads with writes and routed requests between them, all in

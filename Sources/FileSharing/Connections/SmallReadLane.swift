@@ -146,10 +146,15 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
             var answered: (length: Int, answer: SmallReads.Answer)? = buffer.withUnsafeReadableBytes { bytes in
                 guard let end = RequestHeadScan.headEnd(in: bytes, from: 0) else { return nil }
                 let head = UnsafeRawBufferPointer(rebasing: bytes[0..<end])
-                guard let request = Self.request(head), let answer = reads.answer(request, client: &client) else {
+                // A body (a PROPFIND's) is answered only when it came whole with its head.
+                guard let (request, bodyLength) = Self.request(head), bodyLength <= bytes.count - end,
+                    let answer = reads.answer(
+                        request, body: UnsafeRawBufferPointer(rebasing: bytes[end..<end + bodyLength]),
+                        client: &client)
+                else {
                     return nil
                 }
-                return (end, answer)
+                return (end + bodyLength, answer)
             }
             // Moved out, not copied: the body's buffer must be the answer's
             // alone for its head to be written in front of it (``bytes(of:scratch:allocator:)``).
@@ -166,20 +171,27 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The request `head` asks, as `HTTPTypes` has it (as ``OriginFormCodec``
-    /// converts it), when it may be answered here: a strict HTTP/1.1 `GET`
-    /// or `HEAD` of an origin-form target, without a body, and with field
-    /// values in ASCII (bytes past it are decoded by NIO's own rules).
-    static func request(_ head: UnsafeRawBufferPointer) -> HTTPRequest? {
+    /// converts it), and the length of its body, when it may be answered
+    /// here: a strict HTTP/1.1 `GET` or `HEAD` of an origin-form target
+    /// without a body, or a `PROPFIND` with a small one (up to
+    /// ``SmallReads/maximumBody``), and with field values in ASCII (bytes
+    /// past it are decoded by NIO's own rules).
+    static func request(_ head: UnsafeRawBufferPointer) -> (HTTPRequest, bodyLength: Int)? {
         guard let scan = RequestHeadScan(head), scan.isHTTP11, !scan.needsDecoder, !scan.expects,
-            (scan.contentLength ?? 0) == 0,
             head[scan.target.lowerBound] == UInt8(ascii: "/")
         else { return nil }
+        let bodyLength = scan.contentLength ?? 0
         let method: HTTPRequest.Method
         if scan.isMethod("GET", in: head) {
             method = .get
         } else if scan.isMethod("HEAD", in: head) {
             method = .head
+        } else if scan.isMethod("PROPFIND", in: head) {
+            method = SmallReads.propfindMethod
         } else {
+            return nil
+        }
+        guard bodyLength == 0 || (method == SmallReads.propfindMethod && bodyLength <= SmallReads.maximumBody) else {
             return nil
         }
         var fields = HTTPFields()
@@ -199,10 +211,11 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
             else { return nil }
             fields.append(HTTPField(name: fieldName, value: valueText))
         }
-        return HTTPRequest(
+        let request = HTTPRequest(
             method: method, scheme: "http", authority: authority,
             path: String(decoding: UnsafeRawBufferPointer(rebasing: head[scan.target]), as: UTF8.self),
             headerFields: fields)
+        return (request, bodyLength)
     }
 
     /// `answer` as NIO's HTTP/1 encoder writes it: the status line, the

@@ -51,8 +51,9 @@ struct SmallReads: Sendable {
 
     let folder: SharedFolder
     let authentication: Authentication
-    /// Whether a path is a WebDAV placeholder (an empty file held back while locked).
-    let isPlaceholder: @Sendable (SharePath) -> Bool
+    /// The WebDAV face: its held-back empty files, and the answers to a
+    /// `PROPFIND` of one item (``WebDAVFace/propfindAlone(_:asked:)``).
+    let webDAV: WebDAVFace
     let audit: AuditMiddleware
     let metrics: ServerMetrics
     let serverName: String
@@ -67,6 +68,11 @@ struct SmallReads: Sendable {
     /// content (``SmallReadLane/bytes(of:scratch:allocator:)``).
     static let headroom = 1024
 
+    static let propfindMethod = HTTPRequest.Method("PROPFIND")!
+
+    /// The largest `PROPFIND` body answered here (clients send a few hundred bytes).
+    static let maximumBody = 16 * 1024
+
     /// A count shared by every connection's handler.
     final class Tally: Sendable {
         private let count = Atomic<Int>(0)
@@ -78,10 +84,45 @@ struct SmallReads: Sendable {
     /// `Server` fields that follow the file's.
     struct Answer {
         var status: HTTPResponse.Status
-        var fields: FileAnswerFields
+        var fields: Fields
         var body: ByteBuffer?
         var date: String
         var server: String
+
+        /// The fields before `Date` and `Server`, as the router writes them.
+        enum Fields {
+            /// A file's (GET and HEAD).
+            case file(FileAnswerFields)
+            /// A multistatus answer's (PROPFIND): its type and length.
+            case multistatus(contentLength: Int)
+
+            var httpFields: HTTPFields {
+                switch self {
+                case .file(let fields): return fields.httpFields
+                case .multistatus(let length):
+                    var fields = HTTPFields()
+                    fields.append(HTTPField(name: .contentType, value: WebDAV.xmlContentType))
+                    fields.append(HTTPField(name: .contentLength, value: String(length)))
+                    return fields
+                }
+            }
+
+            /// Appends the fields as an HTTP/1.1 head has them, in the order of ``httpFields``.
+            func write(into bytes: inout [UInt8]) {
+                switch self {
+                case .file(let fields): fields.write(into: &bytes)
+                case .multistatus(let length):
+                    bytes.append(contentsOf: "Content-Type: \(WebDAV.xmlContentType)\r\nContent-Length: ".utf8)
+                    bytes.appendDecimal(Int64(length))
+                    bytes.append(contentsOf: "\r\n".utf8)
+                }
+            }
+        }
+
+        /// A file's `ETag`.
+        var entityTag: String? {
+            if case .file(let fields) = fields { fields.entityTag } else { nil }
+        }
 
         /// The head as `HTTPTypes` has it, for the handler after the decoder.
         var head: HTTPResponse {
@@ -104,27 +145,21 @@ struct SmallReads: Sendable {
     }
 
     /// The answer to `request` from `client`, or `nil` when the router
-    /// must answer it (nothing was changed or recorded then).
-    func answer(_ request: HTTPRequest, client: inout Client) -> Answer? {
+    /// must answer it (nothing was changed or recorded then). `body` is the
+    /// request's whole body when the caller has it (a `PROPFIND`'s), `nil`
+    /// when it does not: then only a request without one is answered.
+    func answer(_ request: HTTPRequest, body: UnsafeRawBufferPointer? = nil, client: inout Client) -> Answer? {
         let address = client.address
         let started = DispatchTime.now().uptimeNanoseconds
         let head: Bool
         switch request.method {
         case .get: head = false
         case .head: head = true
+        case Self.propfindMethod: return propfind(request, body: body, client: &client, started: started)
         default: return nil
         }
         let fields = request.headerFields
-        // On the bytes: `contains("?")` would walk the target as Characters.
-        guard let target = request.path,
-            !target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
-            // `contains` and `value(of:)`: the subscript joins through a lazy
-            // map whose metadata is looked up at run time (`HTTPFields.value(of:)`).
-            !fields.contains(.transferEncoding),
-            // Closing the connection after the answer is the router's work
-            // (`OriginFormCodec` says `close` plainly when a request asks for it).
-            fields.value(of: .connection).map({ $0.lowercased() == "keep-alive" }) ?? true,
-            fields.value(of: .contentLength).map({ $0 == "0" }) ?? true
+        guard let target = Self.plainTarget(request), fields.value(of: .contentLength).map({ $0 == "0" }) ?? true
         else { return nil }
         let path: SharePath
         let face: ServerMetrics.Face
@@ -140,7 +175,8 @@ struct SmallReads: Sendable {
             guard
                 SharePath.clientMetadata(percentEncoded: Substring(raw.utf8.dropFirst(WebDAV.prefix.utf8.count)))
                     == nil,
-                let parsed = try? WebDAV.requestPath(raw, method: request.method.rawValue), !isPlaceholder(parsed)
+                let parsed = try? WebDAV.requestPath(raw, method: request.method.rawValue),
+                webDAV.state.placeholder(at: parsed) == nil
             else { return nil }
             (path, face) = (parsed, .webdav)
         } else {
@@ -155,7 +191,7 @@ struct SmallReads: Sendable {
         if !head {
             audit.recordDownload(
                 who: who, address: address, path: path.description, url: target, status: status,
-                validator: answer.fields.entityTag,
+                validator: answer.entityTag,
                 ranged: fields.contains(.range))
         }
         tally.add()
@@ -163,6 +199,58 @@ struct SmallReads: Sendable {
             face: face, method: request.method.rawValue, status: status,
             nanoseconds: Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started), kept: &client.series)
         return answer
+    }
+
+    /// The request's target when the router would answer it as it stands:
+    /// no query or fragment, no chunked body, the connection kept.
+    private static func plainTarget(_ request: HTTPRequest) -> String? {
+        let fields = request.headerFields
+        // On the bytes: `contains("?")` would walk the target as Characters.
+        guard let target = request.path,
+            !target.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+            // `contains` and `value(of:)`: the subscript joins through a lazy
+            // map whose metadata is looked up at run time (`HTTPFields.value(of:)`).
+            !fields.contains(.transferEncoding),
+            // Closing the connection after the answer is the router's work
+            // (`OriginFormCodec` says `close` plainly when a request asks for it).
+            fields.value(of: .connection).map({ $0.lowercased() == "keep-alive" }) ?? true
+        else { return nil }
+        return target
+    }
+
+    /// A `PROPFIND` of one item (`Depth: 0`) through `/dav/`, which WebDAV
+    /// clients send before nearly everything they do: answered when the
+    /// item, its properties and the locks are at hand
+    /// (``WebDAVFace/propfindAlone(_:asked:)``); the rights are those of a
+    /// read, as for a GET (the router also shows a way in to a shared
+    /// folder, which it is left to). Not audited, as the router does not.
+    private func propfind(
+        _ request: HTTPRequest, body: UnsafeRawBufferPointer?, client: inout Client, started: UInt64
+    ) -> Answer? {
+        let fields = request.headerFields
+        let length = fields.value(of: .contentLength).map { Int($0) } ?? 0
+        guard let target = Self.plainTarget(request), let length, length == (body?.count ?? 0),
+            // Depth 1 and infinity are the router's (shared answers, refusals).
+            fields.value(of: .depth).map({ $0.trimmingCharacters() == "0" }) == true
+        else { return nil }
+        let raw = Substring(target)
+        guard raw.utf8.starts(with: WebDAV.prefix.utf8),
+            SharePath.clientMetadata(percentEncoded: Substring(raw.utf8.dropFirst(WebDAV.prefix.utf8.count))) == nil,
+            let path = try? WebDAV.requestPath(raw, method: request.method.rawValue), !path.isRoot,
+            let (requester, _) = authenticate(fields, client: &client),
+            (try? ShareCore.authorize(.read, path, for: requester)) != nil,
+            // No body asks for all; a malformed one is the router's to refuse, in its words.
+            let asked = try? PropfindRequest(WebDAV.xmlBody(bytes: body.map { Array($0) } ?? [])),
+            let xml = webDAV.propfindAlone(path, asked: asked)
+        else { return nil }
+        let status = HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status")
+        tally.add()
+        metrics.requestAnswered(
+            face: .webdav, method: request.method.rawValue, status: 207,
+            nanoseconds: Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started), kept: &client.series)
+        return Answer(
+            status: status, fields: .multistatus(contentLength: xml.readableBytes), body: xml, date: clock.now(),
+            server: serverName)
     }
 
     /// Who the request is from and the name the audit gives them; `nil`
@@ -221,7 +309,7 @@ struct SmallReads: Sendable {
                 }
             }
         }
-        return Answer(status: status, fields: fields, body: body, date: clock.now(), server: serverName)
+        return Answer(status: status, fields: .file(fields), body: body, date: clock.now(), server: serverName)
     }
 }
 

@@ -24,6 +24,16 @@ protocol DAVLockStore: Sendable {
         async throws(DAVLockStoreError) -> (
             T, [String: DAVLock]
         )
+
+    /// Calls `body` with the locks as they are now, when they can be read
+    /// at once (in this process, and no change under way); `nil` otherwise.
+    /// For an event loop, which must not wait.
+    func readingWithoutWaiting<T>(_ body: (DAVLockTable, Int64) -> T) -> T?
+}
+
+extension DAVLockStore {
+    /// Locks kept elsewhere (a database) cannot be read without waiting.
+    func readingWithoutWaiting<T>(_ body: (DAVLockTable, Int64) -> T) -> T? { nil }
 }
 
 /// The locks cannot be read or changed now (the database cannot be

@@ -40,6 +40,12 @@ final class FileLockStore: DAVLockStore {
         return table.withLock { body($0, now) }
     }
 
+    /// `nil` while a change holds the table (it may be flushing the kept copy to disk).
+    func readingWithoutWaiting<T>(_ body: (DAVLockTable, Int64) -> T) -> T? {
+        let now = self.now()
+        return table.withLockIfAvailable { body($0, now) }
+    }
+
     /// A change is written to the kept copy before the table's lock is let go,
     /// so two changes are kept in the order they were made.
     func changing<T: Sendable>(_ body: @escaping @Sendable (inout DAVLockTable, Int64) -> T) -> (T, [String: DAVLock]) {

@@ -6,6 +6,8 @@ import NIOCore
 /// Names and helpers of the WebDAV face.
 enum WebDAV {
     static let prefix = "/dav/"
+    /// The type of every XML answer.
+    static let xmlContentType = "application/xml; charset=utf-8"
     static let prefixWithoutSlash = "/dav"
     static let methods = "OPTIONS, GET, HEAD, PUT, DELETE, MKCOL, COPY, MOVE, PROPFIND, PROPPATCH, LOCK, UNLOCK"
     /// The largest XML body read (PROPFIND, PROPPATCH, LOCK): 413 above it.
@@ -114,7 +116,7 @@ enum WebDAV {
     static func xmlResponse(status: HTTPResponse.Status, _ bytes: [UInt8]) -> Response {
         Response(
             status: status,
-            headers: [.contentType: "application/xml; charset=utf-8", .contentLength: String(bytes.count)],
+            headers: [.contentType: xmlContentType, .contentLength: String(bytes.count)],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
@@ -171,7 +173,11 @@ extension WebDAV {
 
     /// The request body as XML (`nil` when empty); 400 when malformed.
     static func xmlBody(_ request: Request) async throws -> XMLElement? {
-        let bytes = try await body(request)
+        try xmlBody(bytes: try await body(request))
+    }
+
+    /// A request body's XML document: `nil` for none (only white space).
+    static func xmlBody(bytes: [UInt8]) throws(ShareError) -> XMLElement? {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return nil }
         do {
             return try XMLDocumentParser.parse(bytes)

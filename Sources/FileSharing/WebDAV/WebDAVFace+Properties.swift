@@ -10,6 +10,26 @@ import struct Accounts.AccessPolicy
 #endif
 
 /// What a PROPFIND asks for.
+extension PropfindRequest {
+    /// Whether the answer shows dead properties (an item's own, kept in
+    /// extended attributes): all of them, their names, or one asked by name.
+    var needsDeadProperties: Bool {
+        switch self {
+        case .all, .names: true
+        case .some(let names): names.contains { $0.namespace != "DAV:" || LiveProperty(rawValue: $0.name) == nil }
+        }
+    }
+
+    /// Whether the answer shows the locks (`DAV:lockdiscovery`).
+    var needsLocks: Bool {
+        switch self {
+        case .all: true
+        case .names: false
+        case .some(let names): names.contains(.dav(LiveProperty.lockdiscovery.rawValue))
+        }
+    }
+}
+
 enum PropfindRequest: Sendable, Equatable {
     /// Every dead property and the live ones of RFC 4918 (plus those named in `include`).
     case all(include: [PropertyName])
@@ -95,7 +115,7 @@ extension WebDAVFace {
         return Response(
             status: HTTPResponse.Status(code: 207, reasonPhrase: "Multi-Status"),
             headers: [
-                .contentType: "application/xml; charset=utf-8",
+                .contentType: WebDAV.xmlContentType,
                 .contentLength: String(parts.reduce(0) { $0 + $1.readableBytes }),
             ],
             body: parts.count == 1 ? ResponseBody(byteBuffer: parts[0]) : ResponseBody(contentsOf: parts))
@@ -105,11 +125,7 @@ extension WebDAVFace {
     /// ``propfindBatch`` items: written as it is sent, a part at a time
     /// would hold one client's answer back for the others sharing it.
     func propfindParts(_ path: SharePath, depth: Int, asked: PropfindRequest) async throws -> [ByteBuffer] {
-        let needsDead: Bool =
-            switch asked {
-            case .all, .names: true
-            case .some(let names): names.contains { $0.namespace != "DAV:" || LiveProperty(rawValue: $0.name) == nil }
-            }
+        let needsDead = asked.needsDeadProperties
         let resource = try await davResource(path)
         var entries: [DAVEntry] = []
         switch resource {
@@ -156,18 +172,41 @@ extension WebDAVFace {
         }
         // The locks are read once for the whole answer (one round trip to a
         // database), and only when asked for.
-        let needsLocks: Bool =
-            switch asked {
-            case .all: true
-            case .names: false
-            case .some(let names): names.contains(.dav(LiveProperty.lockdiscovery.rawValue))
-            }
-        if needsLocks {
+        if asked.needsLocks {
             let held = try await state.locks(coveringOrUnder: path)
             if !held.isEmpty {
                 for index in entries.indices { entries[index].locks = held.filter { $0.covers(entries[index].path) } }
             }
         }
+        return multistatus(entries, asked: asked)
+    }
+
+    /// The answer to a `PROPFIND` of `path` with `Depth: 0` when all it
+    /// needs is at hand without waiting: the item's status from the
+    /// kernel's caches, its dead properties kept (``DeadPropertyCache``),
+    /// the locks in this process and free; `nil` when anything would wait,
+    /// or for a held-back empty file, a missing item or an error (then the
+    /// router answers, with its own words). The same bytes as
+    /// ``propfindParts(_:depth:asked:)``; for ``SmallReads``, on an event loop.
+    func propfindAlone(_ path: SharePath, asked: PropfindRequest) -> ByteBuffer? {
+        guard state.placeholder(at: path) == nil, case .item(let metadata)? = try? cachedResource(path) else {
+            return nil
+        }
+        var entry = DAVEntry(path: path, metadata: metadata, properties: [])
+        if asked.needsDeadProperties {
+            guard let kept = folder.keptProperties(of: metadata) else { return nil }
+            entry.properties = kept
+        }
+        if asked.needsLocks {
+            guard let held = state.locksWithoutWaiting(coveringOrUnder: path) else { return nil }
+            entry.locks = held.filter { $0.covers(path) }
+        }
+        let parts = multistatus([entry], asked: asked)
+        return parts.count == 1 ? parts[0] : nil
+    }
+
+    /// The multistatus answer listing `entries`, in parts of ``propfindBatch`` items.
+    func multistatus(_ entries: [DAVEntry], asked: PropfindRequest) -> [ByteBuffer] {
         let quota = (available: folder.availableBytes, used: folder.usedBytes)
         let batch = WebDAVFace.propfindBatch
         var parts: [ByteBuffer] = []

@@ -80,6 +80,11 @@ final class WebDAVState: Sendable {
         try await readingLocks { $0.locks(coveringOrUnder: path, now: $1) }
     }
 
+    /// ``locks(coveringOrUnder:)`` when they can be read at once; `nil` otherwise.
+    func locksWithoutWaiting(coveringOrUnder path: SharePath) -> [DAVLock]? {
+        store.readingWithoutWaiting { $0.locks(coveringOrUnder: path, now: $1) }
+    }
+
     func lock(token: String) async throws(DAVLockStoreError) -> DAVLock? {
         try await readingLocks { $0.lock(token: token, now: $1) }
     }
