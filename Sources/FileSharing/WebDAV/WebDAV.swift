@@ -177,7 +177,7 @@ extension WebDAV {
     }
 
     /// A request body's XML document: `nil` for none (only white space).
-    static func xmlBody(bytes: [UInt8]) throws(ShareError) -> XMLElement? {
+    static func xmlBody(bytes: [UInt8]) throws -> XMLElement? {
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return nil }
         do {
             return try XMLDocumentParser.parse(bytes)
