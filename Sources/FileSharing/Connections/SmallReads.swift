@@ -11,9 +11,10 @@ import Synchronization
     import Glibc
 #endif
 
-/// Answers the commonest small request — a GET or HEAD of a small file
-/// the kernel has cached, through `/api/files/` or `/dav/` — on the
-/// connection's event loop, without the router's tasks.
+/// Answers the commonest small requests — a GET or HEAD of a small file
+/// the kernel has cached, through `/api/files/` or `/dav/`, and a WebDAV
+/// `PROPFIND` of one item (``WebDAVFace/propfindAlone(_:asked:)``) — on
+/// the connection's event loop, without the router's tasks.
 ///
 /// The profile of such a GET (README, "Small requests") put most of its
 /// time in what surrounds the answer, not in it: a task per request, the
