@@ -228,6 +228,19 @@ struct FileAnswerFieldsTests {
         }
     }
 
+    @Test("a multistatus answer's fields as bytes are its HTTPFields' (the type and length the router gives)")
+    func multistatusFields() {
+        for length in [0, 869, 16_384] {
+            let fields = SmallReads.Answer.Fields.multistatus(contentLength: length)
+            var bytes: [UInt8] = []
+            fields.write(into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == Self.text(fields.httpFields))
+            #expect(
+                Self.text(fields.httpFields)
+                    == "Content-Type: \(WebDAV.xmlContentType)\r\nContent-Length: \(length)\r\n")
+        }
+    }
+
     @Test(
         "the lane's answer: the head goes into the room before the body when there is room (the body not copied), and is the same bytes when there is not",
         arguments: [0, 10, SmallReads.headroom])
