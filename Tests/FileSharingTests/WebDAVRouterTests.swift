@@ -9,21 +9,12 @@ import Testing
 @testable import FileSharing
 
 extension HTTPRequest.Method {
-    static let propfind = HTTPRequest.Method("PROPFIND")!
     static let proppatch = HTTPRequest.Method("PROPPATCH")!
     static let mkcol = HTTPRequest.Method("MKCOL")!
     static let copy = HTTPRequest.Method("COPY")!
     static let move = HTTPRequest.Method("MOVE")!
     static let lock = HTTPRequest.Method("LOCK")!
     static let unlock = HTTPRequest.Method("UNLOCK")!
-}
-
-extension HTTPField.Name {
-    static let depth = HTTPField.Name("Depth")!
-    static let destination = HTTPField.Name("Destination")!
-    static let overwrite = HTTPField.Name("Overwrite")!
-    static let davIf = HTTPField.Name("If")!
-    static let lockToken = HTTPField.Name("Lock-Token")!
 }
 
 /// WebDAV through the router, on real folders: the cases litmus does not

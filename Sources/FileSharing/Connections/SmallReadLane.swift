@@ -187,11 +187,11 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
         } else if scan.isMethod("HEAD", in: head) {
             method = .head
         } else if scan.isMethod("PROPFIND", in: head) {
-            method = SmallReads.propfindMethod
+            method = .propfind
         } else {
             return nil
         }
-        guard bodyLength == 0 || (method == SmallReads.propfindMethod && bodyLength <= SmallReads.maximumBody) else {
+        guard bodyLength == 0 || (method == .propfind && bodyLength <= SmallReads.maximumBody) else {
             return nil
         }
         var fields = HTTPFields()

@@ -69,8 +69,6 @@ struct SmallReads: Sendable {
     /// content (``SmallReadLane/bytes(of:scratch:allocator:)``).
     static let headroom = 1024
 
-    static let propfindMethod = HTTPRequest.Method("PROPFIND")!
-
     /// The largest `PROPFIND` body answered here (clients send a few hundred bytes).
     static let maximumBody = 16 * 1024
 
@@ -156,7 +154,7 @@ struct SmallReads: Sendable {
         switch request.method {
         case .get: head = false
         case .head: head = true
-        case Self.propfindMethod: return propfind(request, body: body, client: &client, started: started)
+        case .propfind: return propfind(request, body: body, client: &client, started: started)
         default: return nil
         }
         let fields = request.headerFields
@@ -232,7 +230,7 @@ struct SmallReads: Sendable {
         let length = fields.value(of: .contentLength).map { Int($0) } ?? 0
         guard let target = Self.plainTarget(request), let length, length == (body?.count ?? 0),
             // Depth 1 and infinity are the router's (shared answers, refusals).
-            fields.value(of: .depth).map({ $0.trimmingCharacters() == "0" }) == true
+            (try? WebDAV.depth(fields)) == 0
         else { return nil }
         let raw = Substring(target)
         guard raw.utf8.starts(with: WebDAV.prefix.utf8),

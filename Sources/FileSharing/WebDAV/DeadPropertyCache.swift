@@ -54,14 +54,19 @@
 
         /// What is kept for each status (`nil`: read it), looked up at once.
         func properties(of statuses: [FileStatus]) -> [DeadProperties.Entries?] {
-            kept.withLock { kept in
-                statuses.map { status in
-                    guard let entry = kept[Key(device: status.device, inode: status.inode)],
-                        entry.changed == status.changed
-                    else { return nil }
-                    return entry.properties
-                }
-            }
+            kept.withLock { kept in statuses.map { Self.current(in: kept, for: $0) } }
+        }
+
+        /// What is kept for one status (`nil`: read it).
+        func properties(of status: FileStatus) -> DeadProperties.Entries? {
+            kept.withLock { Self.current(in: $0, for: status) }
+        }
+
+        /// The properties kept of the item with `status`, if its change time is still theirs.
+        private static func current(in kept: [Key: Kept], for status: FileStatus) -> DeadProperties.Entries? {
+            guard let entry = kept[Key(device: status.device, inode: status.inode)], entry.changed == status.changed
+            else { return nil }
+            return entry.properties
         }
 
         /// Keeps what was read of these items (their status read before their

@@ -122,7 +122,12 @@ enum WebDAV {
 
     /// `Depth`: 0, 1 or infinity (`nil` when absent); 400 otherwise.
     static func depth(_ request: Request) throws(ShareError) -> Int? {
-        guard let value = request.headers.value(of: .depth) else { return nil }
+        try depth(request.headers)
+    }
+
+    /// ``depth(_:)`` of these fields.
+    static func depth(_ fields: HTTPFields) throws(ShareError) -> Int? {
+        guard let value = fields.value(of: .depth) else { return nil }
         switch value.trimmingCharacters().lowercased() {
         case "0": return 0
         case "1": return 1
@@ -198,4 +203,8 @@ extension HTTPField.Name {
     static let lockToken = HTTPField.Name("Lock-Token")!
     static let dav = HTTPField.Name("DAV")!
     static let msAuthorVia = HTTPField.Name("MS-Author-Via")!
+}
+
+extension HTTPRequest.Method {
+    static let propfind = HTTPRequest.Method("PROPFIND")!
 }

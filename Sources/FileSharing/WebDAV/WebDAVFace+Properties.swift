@@ -468,7 +468,7 @@ extension SharedFolder {
     /// they are kept and it has not changed since; `nil`: read them
     /// (``propertiesKeeping(of:)``). Needs no disk.
     func keptProperties(of status: FileStatus) -> DeadProperties.Entries? {
-        deadPropertyCache.properties(of: [status])[0]
+        deadPropertyCache.properties(of: status)
     }
 
     /// The WebDAV properties of a held-back empty file.
