@@ -181,8 +181,12 @@ struct ExternalThumbnailerTests {
         try Data("#!/bin/sh\nulimit -t > \(folder.path)/cpu.txt\nkill -XCPU $$\nsleep 300\n".utf8).write(
             to: URL(fileURLWithPath: script))
         chmod(script, 0o755)
-        // Four seconds at least: the clock's backstop (six times it) must outlast a slow start on a loaded machine.
-        for (time, seconds) in [(Duration.seconds(4), "4"), (.milliseconds(4_500), "5"), (.milliseconds(9_001), "10")] {
+        // Ten seconds at least: the clock's backstop (six times it) must outlast a slow start on a loaded
+        // machine. With four (a 24 s backstop), CI once saw this trivial script take longer than that, and
+        // the two runs after it 4–5 s each. The script stops itself at once, so the limit costs no time.
+        for (time, seconds) in [
+            (Duration.seconds(10), "10"), (.milliseconds(10_500), "11"), (.milliseconds(19_001), "20"),
+        ] {
             let thumbnailer = ExternalThumbnailer(
                 programs: [.video: script], limits: .init(time: time), scratchFolder: folder.path)
             let fd = try Self.open(input)
