@@ -140,6 +140,56 @@ struct SmallReadLaneTests {
         withExtendedLifetime(kept) {}
     }
 
+    @Test("a file's fields kept between answers follow it: rewritten in place, replaced, renamed over")
+    func keptFieldsFollowTheFile() async throws {
+        let share = try ShareFixture()
+        try share.write("Team/s.txt", "first text")
+        try share.write("Team/other.txt", "other text")
+        let path = share.root + "/Team/s.txt"
+        let result = try await share.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onOwnThread { () throws -> [Answer] in
+                let connection = try RawConnection(port: port)
+                func get(_ target: String = "/api/files/Team/s.txt") -> Answer? {
+                    connection.blockingSend(Self.request("GET", target))
+                    return Self.receive(connection, heads: [false]).answers.first
+                }
+                var answers: [Answer] = []
+                // Twice the same (the second from what the first kept), and through WebDAV.
+                answers += [get(), get(), get("/dav/Team/s.txt")].compactMap { $0 }
+                // Rewritten in place, the same size, another time: same inode.
+                try "other text".write(toFile: path, atomically: false, encoding: .utf8)
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date(timeIntervalSince1970: 1_000_000_000)], ofItemAtPath: path)
+                answers += [get(), get()].compactMap { $0 }
+                // Replaced by a rename over it: another inode.
+                try FileManager.default.removeItem(atPath: path)
+                try FileManager.default.moveItem(atPath: share.root + "/Team/other.txt", toPath: path)
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date(timeIntervalSince1970: 1_000_000_000)], ofItemAtPath: path)
+                answers += [get(), get()].compactMap { $0 }
+                return answers
+            }
+        }
+        #expect(result.count == 7, "\(result)")
+        guard result.count == 7 else { return }
+        func field(_ answer: Answer, _ name: String) -> String? {
+            answer.head.components(separatedBy: "\r\n").first { $0.hasPrefix(name + ": ") }?.dropFirst(name.count + 2)
+                .description
+        }
+        #expect(result.allSatisfy { $0.status == "HTTP/1.1 200 OK" })
+        #expect(result[0].withoutDate == result[1].withoutDate && result[1].withoutDate == result[2].withoutDate)
+        #expect(result[0..<3].allSatisfy { $0.body == "first text" })
+        // Each change is seen at the next answer: body, validator and date.
+        #expect(result[3].body == "other text" && result[4].withoutDate == result[3].withoutDate)
+        #expect(field(result[3], "ETag") != field(result[0], "ETag"))
+        #expect(field(result[3], "Last-Modified") == "Sun, 09 Sep 2001 01:46:40 GMT")
+        #expect(result[5].body == "other text" && result[6].withoutDate == result[5].withoutDate)
+        #expect(field(result[5], "ETag") != field(result[3], "ETag"))
+        #expect(share.server.smallReadAheadTally.value >= 6)
+        share.stop()
+    }
+
     /// A `PROPFIND` of `target`, with `body` (none: all properties).
     static func propfind(_ target: String, depth: String = "0", body: String = "") -> String {
         body.isEmpty

@@ -64,6 +64,8 @@ struct SmallReads: Sendable {
     let answeredAhead: Tally
     /// The `Date` of the answers.
     let clock = HTTPDate.Clock()
+    /// The fields of plain answers, kept by each event loop's thread.
+    let keptHeads = KeptFileHeads.PerThread()
     /// The room kept before a file's content for its answer's head (about
     /// 500 bytes): written there, the answer is made without copying the
     /// content (``SmallReadLane/bytes(of:scratch:allocator:)``).
@@ -92,12 +94,16 @@ struct SmallReads: Sendable {
         enum Fields {
             /// A file's (GET and HEAD).
             case file(FileAnswerFields)
+            /// A file's plain answer, with the bytes they are written as,
+            /// kept from an earlier answer (``KeptFileHeads``).
+            case keptFile(KeptFileHeads.Head)
             /// A multistatus answer's (PROPFIND): its type and length.
             case multistatus(contentLength: Int)
 
             var httpFields: HTTPFields {
                 switch self {
                 case .file(let fields): return fields.httpFields
+                case .keptFile(let head): return head.fields.httpFields
                 case .multistatus(let length):
                     var fields = HTTPFields()
                     fields.append(HTTPField(name: .contentType, value: WebDAV.xmlContentType))
@@ -110,6 +116,7 @@ struct SmallReads: Sendable {
             func write(into bytes: inout [UInt8]) {
                 switch self {
                 case .file(let fields): fields.write(into: &bytes)
+                case .keptFile(let head): bytes.append(contentsOf: head.bytes)
                 case .multistatus(let length):
                     bytes.append(contentsOf: "Content-Type: \(WebDAV.xmlContentType)\r\nContent-Length: ".utf8)
                     bytes.appendDecimal(Int64(length))
@@ -120,7 +127,11 @@ struct SmallReads: Sendable {
 
         /// A file's `ETag`.
         var entityTag: String? {
-            if case .file(let fields) = fields { fields.entityTag } else { nil }
+            switch fields {
+            case .file(let fields): fields.entityTag
+            case .keptFile(let head): head.fields.entityTag
+            case .multistatus: nil
+            }
         }
 
         /// The head as `HTTPTypes` has it, for the handler after the decoder.
@@ -287,10 +298,23 @@ struct SmallReads: Sendable {
         else { return nil }
         defer { close(file.fd) }
         guard !contentWaits, file.metadata.kind == .file else { return nil }
+        // A plain request's plan depends on the file alone: the fields worked
+        // out for it last time hold while its status has not moved.
+        let kept = FileResponses.asksPlainly(request) ? keptHeads.current : nil
+        let plan: FileResponses.DownloadPlan
+        let keptHead = kept?.head(named: path.name, status: file.metadata)
+        if let keptHead {
+            plan = .send(status: .ok, fields: keptHead.fields, start: 0, length: file.metadata.size)
+        } else {
+            plan = FileResponses.plan(named: path.name, request: request, download: false, metadata: file.metadata)
+            if let kept, case .send(.ok, let planned, _, _) = plan {
+                kept.keep(planned, named: path.name, status: file.metadata)
+            }
+        }
         var fields: FileAnswerFields
         var status = HTTPResponse.Status.notModified
         var body: ByteBuffer? = nil
-        switch FileResponses.plan(named: path.name, request: request, download: false, metadata: file.metadata) {
+        switch plan {
         case .unsatisfiable: return nil
         case .notModified(let planned): fields = planned
         case .send(let planned, let plannedFields, let start, let length):
@@ -308,7 +332,9 @@ struct SmallReads: Sendable {
                 }
             }
         }
-        return Answer(status: status, fields: .file(fields), body: body, date: clock.now(), server: serverName)
+        return Answer(
+            status: status, fields: keptHead.map { .keptFile($0) } ?? .file(fields), body: body,
+            date: clock.now(), server: serverName)
     }
 }
 

@@ -119,6 +119,14 @@ enum FileResponses {
         return Response(status: status, headers: headers, body: body)
     }
 
+    /// Whether `request` asks for a file plainly: no condition that can
+    /// answer 304 and no range. The plan of such a request depends on the
+    /// file alone (its name and status): these are the only fields
+    /// ``plan(named:request:download:metadata:)`` reads (`If-Range` only with a range).
+    static func asksPlainly(_ request: HTTPFields) -> Bool {
+        !request.contains(.ifNoneMatch) && !request.contains(.ifModifiedSince) && !request.contains(.range)
+    }
+
     /// What a GET or HEAD of a file answers, from the request's fields and
     /// the file's metadata alone: validators, conditional requests (RFC
     /// 9110 section 13) and ranges. The one place both the routed answer
