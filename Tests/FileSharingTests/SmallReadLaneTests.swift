@@ -273,6 +273,43 @@ struct SmallReadLaneTests {
         share.stop()
     }
 
+    @Test(
+        "many pipelined in one write, past a batch of answers: each whole and in order, the rest to the router once the channel is full"
+    )
+    func manyPipelined() async throws {
+        let share = try ShareFixture()
+        let big = String(repeating: "0123456789abcdef", count: 256)  // 4 KiB
+        try share.write("Team/a.bin", big)
+        try share.write("Team/b.txt", "small text")
+        let result = try await share.test(.live) { client in
+            let port = try #require(client.port)
+            return try await onOwnThread { () throws -> [Answer] in
+                let connection = try RawConnection(port: port)
+                // 60 answers, some 100 KiB: the lane gathers up to 64 KiB, writes
+                // them (the channel is then full) and leaves the rest to the router.
+                var text = ""
+                var heads: [Bool] = []
+                for index in 0..<60 {
+                    switch index % 3 {
+                    case 0: text += Self.request("GET", "/api/files/Team/a.bin")
+                    case 1: text += Self.request("GET", "/dav/Team/b.txt")
+                    default: text += Self.request("HEAD", "/api/files/Team/a.bin")
+                    }
+                    heads.append(index % 3 == 2)
+                }
+                connection.blockingSend(text)
+                return Self.receive(connection, heads: heads).answers
+            }
+        }
+        #expect(result.count == 60)
+        for (index, answer) in result.enumerated() {
+            #expect(answer.status == "HTTP/1.1 200 OK", "answer \(index)")
+            #expect(answer.body == [big, "small text", ""][index % 3], "answer \(index)")
+        }
+        #expect(share.server.smallReadAheadTally.value >= 10)
+        share.stop()
+    }
+
     /// Small reads with writes and routed requests between them, all in
     /// one stream: a read after a write must see it.
     static let pipelined: [(text: String, head: Bool)] = [

@@ -64,6 +64,17 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
     /// Answers written in the read under way, not yet flushed (flushed once
     /// the read completes, so requests pipelined in one read are answered in one write).
     private var unflushed = false
+    /// The answers of the read under way not yet written, one after another
+    /// (``batchBytes`` at most): written once the read is answered, or before
+    /// anything goes on to the decoder. Pipelined answers copied together
+    /// go down the pipeline as one write; each written alone cost NIO's
+    /// outbound handlers and pending writes about 1.3 µs of user time,
+    /// a tenth of a pipelined answer's (`perf`), where the copy of a small
+    /// file's answer costs a tenth of that.
+    private var batch: ByteBuffer?
+    /// The most bytes of answers gathered before they are written: the
+    /// writability checked before each answer is the channel's once they are.
+    static let batchBytes = 64 * 1024
     /// Where each answer's head is put together (``bytes(of:scratch:allocator:)``).
     private var scratch: [UInt8] = []
     /// The handlers behind asked for a read, and no byte has gone on to them since.
@@ -83,6 +94,12 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         if let remote = context.channel.remoteAddress { client.address = remote.ipAddress ?? "?" }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        // Answers gathered are written whatever takes the lane out.
+        writeBatch(context: context)
+        if unflushed { context.flush() }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -108,12 +125,15 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func passOn(_ data: NIOAny, context: ChannelHandlerContext) {
+        // The answers before it leave before the router's to it.
+        writeBatch(context: context)
         passedOnInRead = true
         readWantedBehind = false
         context.fireChannelRead(data)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        writeBatch(context: context)
         // Answers written, nothing passed on: the read was answered whole.
         let answeredWhole = unflushed && !passedOnInRead
         passedOnInRead = false
@@ -160,14 +180,46 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
             // alone for its head to be written in front of it (``bytes(of:scratch:allocator:)``).
             guard let (length, answer) = answered.take() else { return }
             buffer.moveReaderIndex(forwardBy: length)
-            context.write(
-                wrapOutboundOut(
-                    Self.bytes(of: consume answer, scratch: &scratch, allocator: context.channel.allocator)),
-                promise: nil)
-            unflushed = true
+            let allocator = context.channel.allocator
+            let bytes = Self.bytes(of: consume answer, scratch: &scratch, allocator: allocator)
+            if let full = gather(bytes, allocator: allocator) {
+                context.write(wrapOutboundOut(full), promise: nil)
+                unflushed = true
+            }
             reads.answeredAhead.add()
             if let deadlines { deadlines.handler.requestAnsweredAhead(context: deadlines.context, now: now) }
         }
+    }
+
+    /// Adds `answer` to ``batch``: the first of a read is kept as it is
+    /// (no copy when it is the only one), the next ones copied after it.
+    /// Returns the answers gathered before it when it would take them past
+    /// ``batchBytes``: they are to be written now.
+    private func gather(_ answer: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer? {
+        guard var gathered = batch.take() else {
+            batch = answer
+            return nil
+        }
+        if gathered.readableBytes + answer.readableBytes > Self.batchBytes {
+            batch = answer
+            return gathered
+        }
+        if gathered.writableBytes < answer.readableBytes {
+            // The first answer's own buffer: copied into one with room for the next.
+            var room = allocator.buffer(capacity: Self.batchBytes)
+            room.writeImmutableBuffer(gathered)
+            gathered = room
+        }
+        gathered.writeImmutableBuffer(answer)
+        batch = gathered
+        return nil
+    }
+
+    /// Writes the answers gathered (``batch``), if any.
+    private func writeBatch(context: ChannelHandlerContext) {
+        guard let gathered = batch.take() else { return }
+        context.write(wrapOutboundOut(gathered), promise: nil)
+        unflushed = true
     }
 
     /// The request `head` asks, as `HTTPTypes` has it (as ``OriginFormCodec``
