@@ -20,10 +20,10 @@ import NIOPosix
 /// Pure and not thread-safe: ``SmallReads`` keeps one per event loop's
 /// thread, so looking one up writes nothing another core reads (a shared
 /// table would move its lock and the entries' reference counts between
-/// the cores on every answer). At most ``capacity`` paths are kept, in two
+/// the cores on every answer). At most ``capacity`` files are kept, in two
 /// generations as ``DownloadDedup`` keeps its keys: the newer becomes the
-/// older when it holds half, and an entry found in the older is carried
-/// into the newer, so the `capacity / 2` paths answered last are always kept.
+/// older when it holds half, and a head found in the older is carried
+/// into the newer, so the `capacity / 2` files answered last are always kept.
 final class KeptFileHeads {
     /// What is kept of a file's plain answer, and what it was worked out for.
     final class Head {
