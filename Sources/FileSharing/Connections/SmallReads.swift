@@ -64,7 +64,7 @@ struct SmallReads: Sendable {
     let answeredAhead: Tally
     /// The `Date` of the answers.
     let clock = HTTPDate.Clock()
-    /// The fields of plain answers, kept by each event loop's thread.
+    /// The fields of answers to files, kept by each event loop's thread.
     let keptHeads = KeptFileHeads.PerThread()
     /// The room kept before a file's content for its answer's head (about
     /// 500 bytes): written there, the answer is made without copying the
@@ -94,16 +94,16 @@ struct SmallReads: Sendable {
         enum Fields {
             /// A file's (GET and HEAD).
             case file(FileAnswerFields)
-            /// A file's plain answer, with the bytes they are written as,
-            /// kept from an earlier answer (``KeptFileHeads``).
-            case keptFile(KeptFileHeads.Head)
+            /// A file's whole answer (200) or a 304, with the bytes they
+            /// are written as, kept (``KeptFileHeads``).
+            case keptFile(KeptFileHeads.Head, notModified: Bool)
             /// A multistatus answer's (PROPFIND): its type and length.
             case multistatus(contentLength: Int)
 
             var httpFields: HTTPFields {
                 switch self {
                 case .file(let fields): return fields.httpFields
-                case .keptFile(let head): return head.fields.httpFields
+                case .keptFile(let head, let notModified): return (notModified ? head.base : head.whole).httpFields
                 case .multistatus(let length):
                     var fields = HTTPFields()
                     fields.append(HTTPField(name: .contentType, value: WebDAV.xmlContentType))
@@ -116,7 +116,8 @@ struct SmallReads: Sendable {
             func write(into bytes: inout [UInt8]) {
                 switch self {
                 case .file(let fields): fields.write(into: &bytes)
-                case .keptFile(let head): bytes.append(contentsOf: head.bytes)
+                case .keptFile(let head, let notModified):
+                    bytes.append(contentsOf: notModified ? head.baseBytes : head.wholeBytes)
                 case .multistatus(let length):
                     bytes.append(contentsOf: "Content-Type: \(WebDAV.xmlContentType)\r\nContent-Length: ".utf8)
                     bytes.appendDecimal(Int64(length))
@@ -129,7 +130,7 @@ struct SmallReads: Sendable {
         var entityTag: String? {
             switch fields {
             case .file(let fields): fields.entityTag
-            case .keptFile(let head): head.fields.entityTag
+            case .keptFile(let head, _): head.base.entityTag
             case .multistatus: nil
             }
         }
@@ -228,6 +229,18 @@ struct SmallReads: Sendable {
         return target
     }
 
+    /// The answer's fields as kept when they are the whole file's or a
+    /// 304's (the plan gives the same values), else as planned (a range).
+    private static func fields(_ planned: FileAnswerFields, status: HTTPResponse.Status, kept: KeptFileHeads.Head)
+        -> Answer.Fields
+    {
+        if status == .notModified { return .keptFile(kept, notModified: true) }
+        if status == .ok && planned.contentRange == nil && planned.contentLength == kept.size {
+            return .keptFile(kept, notModified: false)
+        }
+        return .file(planned)
+    }
+
     /// A `PROPFIND` of one item (`Depth: 0`) through `/dav/`, which WebDAV
     /// clients send before nearly everything they do: answered when the
     /// item, its properties and the locks are at hand
@@ -298,19 +311,15 @@ struct SmallReads: Sendable {
         else { return nil }
         defer { close(file.fd) }
         guard !contentWaits, file.metadata.kind == .file else { return nil }
-        // A plain request's plan depends on the file alone: the fields worked
-        // out for it last time hold while its status has not moved.
-        let kept = FileResponses.asksPlainly(request) ? keptHeads.current : nil
-        let plan: FileResponses.DownloadPlan
-        let keptHead = kept?.head(named: path.name, status: file.metadata)
-        if let keptHead {
-            plan = .send(status: .ok, fields: keptHead.fields, start: 0, length: file.metadata.size)
-        } else {
-            plan = FileResponses.plan(named: path.name, request: request, download: false, metadata: file.metadata)
-            if let kept, case .send(.ok, let planned, _, _) = plan {
-                kept.keep(planned, named: path.name, status: file.metadata)
-            }
-        }
+        // The file's fields hold while its status has not moved; the
+        // request's conditions and range are judged on them every time.
+        let kept = keptHeads.current
+        let keptHead =
+            kept.head(named: path.name, status: file.metadata)
+            ?? kept.keep(
+                FileResponses.baseFields(named: path.name, download: false, metadata: file.metadata),
+                named: path.name, status: file.metadata)
+        let plan = FileResponses.plan(request: request, metadata: file.metadata, base: keptHead.base)
         var fields: FileAnswerFields
         var status = HTTPResponse.Status.notModified
         var body: ByteBuffer? = nil
@@ -333,7 +342,7 @@ struct SmallReads: Sendable {
             }
         }
         return Answer(
-            status: status, fields: keptHead.map { .keptFile($0) } ?? .file(fields), body: body,
+            status: status, fields: Self.fields(fields, status: status, kept: keptHead), body: body,
             date: clock.now(), server: serverName)
     }
 }

@@ -119,14 +119,6 @@ enum FileResponses {
         return Response(status: status, headers: headers, body: body)
     }
 
-    /// Whether `request` asks for a file plainly: no condition that can
-    /// answer 304 and no range. The plan of such a request depends on the
-    /// file alone (its name and status): these are the only fields
-    /// ``plan(named:request:download:metadata:)`` reads (`If-Range` only with a range).
-    static func asksPlainly(_ request: HTTPFields) -> Bool {
-        !request.contains(.ifNoneMatch) && !request.contains(.ifModifiedSince) && !request.contains(.range)
-    }
-
     /// What a GET or HEAD of a file answers, from the request's fields and
     /// the file's metadata alone: validators, conditional requests (RFC
     /// 9110 section 13) and ranges. The one place both the routed answer
@@ -135,10 +127,23 @@ enum FileResponses {
     static func plan(
         named name: String, request: HTTPFields, download: Bool, metadata: SharedFolder.Metadata
     ) -> DownloadPlan {
-        let etag = metadata.entityTag
-        var fields = FileAnswerFields(
-            entityTag: etag, modified: metadata.modified, mediaType: FileResponses.mediaType(for: name),
+        plan(
+            request: request, metadata: metadata, base: baseFields(named: name, download: download, metadata: metadata))
+    }
+
+    /// The fields every answer to the file `name` with `metadata` has (no
+    /// length or range yet): its validator, date, type and disposition.
+    static func baseFields(named name: String, download: Bool, metadata: SharedFolder.Metadata) -> FileAnswerFields {
+        FileAnswerFields(
+            entityTag: metadata.entityTag, modified: metadata.modified, mediaType: FileResponses.mediaType(for: name),
             disposition: download ? FileResponses.attachment(name) : nil)
+    }
+
+    /// The plan of ``plan(named:request:download:metadata:)`` from the
+    /// file's ``baseFields(named:download:metadata:)``, made earlier (`KeptFileHeads`).
+    static func plan(request: HTTPFields, metadata: SharedFolder.Metadata, base: FileAnswerFields) -> DownloadPlan {
+        let etag = base.entityTag
+        var fields = base
         if let match = request.value(of: .ifNoneMatch) {
             if FileResponses.matches(ifNoneMatch: match, entityTag: etag) {
                 return .notModified(fields)

@@ -1,21 +1,24 @@
 import FileWatching
 import NIOPosix
 
-/// The fields of the plain answers to files (a `GET` or `HEAD` asking for
-/// the whole file, no condition, no range), kept with the bytes they are
-/// written as, so that the next plain answer to the same unchanged file
-/// skips working them out again.
+/// The fields of the answers to files (a `GET` or `HEAD`), kept with the
+/// bytes of the two commonest, the whole file (200) and not modified
+/// (304), so that the next answer to the same unchanged file skips working
+/// them out again.
 ///
-/// Such an answer's fields are a function of the file's name and of three
-/// numbers of its status, inode, size and modification time
-/// (``FileResponses/plan(named:request:download:metadata:)``: the `ETag`,
-/// `Last-Modified`, `Content-Type` by the name, `Content-Length`). A head
-/// is kept with the name and the three numbers, and given back only for
-/// the same name while the status just read has the same numbers: nothing
-/// is ever invalidated, and a file changed, replaced or renamed is simply
-/// worked out again. Working them out (the plan, the validator's digits,
+/// A file's fields before its length and range
+/// (``FileResponses/baseFields(named:download:metadata:)``: the `ETag`,
+/// `Last-Modified` and `Content-Type`) are a function of its name and of
+/// three numbers of its status, inode, size and modification time, and so
+/// are the fields of its whole answer (the length is the size). A head is
+/// kept with the name and the three numbers, and given back only for the
+/// same name while the status just read has the same numbers: nothing is
+/// ever invalidated, and a file changed, replaced or renamed is simply
+/// worked out again. Working them out (the validator's digits, the type,
 /// the date and the bytes) was about 1.2 µs of a small `GET`'s user time
-/// under `perf`, the largest part of the answer that is the same every time.
+/// under `perf`, the largest part of the answer that is the same every time;
+/// the request's conditions and range are still judged on every request
+/// (``FileResponses/plan(request:metadata:base:)``).
 ///
 /// Pure and not thread-safe: ``SmallReads`` keeps one per event loop's
 /// thread, so looking one up writes nothing another core reads (a shared
@@ -25,22 +28,32 @@ import NIOPosix
 /// older when it holds half, and a head found in the older is carried
 /// into the newer, so the `capacity / 2` files answered last are always kept.
 final class KeptFileHeads {
-    /// What is kept of a file's plain answer, and what it was worked out for.
+    /// What is kept of a file's answers, and what it was worked out for.
     final class Head {
         let name: String
         let inode: UInt64
         let size: Int64
         let modified: Int64
-        let fields: FileAnswerFields
-        /// `fields` as ``FileAnswerFields/write(into:)`` writes them.
-        let bytes: [UInt8]
+        /// The fields of every answer to it, before a length or range; a 304's.
+        let base: FileAnswerFields
+        /// `base` as ``FileAnswerFields/write(into:)`` writes them.
+        let baseBytes: [UInt8]
+        /// The fields of the whole file's answer (200), and their bytes.
+        let whole: FileAnswerFields
+        let wholeBytes: [UInt8]
 
-        init(name: String, status: FileStatus, fields: FileAnswerFields) {
-            (self.name, inode, size, modified, self.fields) = (name, status.inode, status.size, status.modified, fields)
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(384)
-            fields.write(into: &bytes)
-            self.bytes = bytes
+        init(name: String, status: FileStatus, base: FileAnswerFields) {
+            (self.name, inode, size, modified) = (name, status.inode, status.size, status.modified)
+            var whole = base
+            whole.contentLength = status.size
+            (self.base, self.whole) = (base, whole)
+            func written(_ fields: FileAnswerFields) -> [UInt8] {
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(384)
+                fields.write(into: &bytes)
+                return bytes
+            }
+            (baseBytes, wholeBytes) = (written(base), written(whole))
         }
 
         /// Whether these are the fields of a file named `name` with `status`.
@@ -73,9 +86,13 @@ final class KeptFileHeads {
         return head
     }
 
-    /// Keeps `fields`, the plain answer's to the file `name` with `status`.
-    func keep(_ fields: FileAnswerFields, named name: String, status: FileStatus) {
-        insert(Head(name: name, status: status, fields: fields))
+    /// Keeps `base`, the base fields of the file `name` with `status`, and
+    /// returns what it keeps.
+    @discardableResult
+    func keep(_ base: FileAnswerFields, named name: String, status: FileStatus) -> Head {
+        let head = Head(name: name, status: status, base: base)
+        insert(head)
+        return head
     }
 
     /// The files kept (one carried from the older generation counts twice).
