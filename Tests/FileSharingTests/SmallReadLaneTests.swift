@@ -402,7 +402,8 @@ struct SmallReadLaneTests {
         try share.write("Team/s.txt", "small text")
         let result = try await share.test(.live) { client in
             let port = try #require(client.port)
-            return try await onOwnThread { () -> (answered: Int, endedEarly: Bool, closedAfter: Double?) in
+            return try await onOwnThread {
+                () -> (answered: Int, endedEarly: Bool, busyFor: Double, closedAfter: Double?) in
                 let connection = try RawConnection(port: port)
                 // Three seconds of small reads, one every 100 ms: three
                 // times Hummingbird's idle bound, five keep-alive bounds.
@@ -423,14 +424,21 @@ struct SmallReadLaneTests {
                 }
                 // Then idle: closed at the keep-alive bound after the last answer (and well before 20 s).
                 let (_, closed) = Self.receive(connection, heads: [false])
-                return (answered, endedEarly, closed ? Date().timeIntervalSince(lastAnswer) : nil)
+                return (
+                    answered, endedEarly, lastAnswer.timeIntervalSince(start),
+                    closed ? Date().timeIntervalSince(lastAnswer) : nil
+                )
             }
         }
         // The three seconds ran out with the connection open and every answer
-        // right. (How many rounds fit in them depends on the machine's load:
-        // a loaded CI machine fitted 17, and a bound of 20 failed there.)
+        // right, the last of them past twice Hummingbird's idle bound. (How
+        // many rounds fit in them depends on the machine's load: a loaded CI
+        // machine fitted 17 once and 9 another time, so the time the
+        // connection was kept busy is what is checked, not a count.)
         #expect(!result.endedEarly, "the connection ended after \(result.answered) answers")
-        #expect(result.answered >= 10, "\(result.answered) answered in three seconds")
+        #expect(
+            result.answered >= 3 && result.busyFor >= 2,
+            "\(result.answered) answered, the last \(result.busyFor) s after the first request")
         let closedAfter = try #require(result.closedAfter)
         #expect(closedAfter >= 0.5 && closedAfter < 5, "closed \(closedAfter) s after the last answer")
         // Most went by the lane (one now and then goes to the router, so
