@@ -180,7 +180,7 @@ class Server:
         err_path = os.path.join(self.tmp, f"{self.name}.err")
         self.logs = [out_path, err_path]
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            self.proc = spawn(self.argv(port), out, err, cwd=self.tmp)
+            self.proc = spawn(self.argv(port), out, err, cwd=self.tmp, preexec_fn=server_affinity(self.args))
         deadline = now() + self.args.timeout
         while now() < deadline:
             if self.proc.poll() is not None:
@@ -248,7 +248,7 @@ class Fileshare(Server):
         self.logs = [out_path, err_path]
         self.base = None
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            self.proc = spawn(self.argv(0), out, err, cwd=self.tmp)
+            self.proc = spawn(self.argv(0), out, err, cwd=self.tmp, preexec_fn=server_affinity(self.args))
         deadline = now() + self.args.timeout
         while now() < deadline and self.base is None:
             if self.proc.poll() is not None:
@@ -1552,6 +1552,10 @@ def parse_args(argv):
     p.add_argument("--no-small-beside", dest="small_beside", action="store_false",
                    help="small: no nginx GET measured in turns with each of fileshare's wrk lines (the "
                         "ratio 'beside'); a shorter phase, ratios that drift with the machine")
+    p.add_argument("--pin", type=parse_pin, default=None, metavar="SERVER:CLIENT",
+                   help="the servers on these CPUs, this script and every client it starts (wrk, h2load, "
+                        "curl, its own) on those, e.g. 0:1 (CPU lists as taskset takes them: 0,2 or 0-3): "
+                        "client and server then never wait for each other's time slice")
     p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one transfer")
     p.add_argument("--timeout", type=float, default=60.0, help="longest wait for a server to be ready")
     p.add_argument("--tmp", default="/tmp", help="where the temporary folder goes")
@@ -1568,6 +1572,35 @@ def parse_args(argv):
             args.duration = 5
     check_binary_and_only(p, args)
     return args
+
+
+def parse_cpus(text):
+    cpus = set()
+    for part in text.split(","):
+        first, _, last = part.strip().partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def parse_pin(text):
+    server, sep, client = text.partition(":")
+    try:
+        pin = (parse_cpus(server), parse_cpus(client))
+    except ValueError:
+        pin = None
+    if not sep or not pin or not all(pin) or pin[0] & pin[1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected SERVER:CLIENT, two CPU lists apart, e.g. 0:1")
+    return pin
+
+
+def server_affinity(args):
+    """For Popen's preexec_fn: the server's process on --pin's server CPUs (its
+    threads and children inherit them); None without --pin."""
+    pin = getattr(args, "pin", None)  # dav.py's servers are these, without --pin
+    if not pin:
+        return None
+    cpus = pin[0]
+    return lambda: os.sched_setaffinity(0, cpus)
 
 
 def check_space(args):
@@ -1595,7 +1628,7 @@ def pick_servers(first, peers, names, args, tmp, share):
     return servers, skipped
 
 
-def print_header(title, servers, skipped, load_before):
+def print_header(title, servers, skipped, load_before, pin=None):
     """The machine line, what each server runs with, and the warnings every report starts with."""
     print()
     print(f"# {title}")
@@ -1604,6 +1637,8 @@ def print_header(title, servers, skipped, load_before):
     print("authentication: none for any server (fileshare --no-auth; no peer is authenticated); "
           "all on 127.0.0.1, HTTP")
     print("peer settings: " + "; ".join(f"{s.name} {s.note}" for s in servers if s.note))
+    if pin:
+        print(f"pinned (--pin): the servers on CPUs {sorted(pin[0])}, the clients on CPUs {sorted(pin[1])}")
     print(f"load average (1 min) at the start: {load_before:.2f}")
     if load_before > 0.5:
         print(f"warning: the machine was busy with other work (load above 0.5 on {os.cpu_count()} cores): "
@@ -1662,6 +1697,9 @@ def main(argv):
     args = parse_args(argv)
 
     def body(tmp):
+        if args.pin:
+            # This script and all it starts but the servers: the clients.
+            os.sched_setaffinity(0, args.pin[1])
         for tool in ("curl",) + (("wrk",) if "listing" in args.only or "small" in args.only else ()):
             if not shutil.which(tool):
                 raise BenchError(f"{tool} is needed (Debian: apt-get install {tool})")
@@ -1674,7 +1712,7 @@ def main(argv):
              ("small", bench_small)),
             args, tmp, share, servers)
 
-        print_header("fileshare serve benchmarks", servers, skipped, load_before)
+        print_header("fileshare serve benchmarks", servers, skipped, load_before, args.pin)
         if "transfer" in results:
             print(report_transfer(results["transfer"], args, servers))
             print()
