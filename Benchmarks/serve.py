@@ -52,6 +52,11 @@ with --no-auth: none of the peers is authenticated either).
              (median over the rounds, each round's given in the goal lines;
              the line's p99 is its worst second's).
 
+--pin SERVER:CLIENT puts every server on the SERVER CPUs and this script,
+with all the clients it starts, on the CLIENT ones: on a machine with cores
+enough, the client's work no longer takes the server's time slices (on 2
+cores it makes the tail worse, each server's threads sharing one core).
+
 Peers: nginx (static files, the dav module for PUT, autoindex json for the
 listing; a minimal config generated in the temporary folder, run in the
 foreground with worker_processes 2), wsgidav (cheroot), copyparty. A peer that
