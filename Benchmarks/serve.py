@@ -45,7 +45,10 @@ with --no-auth: none of the peers is authenticated either).
              (--small-rate requests per second, h2load --rps), for fileshare
              and nginx: the latency of a server that is not saturated; and
              at each rate of --small-sweep, up to near what fileshare
-             carries at most: how far p99 stays under 1 ms.
+             carries at most: how far p99 stays under 1 ms. And the goal as
+             one load: fileshare's GET (both faces, and with credentials)
+             and nginx's at half the rate of nginx's GET measured in the
+             same round, with the p99 of each.
              Ratios "beside": nginx stays up (idle) while fileshare's lines
              run, and each of fileshare's wrk lines is measured in turns of
              one second with nginx's GET; the line's ratio is to that
@@ -1023,7 +1026,10 @@ def listing_while_changing(s, args, share):
 
 
 def ms(value):
-    return "-" if value is None else f"{value * 1000:.1f}"
+    """Milliseconds; two decimals under 10 ms, where "1.0" would not say on which side of 1 ms it is."""
+    if value is None:
+        return "-"
+    return f"{value * 1000:.2f}" if value < 0.01 else f"{value * 1000:.1f}"
 
 
 def report_listing(r, args):
@@ -1099,9 +1105,13 @@ end
 def small_lines(server, sweep=()):
     """(label, URL prefix, kind) of each small-request line of a server; kind is
     get, pipelined, 304 (wrk), head and client-get (a client of our own), rate
-    (h2load at --small-rate), or rate:N (h2load at N requests a second, one line
-    per rate of --small-sweep, for fileshare's /api/files and nginx)."""
+    (h2load at --small-rate), rate:half (h2load at half the rate of nginx's GET
+    measured in turns with fileshare's /api/files GET in the same round: the
+    goal's "half of nginx's requests per second, p99 under 1 ms" as one load),
+    or rate:N (h2load at N requests a second, one line per rate of
+    --small-sweep, for fileshare's /api/files and nginx)."""
     swept = [(rate, f"GET at {rate:,} req/s (h2load)") for rate in sweep]
+    half = "GET at half nginx's GET rate (h2load)"
     if server.name == "fileshare":
         return [("fileshare /api/files GET", "/api/files/small/", "get"),
                 (f"fileshare /api/files GET, pipelined x{PIPELINE_DEPTH}", "/api/files/small/", "pipelined"),
@@ -1111,18 +1121,22 @@ def small_lines(server, sweep=()):
                 ("fileshare /dav/ GET", "/dav/small/", "get"),
                 (f"fileshare /dav/ GET, pipelined x{PIPELINE_DEPTH}", "/dav/small/", "pipelined"),
                 ("fileshare /api/files GET at a fixed rate (h2load)", "/api/files/small/", "rate"),
-                ("fileshare /dav/ GET at a fixed rate (h2load)", "/dav/small/", "rate")] + [
+                ("fileshare /dav/ GET at a fixed rate (h2load)", "/dav/small/", "rate"),
+                (f"fileshare /api/files {half}", "/api/files/small/", "rate:half"),
+                (f"fileshare /dav/ {half}", "/dav/small/", "rate:half")] + [
                 (f"fileshare /api/files {text}", "/api/files/small/", f"rate:{rate}") for rate, text in swept]
     if server.name in ("fileshare-basic", "fileshare-users"):
         return [(f"{server.name} /api/files GET", "/api/files/small/", "get"),
-                (f"{server.name} /dav/ GET", "/dav/small/", "get")]
+                (f"{server.name} /dav/ GET", "/dav/small/", "get"),
+                (f"{server.name} /api/files {half}", "/api/files/small/", "rate:half")]
     if server.name == "nginx":
         return [("nginx GET", "/small/", "get"),
                 (f"nginx GET, pipelined x{PIPELINE_DEPTH}", "/small/", "pipelined"),
                 ("nginx 304", "/small/", "304"),
                 ("nginx HEAD (own client)", "/small/", "head"),
                 ("nginx GET (own client)", "/small/", "client-get"),
-                ("nginx GET at a fixed rate (h2load)", "/small/", "rate")] + [
+                ("nginx GET at a fixed rate (h2load)", "/small/", "rate"),
+                (f"nginx {half}", "/small/", "rate:half")] + [
                 (f"nginx {text}", "/small/", f"rate:{rate}") for rate, text in swept]
     return [(f"{server.name} GET", server.file_url("small/")[len(server.base):], "get")]
 
@@ -1340,6 +1354,8 @@ def bench_small(args, tmp, share, servers, results):
         beside.available()
     beside_script = small_script(tmp, "nginx GET beside", "/small/", "get", args.small_files, {}) if beside else None
     for round_ in range(args.runs):
+        # Half of nginx's GET rate in this round (beside fileshare's /api/files GET), for the rate:half lines.
+        half_rate = None
         for s in runs:
             if beside and s.name.startswith("fileshare") and beside.proc is None:
                 beside.start()
@@ -1357,10 +1373,18 @@ def bench_small(args, tmp, share, servers, results):
                         if not shutil.which("h2load"):
                             log(f"small: {label}: h2load not installed (Debian: nghttp2-client), skipped")
                             continue
-                        rate = int(kind.split(":")[1]) if ":" in kind else args.small_rate
+                        if kind == "rate:half":
+                            if half_rate is None:
+                                log(f"small: {label}: no nginx GET measured beside fileshare's in this round "
+                                    f"(--no-small-beside, or nginx not among the peers), skipped")
+                                continue
+                            rate = half_rate
+                        else:
+                            rate = int(kind.split(":")[1]) if ":" in kind else args.small_rate
                         log(f"small: round {round_ + 1}: {label}, {rate} req/s, "
                             f"{args.small_connections} connections, {args.duration} s")
                         w = rate_load(s.base, prefix, args.small_files, server_headers(s), args, tmp, label, rate)
+                        w["asked"] = rate
                     elif kind in ("head", "client-get"):
                         method = "HEAD" if kind == "head" else "GET"
                         log(f"small: round {round_ + 1}: {label}, own client, "
@@ -1386,6 +1410,8 @@ def bench_small(args, tmp, share, servers, results):
                             if reference["non2xx"] or reference["errors"] or not reference["rps"]:
                                 raise BenchError(f"nginx GET beside {label}: {reference['non2xx']} non-2xx "
                                                  f"answers, {reference['errors']} socket errors")
+                            if label == "fileshare /api/files GET":
+                                half_rate = int(reference["rps"] / 2)
                         else:
                             w = run_wrk(s.base + prefix, small_args, script, args.duration)
                     after = tree_cpu_seconds(s.proc.pid) if s.proc else None
@@ -1472,6 +1498,22 @@ def report_small(r, args):
                    f"p99.9 {ms(rate['p999'])} ms"
                    + (f"; nginx p99 {ms(nginx_rate['p99'])} ms, p99.9 {ms(nginx_rate['p999'])} ms" if nginx_rate else "")
                    + f"; p99 under 1 ms: {'met' if fast else 'NOT met'}")
+    # Half of nginx's rate, p99 under 1 ms: one load, each round's own rate.
+    nginx_half = r.get("nginx GET at half nginx's GET rate (h2load)")
+    for name in ("fileshare /api/files", "fileshare /dav/", "fileshare-basic /api/files",
+                 "fileshare-users /api/files"):
+        runs = r.get(f"{name} GET at half nginx's GET rate (h2load)")
+        if not runs:
+            continue
+        p99 = statistics.median(w["p99"] for w in runs)
+        held = [w for w in runs if w["p99"] < 0.001 and w["rps"] >= 0.97 * w["asked"]]
+        rounds = ", ".join(f"{w['asked']:,} asked, {w['rps']:,.0f} done, p99 {ms(w['p99'])} ms" for w in runs)
+        reference = ""
+        if nginx_half:
+            reference = "; nginx at the same rates: " + ", ".join(f"p99 {ms(w['p99'])} ms" for w in nginx_half)
+        out.append(f"goal: {name} GET at half of nginx's GET rate with p99 under 1 ms (h2load): "
+                   f"{'met' if len(held) == len(runs) else 'NOT met'} in {len(held)} of {len(runs)} rounds "
+                   f"(median p99 {ms(p99)} ms; each round {rounds}{reference})")
     for who in ("fileshare /api/files", "nginx"):
         points = []
         for rate in args.small_sweep:
@@ -1498,7 +1540,9 @@ def report_small(r, args):
                        + (f" (not at {', '.join(f'{rate:,}' for rate in failed)})" if failed else ""))
     out.append("Pipelined: wrk sends the requests of a batch in one write and waits for all their answers "
                "(p50/p99 are per batch). 304: each GET carries the file's ETag in If-None-Match. "
-               "Fixed rate: h2load --rps, the same files in turn, latency of every request. "
+               "Fixed rate: h2load --rps, the same files in turn, latency of every request; at half nginx's "
+               "GET rate: half the req/s of nginx's GET measured in turns with fileshare's /api/files GET "
+               "in the same round, the same rate for every server of that round. "
                "Server CPU: user + system time of the server's processes during the run, per answer "
                "(median of the rounds). x nginx GET: over the median nginx GET row; x nginx GET beside: "
                "the median over the rounds of the line's req/s over nginx's GET measured in turns of 1 s "
