@@ -1102,6 +1102,10 @@ end
     return path
 
 
+# The label's tail of the lines at half of nginx's GET rate (kind rate:half).
+HALF_RATE = "GET at half nginx's GET rate (h2load)"
+
+
 def small_lines(server, sweep=()):
     """(label, URL prefix, kind) of each small-request line of a server; kind is
     get, pipelined, 304 (wrk), head and client-get (a client of our own), rate
@@ -1111,7 +1115,6 @@ def small_lines(server, sweep=()):
     or rate:N (h2load at N requests a second, one line per rate of
     --small-sweep, for fileshare's /api/files and nginx)."""
     swept = [(rate, f"GET at {rate:,} req/s (h2load)") for rate in sweep]
-    half = "GET at half nginx's GET rate (h2load)"
     if server.name == "fileshare":
         return [("fileshare /api/files GET", "/api/files/small/", "get"),
                 (f"fileshare /api/files GET, pipelined x{PIPELINE_DEPTH}", "/api/files/small/", "pipelined"),
@@ -1122,13 +1125,13 @@ def small_lines(server, sweep=()):
                 (f"fileshare /dav/ GET, pipelined x{PIPELINE_DEPTH}", "/dav/small/", "pipelined"),
                 ("fileshare /api/files GET at a fixed rate (h2load)", "/api/files/small/", "rate"),
                 ("fileshare /dav/ GET at a fixed rate (h2load)", "/dav/small/", "rate"),
-                (f"fileshare /api/files {half}", "/api/files/small/", "rate:half"),
-                (f"fileshare /dav/ {half}", "/dav/small/", "rate:half")] + [
+                (f"fileshare /api/files {HALF_RATE}", "/api/files/small/", "rate:half"),
+                (f"fileshare /dav/ {HALF_RATE}", "/dav/small/", "rate:half")] + [
                 (f"fileshare /api/files {text}", "/api/files/small/", f"rate:{rate}") for rate, text in swept]
     if server.name in ("fileshare-basic", "fileshare-users"):
         return [(f"{server.name} /api/files GET", "/api/files/small/", "get"),
                 (f"{server.name} /dav/ GET", "/dav/small/", "get"),
-                (f"{server.name} /api/files {half}", "/api/files/small/", "rate:half")]
+                (f"{server.name} /api/files {HALF_RATE}", "/api/files/small/", "rate:half")]
     if server.name == "nginx":
         return [("nginx GET", "/small/", "get"),
                 (f"nginx GET, pipelined x{PIPELINE_DEPTH}", "/small/", "pipelined"),
@@ -1136,7 +1139,7 @@ def small_lines(server, sweep=()):
                 ("nginx HEAD (own client)", "/small/", "head"),
                 ("nginx GET (own client)", "/small/", "client-get"),
                 ("nginx GET at a fixed rate (h2load)", "/small/", "rate"),
-                (f"nginx {half}", "/small/", "rate:half")] + [
+                (f"nginx {HALF_RATE}", "/small/", "rate:half")] + [
                 (f"nginx {text}", "/small/", f"rate:{rate}") for rate, text in swept]
     return [(f"{server.name} GET", server.file_url("small/")[len(server.base):], "get")]
 
@@ -1499,10 +1502,10 @@ def report_small(r, args):
                    + (f"; nginx p99 {ms(nginx_rate['p99'])} ms, p99.9 {ms(nginx_rate['p999'])} ms" if nginx_rate else "")
                    + f"; p99 under 1 ms: {'met' if fast else 'NOT met'}")
     # Half of nginx's rate, p99 under 1 ms: one load, each round's own rate.
-    nginx_half = r.get("nginx GET at half nginx's GET rate (h2load)")
+    nginx_half = r.get(f"nginx {HALF_RATE}")
     for name in ("fileshare /api/files", "fileshare /dav/", "fileshare-basic /api/files",
                  "fileshare-users /api/files"):
-        runs = r.get(f"{name} GET at half nginx's GET rate (h2load)")
+        runs = r.get(f"{name} {HALF_RATE}")
         if not runs:
             continue
         p99 = statistics.median(w["p99"] for w in runs)
@@ -1512,8 +1515,8 @@ def report_small(r, args):
         if nginx_half:
             reference = "; nginx at the same rates: " + ", ".join(f"p99 {ms(w['p99'])} ms" for w in nginx_half)
         out.append(f"goal: {name} GET at half of nginx's GET rate with p99 under 1 ms (h2load): "
-                   f"{'met' if len(held) == len(runs) else 'NOT met'} in {len(held)} of {len(runs)} rounds "
-                   f"(median p99 {ms(p99)} ms; each round {rounds}{reference})")
+                   f"{'met' if len(held) == len(runs) else 'NOT met'} (held in {len(held)} of {len(runs)} "
+                   f"rounds; median p99 {ms(p99)} ms; each round {rounds}{reference})")
     for who in ("fileshare /api/files", "nginx"):
         points = []
         for rate in args.small_sweep:
