@@ -130,16 +130,18 @@ def table(headers, rows):
 
 def reproduce_line(wrapper, argv):
     """The command that runs the same benchmark again: the wrapper script with
-    the given options, less --binary (the wrapper builds its own)."""
+    the given options, less the executables the wrapper builds and passes itself
+    (--binary, and serve-run's --nio-floor)."""
+    built = ("--binary", "--nio-floor")
     cleaned, skip = [], False
     for a in argv:
         if skip:
             skip = False
             continue
-        if a == "--binary":
+        if a in built:
             skip = True
             continue
-        if a.startswith("--binary="):
+        if a.startswith(tuple(f"{name}=" for name in built)):
             continue
         cleaned.append(a)
     return f"Reproduce: {wrapper} {shlex.join(cleaned)}".rstrip()

@@ -62,7 +62,10 @@ cores it makes the tail worse, each server's threads sharing one core).
 
 Peers: nginx (static files, the dav module for PUT, autoindex json for the
 listing; a minimal config generated in the temporary folder, run in the
-foreground with worker_processes 2), wsgidav (cheroot), copyparty. A peer that
+foreground with worker_processes 2), wsgidav (cheroot), copyparty, and for the
+small requests alone nio-floor (Benchmarks/NIOFloor: the least a SwiftNIO
+server does for the same GET, built by serve-run when --peers names it; how
+much of an answer's cost is NIO's and the kernel's). A peer that
 is not installed is skipped and said so. Only the Python standard library,
 curl and wrk are used here. Every process started is stopped and every
 temporary file removed on every way out.
@@ -519,7 +522,29 @@ class Copyparty(Server):
         return len(data.get("files", [])) + len(data.get("dirs", []))
 
 
-PEERS = {"nginx": Nginx, "wsgidav": Wsgidav, "copyparty": Copyparty}
+class NIOFloor(Server):
+    """Benchmarks/NIOFloor: the least a SwiftNIO server does to answer a small GET (the
+    same system calls as fileshare's small reads, none of its HTTP types, rights, audit or
+    metrics). A reference for the small requests only: how much of an answer's cost is
+    NIO's and the kernel's, and how much fileshare's own path."""
+    name = "nio-floor"
+    phases = ("small",)
+
+    def available(self):
+        binary = getattr(self.args, "nio_floor", None)
+        if not binary or not os.access(binary, os.X_OK):
+            return False, "not built (Benchmarks/serve-run builds Benchmarks/NIOFloor when --peers names it)"
+        self.note = "two event loops (SwiftNIO's singleton group), one handler"
+        return True, ""
+
+    def version(self):
+        return "nio-floor"
+
+    def argv(self, port):
+        return [self.args.nio_floor, self.share, str(port)]
+
+
+PEERS = {"nginx": Nginx, "wsgidav": Wsgidav, "copyparty": Copyparty, "nio-floor": NIOFloor}
 
 
 # --------------------------------------------------------------------------
@@ -1141,6 +1166,10 @@ def small_lines(server, sweep=()):
                 ("nginx GET at a fixed rate (h2load)", "/small/", "rate"),
                 (f"nginx {HALF_RATE}", "/small/", "rate:half")] + [
                 (f"nginx {text}", "/small/", f"rate:{rate}") for rate, text in swept]
+    if server.name == "nio-floor":
+        return [("nio-floor GET", "/small/", "get"),
+                ("nio-floor GET at a fixed rate (h2load)", "/small/", "rate"),
+                (f"nio-floor {HALF_RATE}", "/small/", "rate:half")]
     return [(f"{server.name} GET", server.file_url("small/")[len(server.base):], "get")]
 
 
@@ -1517,6 +1546,26 @@ def report_small(r, args):
         out.append(f"goal: {name} GET at half of nginx's GET rate with p99 under 1 ms (h2load): "
                    f"{'met' if len(held) == len(runs) else 'NOT met'} (held in {len(held)} of {len(runs)} "
                    f"rounds; median p99 {ms(p99)} ms; each round {rounds}{reference})")
+    # The floor: what NIO and the kernel cost an answer, beside what fileshare's and nginx's cost.
+    floor = medians.get("nio-floor GET")
+    if floor:
+        def cpu_of(label):
+            cpus = sorted(x["cpu_us"] for x in r.get(label, []) if x.get("cpu_us") is not None)
+            return cpus[len(cpus) // 2] if cpus else None
+        parts = []
+        for who, label in (("nio-floor", "nio-floor"), ("fileshare /api/files", "fileshare /api/files"),
+                           ("nginx", "nginx")):
+            for line, what in ((f"{label} GET", "saturated (wrk)"), (f"{label} GET at a fixed rate (h2load)",
+                                                                    f"at {args.small_rate:,} req/s"),
+                               (f"{label} {HALF_RATE}", "at half nginx's rate")):
+                cpu = cpu_of(line)
+                if cpu is not None:
+                    parts.append(f"{who} {what} {cpu:.1f}")
+        floor_half = r.get(f"nio-floor {HALF_RATE}")
+        half = ("; its p99 at half nginx's rate: " + ", ".join(f"{ms(w['p99'])} ms" for w in floor_half)
+                if floor_half else "")
+        out.append(f"nio-floor (the least a SwiftNIO server does for the same GET): {floor['rps']:,.0f} req/s "
+                   f"saturated, p99 {ms(floor['p99'])} ms{half}. Server CPU per answer, us: " + "; ".join(parts))
     for who in ("fileshare /api/files", "nginx"):
         points = []
         for rate in args.small_sweep:
@@ -1608,6 +1657,8 @@ def parse_args(argv):
                    help="the servers on these CPUs, this script and every client it starts (wrk, h2load, "
                         "curl, its own) on those, e.g. 0:1 (CPU lists as taskset takes them: 0,2 or 0-3): "
                         "client and server then never wait for each other's time slice")
+    p.add_argument("--nio-floor", default=None, metavar="PATH",
+                   help="the nio-floor executable (Benchmarks/NIOFloor), for --peers nio-floor")
     p.add_argument("--curl-timeout", type=float, default=600.0, help="longest wait for one transfer")
     p.add_argument("--timeout", type=float, default=60.0, help="longest wait for a server to be ready")
     p.add_argument("--tmp", default="/tmp", help="where the temporary folder goes")
@@ -1713,7 +1764,8 @@ def run_phases(benches, args, tmp, share, servers):
     for name, fn in benches:
         if name in args.only:
             t = now()
-            fn(args, tmp, share, servers, results)
+            # A server with `phases` takes part in those alone (nio-floor: the small requests).
+            fn(args, tmp, share, [s for s in servers if name in getattr(s, "phases", (name,))], results)
             phases.append(f"{name} {now() - t:.0f} s")
             log(f"{name}: done in {now() - t:.0f} s")
     return results, phases, now() - started
