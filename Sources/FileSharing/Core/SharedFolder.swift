@@ -129,7 +129,11 @@
         /// event loop: a cached open of a small file then costs no trip to
         /// the thread pool. Not for flags that create or truncate.
         func openCached(_ path: SharePath, flags: Int32 = O_RDONLY) throws(FolderError) -> Int32? {
-            let result = cfs_open_beneath_cached(rootFD, path.isRoot ? "." : path.description, flags)
+            // `withCString`: a native String's own bytes; passed as it is,
+            // the String was copied into a new C array for every open.
+            let result = (path.isRoot ? "." : path.description).withCString {
+                cfs_open_beneath_cached(rootFD, $0, flags)
+            }
             if result == -EAGAIN { return nil }
             try SharedFolder.check(result, path)
             return result
