@@ -25,7 +25,7 @@ import Synchronization
 ///   session kept in this server's memory, or a password verified a moment ago
 ///   (``SignIn/signInCached(authorization:address:now:remembered:)``);
 /// - whether they may read the path (`ShareCore.authorize`, the core's one
-///   policy) and the path rules (`SharePath`, `openat2` in ``SharedFolder/openCached(_:flags:)``);
+///   policy) and the path rules (`SharePath`, `openat2` in ``SharedFolder/openCached(_:described:flags:)``);
 /// - validators, conditional requests and ranges
 ///   (``FileResponses/plan(named:request:download:metadata:)``);
 /// - the audit (``AuditMiddleware/recordDownload(who:address:path:url:status:validator:ranged:detail:)``)
@@ -196,12 +196,14 @@ struct SmallReads: Sendable {
         guard !path.isRoot, let (requester, who) = authenticate(fields, client: &client),
             (try? ShareCore.authorize(.read, path, for: requester)) != nil
         else { return nil }
-        guard let answer = read(path, request: fields, head: head) else { return nil }
+        // The path's text, joined once for the open and the audit.
+        let described = path.description
+        guard let answer = read(path, described: described, request: fields, head: head) else { return nil }
         let status = Int(answer.status.code)
         // The audit keeps downloads; a HEAD is not one (`AuditMiddleware.action`).
         if !head {
             audit.recordDownload(
-                who: who, address: address, path: path.description, url: target, status: status,
+                who: who, address: address, path: described, url: target, status: status,
                 validator: answer.entityTag,
                 ranged: fields.contains(.range))
         }
@@ -302,12 +304,13 @@ struct SmallReads: Sendable {
 
     /// The file's answer when it is at hand without waiting: opened,
     /// stat'ed and (for a GET) read from the kernel's caches.
-    func read(_ path: SharePath, request: HTTPFields, head: Bool) -> Answer? {
+    /// `described`: `path.description`, when the caller has it.
+    func read(_ path: SharePath, described: String? = nil, request: HTTPFields, head: Bool) -> Answer? {
         let wantContent = FileResponses.wantsContent(head: head, request: request)
         guard
             let (file, contentWaits) = try? FileResponses.openedWithoutWaiting(
                 path, wantContent: wantContent, headroom: Self.headroom,
-                openCached: { try folder.openCached(path, flags: O_RDONLY | O_NONBLOCK) })
+                openCached: { try folder.openCached(path, described: described, flags: O_RDONLY | O_NONBLOCK) })
         else { return nil }
         defer { close(file.fd) }
         guard !contentWaits, file.metadata.kind == .file else { return nil }

@@ -128,10 +128,14 @@
         /// `nil` when it would wait. The one method here that may run on an
         /// event loop: a cached open of a small file then costs no trip to
         /// the thread pool. Not for flags that create or truncate.
-        func openCached(_ path: SharePath, flags: Int32 = O_RDONLY) throws(FolderError) -> Int32? {
+        /// `described` is `path.description` when the caller has it already
+        /// (a small read's answer needs it for its audit too: made once).
+        func openCached(_ path: SharePath, described: String? = nil, flags: Int32 = O_RDONLY) throws(FolderError)
+            -> Int32?
+        {
             // `withCString`: a native String's own bytes; passed as it is,
             // the String was copied into a new C array for every open.
-            let result = (path.isRoot ? "." : path.description).withCString {
+            let result = (path.isRoot ? "." : described ?? path.description).withCString {
                 cfs_open_beneath_cached(rootFD, $0, flags)
             }
             if result == -EAGAIN { return nil }
