@@ -133,6 +133,8 @@
         func openCached(_ path: SharePath, described: String? = nil, flags: Int32 = O_RDONLY) throws(FolderError)
             -> Int32?
         {
+            // The text opened must be the path checked (its names' rules).
+            assert(described == nil || described == path.description, "openCached: \(described ?? "") is not \(path)")
             // `withCString`: a native String's own bytes; passed as it is,
             // the String was copied into a new C array for every open.
             let result = (path.isRoot ? "." : described ?? path.description).withCString {
