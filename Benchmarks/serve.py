@@ -1465,6 +1465,12 @@ def bench_small(args, tmp, share, servers, results):
         beside.stop()
 
 
+def median_cpu(runs):
+    """The median over the rounds of the server's CPU per answer, µs; None when not measured."""
+    cpus = sorted(w["cpu_us"] for w in runs if w.get("cpu_us") is not None)
+    return cpus[len(cpus) // 2] if cpus else None
+
+
 def beside_ratios(runs):
     """Each round's req/s of a line over nginx's GET measured in turns with it, in round order."""
     return [w["beside"] for w in runs if w.get("beside")]
@@ -1481,8 +1487,8 @@ def report_small(r, args):
     nginx = medians.get("nginx GET")
     rows = []
     for label, w in medians.items():
-        cpus = sorted(x["cpu_us"] for x in r[label] if x.get("cpu_us") is not None)
-        cpu = f"{cpus[len(cpus) // 2]:.1f}" if cpus else "-"
+        cpu = median_cpu(r[label])
+        cpu = f"{cpu:.1f}" if cpu is not None else "-"
         besides = beside_ratios(r[label])
         rows.append([label, f"{w['rps']:,.0f}", f"{w['rps'] / nginx['rps']:.2f}" if nginx else "-",
                      f"{statistics.median(besides):.2f}" if besides else "-",
@@ -1549,16 +1555,12 @@ def report_small(r, args):
     # The floor: what NIO and the kernel cost an answer, beside what fileshare's and nginx's cost.
     floor = medians.get("nio-floor GET")
     if floor:
-        def cpu_of(label):
-            cpus = sorted(x["cpu_us"] for x in r.get(label, []) if x.get("cpu_us") is not None)
-            return cpus[len(cpus) // 2] if cpus else None
         parts = []
-        for who, label in (("nio-floor", "nio-floor"), ("fileshare /api/files", "fileshare /api/files"),
-                           ("nginx", "nginx")):
-            for line, what in ((f"{label} GET", "saturated (wrk)"), (f"{label} GET at a fixed rate (h2load)",
-                                                                    f"at {args.small_rate:,} req/s"),
-                               (f"{label} {HALF_RATE}", "at half nginx's rate")):
-                cpu = cpu_of(line)
+        for who in ("nio-floor", "fileshare /api/files", "nginx"):
+            for line, what in ((f"{who} GET", "saturated (wrk)"),
+                               (f"{who} GET at a fixed rate (h2load)", f"at {args.small_rate:,} req/s"),
+                               (f"{who} {HALF_RATE}", "at half nginx's rate")):
+                cpu = median_cpu(r.get(line, []))
                 if cpu is not None:
                     parts.append(f"{who} {what} {cpu:.1f}")
         floor_half = r.get(f"nio-floor {HALF_RATE}")

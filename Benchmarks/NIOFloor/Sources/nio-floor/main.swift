@@ -68,6 +68,8 @@ final class Floor: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     static let longestHead = 8 * 1024
+    /// What a request for a name starts with: made once, not an allocation per request.
+    static let getPrefix = Array("GET /".utf8)
     /// Bytes of a head not whole yet.
     private var pending: ByteBuffer?
     private var unflushed = false
@@ -117,7 +119,7 @@ final class Floor: ChannelInboundHandler {
                 break
             }
             guard end > 0 else { return nil }
-            let get = Array("GET /".utf8)
+            let get = Self.getPrefix
             guard end > get.count, bytes.prefix(get.count).elementsEqual(get) else { return (end, nil) }
             var stop = get.count
             while stop < end && bytes[stop] != UInt8(ascii: " ") { stop += 1 }
