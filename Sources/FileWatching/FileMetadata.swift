@@ -83,6 +83,11 @@ protocol FileSystemAccess {
     func createIdentityAttribute(_ id: ItemID, at path: ItemPath) -> Bool
     /// Up to `count` bytes of a file from `offset`, `nil` when it cannot be read.
     func readBytes(at path: ItemPath, offset: Int64, count: Int) -> [UInt8]?
+    /// Waits until the renames out of the directory at `path` that have
+    /// begun reporting have reported both halves. `false` when it cannot
+    /// tell: the directory at `path` is not `identity` (it was renamed or
+    /// replaced), or cannot be opened.
+    func awaitRenames(inDirectory path: ItemPath, identity: FileIdentity) -> Bool
 }
 
 /// A kernel-like event: what inotify reports, and what other sources are

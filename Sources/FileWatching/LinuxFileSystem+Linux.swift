@@ -206,6 +206,24 @@
             return bytes
         }
 
+        /// The kernel reports a rename's two halves while it still holds the
+        /// lock of both directories (`vfs_rename` notifies before
+        /// `renameat2` unlocks them), and `getdents64` takes the directory's
+        /// lock to list it: a listing that returns came after every rename
+        /// it waited for, and their events are queued. One small read is
+        /// enough to take the lock; what it lists is not used.
+        func awaitRenames(inDirectory path: ItemPath, identity: FileIdentity) -> Bool {
+            let fd = withCPath(path) { cfs_open_directory_at(rootFD, $0) }
+            guard fd >= 0 else { return false }
+            defer { _ = cfs_close(fd) }
+            guard let status = try? FileStatus(descriptor: fd),
+                status.device == identity.device && status.inode == identity.inode
+            else { return false }
+            return withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 8) { buffer in
+                cfs_getdents(fd, buffer.baseAddress, buffer.count) >= 0
+            }
+        }
+
         func hasNoWriters(at path: ItemPath) -> Bool? {
             guard leasesWork, !path.isRoot else { return nil }
             let result = withCPath(path) { cfs_has_no_writers_at(rootFD, $0) }

@@ -14,6 +14,14 @@
 /// asks (whatever was renamed before the sync's call has queued both halves
 /// already, so nothing it covers is split). Pure: the caller reads the
 /// queue and the clock.
+///
+/// A fixed wait alone splits a rename whose thread is held up longer than
+/// it (a machine busy with many processes, or a thread reclaiming memory
+/// for the second event). So before the carried events are handled, the
+/// caller waits for the renames still reporting
+/// (``FileSystemAccess/awaitRenames(inDirectory:identity:)``) and reads
+/// the queue once more: what the renames queued is then read, and a half
+/// still alone really left the tree.
 struct MovePairing: Sendable {
     /// How long a `movedFrom` waits for its partner, in nanoseconds.
     let wait: Int64
@@ -29,6 +37,14 @@ struct MovePairing: Sendable {
 
     /// When the carried events must be handled, if any are carried.
     var deadline: Int64? { carried.isEmpty ? nil : since + wait }
+
+    /// Whether ``take(_:now:flush:)`` would now hand out a `movedFrom`
+    /// without its partner, its wait over: the moment for the caller to wait
+    /// for the renames still reporting, and to read again, first.
+    func isDue(_ read: [SourceEvent], now: Int64) -> Bool {
+        if !carried.isEmpty { return now - since >= wait }
+        return wait <= 0 && Self.firstUnpairedMoveFrom(read) != nil
+    }
 
     /// The events to handle now, in order: what was carried, then `read`,
     /// up to a `movedFrom` whose partner may still come (kept for later).
@@ -90,6 +106,11 @@ struct MovePairing: Sendable {
 
     /// The position of the first `movedFrom` whose `movedTo` is not in `events`.
     static func firstUnpairedMoveFrom(_ events: [SourceEvent]) -> Int? {
+        unpairedMovesFrom(events).min()
+    }
+
+    /// The positions of the `movedFrom`s whose `movedTo` is not in `events`.
+    static func unpairedMovesFrom(_ events: [SourceEvent]) -> [Int] {
         var open: [UInt32: Int] = [:]
         for (position, event) in events.enumerated() {
             switch event.kind {
@@ -98,6 +119,6 @@ struct MovePairing: Sendable {
             default: break
             }
         }
-        return open.values.min()
+        return Array(open.values)
     }
 }

@@ -93,6 +93,23 @@ extension ObserverCore {
         }
     }
 
+    /// Waits for the renames whose first half is among `events` without
+    /// the second (``MovePairing``), so that what they queued can be read
+    /// before a lone half is taken for a move out of the tree. A directory
+    /// that is no longer where the tree has it is not waited for: its
+    /// renames get the pairing's fixed wait alone.
+    func awaitRenames(reported events: [SourceEvent]) {
+        var directories: Set<Tree.Index> = []
+        for position in MovePairing.unpairedMovesFrom(events) {
+            if let directory = watchedDirectories[events[position].watch], tree.isLive(directory) {
+                directories.insert(directory)
+            }
+        }
+        for directory in directories {
+            _ = fileSystem.awaitRenames(inDirectory: tree.path(of: directory), identity: tree.identity(of: directory))
+        }
+    }
+
     /// Whether the `movedTo` at `position` is the first half of an
     /// exchange: the same directory's item of that name leaves by a rename
     /// among the next few events (the kernel reports the second rename

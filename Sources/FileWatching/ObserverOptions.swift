@@ -44,6 +44,10 @@ public struct ObserverOptions: Sendable, Hashable {
     /// over the folder): a state written after it stopped would claim
     /// changes nobody recorded.
     public var mayWriteState: (@Sendable () -> Bool)?
+    /// How long the first half of a rename read alone waits for its second
+    /// (``MovePairing``). Not public: tests set it to zero, to show that the
+    /// wait for renames still reporting pairs every half on its own.
+    var movePairingWait: Duration = .milliseconds(50)
 
     /// Creates options; the defaults are those of `fileshare watch`.
     public init(

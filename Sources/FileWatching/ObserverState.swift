@@ -213,7 +213,7 @@ final class ObserverState: Sendable {
 
         var nextRootCheck = monotonicNanoseconds() + 1_000_000_000
         var events: [SourceEvent] = []
-        var pairing = MovePairing()
+        var pairing = MovePairing(wait: core.withLock { $0.options.movePairingWait })
         // The state is saved after the scan, at most every two seconds while
         // changes come, and when the observer stops.
         var unsaved = stateFile != nil && !saveState()
@@ -253,7 +253,14 @@ final class ObserverState: Sendable {
             if let source, ready & 2 != 0 || !syncs.isEmpty {
                 Self.readAll(source, into: &events)
             }
-            let time = Timestamp.now()
+            var time = Timestamp.now()
+            if let source, syncs.isEmpty, pairing.isDue(events, now: time.monotonic) {
+                // The wait is over. A rename held up longer still holds its
+                // directories' locks: wait for it, and read what it queued.
+                core.withLock { $0.awaitRenames(reported: pairing.carried + events) }
+                Self.readAll(source, into: &events)
+                time = Timestamp.now()
+            }
             // A rename's second half not read yet: its first waits for it
             // (a sync takes everything: what it covers is queued whole).
             events = pairing.take(events, now: time.monotonic, flush: !syncs.isEmpty)

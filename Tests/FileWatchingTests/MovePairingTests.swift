@@ -41,8 +41,18 @@ struct MovePairingTests {
         // Other events read meanwhile wait behind it, in order.
         #expect(pairing.take([Self.created("e")], now: 30 * Self.ms, flush: false).isEmpty)
         #expect(pairing.deadline == 50 * Self.ms, "the first half keeps the time it was read")
+        #expect(!pairing.isDue([], now: 49 * Self.ms))
+        #expect(pairing.isDue([], now: 50 * Self.ms), "the moment to wait for renames still reporting")
         #expect(pairing.take([], now: 50 * Self.ms, flush: false) == [Self.from("b"), Self.created("e")])
         #expect(pairing.deadline == nil)
+    }
+
+    @Test("with no wait, a lone first half is due as soon as it is read; a paired one never is")
+    func noWait() {
+        let pairing = MovePairing(wait: .zero)
+        #expect(pairing.isDue([Self.created("a"), Self.from("b")], now: 0))
+        #expect(!pairing.isDue([Self.from("b"), Self.to("c")], now: 0))
+        #expect(!MovePairing(wait: .milliseconds(50)).isDue([Self.from("b")], now: 0))
     }
 
     @Test("a sync takes everything at once")
@@ -89,5 +99,45 @@ struct MovePairingTests {
             MovePairing.firstUnpairedMoveFrom([
                 Self.created("a"), Self.from("x", cookie: 9), Self.from("b"), Self.created("c"), Self.to("d"),
             ]) == 1)
+    }
+
+    @Test("a rename held up after its first half past the wait: waiting for the directory's renames brings the second")
+    func heldUpRename() {
+        var h = CoreHarness()
+        h.fs.mkdir("inbox")
+        h.fs.mkdir("library")
+        h.fs.write("inbox/a.cbz", bytes: 3)
+        h.fs.write("inbox/b.cbz", bytes: 3)
+        h.start()
+        let id = h.treeIDs["inbox/a.cbz"]
+        h.fs.rename("inbox/a.cbz", "library/a.cbz", stalling: true)
+        h.fs.moveOut("inbox/b.cbz")
+        let read = h.fs.takeEvents()
+        #expect(MovePairing.unpairedMovesFrom(read).count == 2)
+        h.core.awaitRenames(reported: read)
+        #expect(h.fs.awaited == ["inbox"], "one wait for the directory both halves left")
+        let after = h.fs.takeEvents()
+        #expect(MovePairing.unpairedMovesFrom(read + after).count == 1, "the move out is still alone: it left")
+        h.core.handle(read + after, at: h.now)
+        h.process(force: true)
+        #expect(h.liveChanges.map(\.summary) == ["moved inbox/a.cbz library/a.cbz", "removed inbox/b.cbz"])
+        #expect(h.treeIDs["library/a.cbz"] == id)
+    }
+
+    @Test("a directory renamed since its watch reported is not waited on: its path now leads elsewhere")
+    func staleDirectory() {
+        var h = CoreHarness()
+        h.fs.mkdir("inbox")
+        h.fs.mkdir("library")
+        h.fs.write("inbox/a.cbz", bytes: 3)
+        h.start()
+        h.fs.rename("inbox/a.cbz", "library/a.cbz", stalling: true)
+        let read = h.fs.takeEvents()
+        // Before the core hears of it, another folder takes the name.
+        h.fs.rename("inbox", "old")
+        h.fs.mkdir("inbox")
+        h.core.awaitRenames(reported: read)
+        #expect(h.fs.awaited == ["inbox"])
+        #expect(!h.fs.takeEvents().contains { $0.name == Array("a.cbz".utf8) }, "the held-up rename is still held up")
     }
 }

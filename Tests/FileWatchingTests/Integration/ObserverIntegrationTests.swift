@@ -196,6 +196,46 @@ struct ObserverIntegrationTests {
         }
     }
 
+    @Test("with no wait for a rename's second half, waiting for the renames still reporting pairs every move")
+    func renamesPairedWithoutWait() async throws {
+        // Alone: it holds eight inotify instances more, of the 128 a user may have.
+        try await MachineSettings.alone {
+            let dir = try TemporaryFolder()
+            Disk.mkdir(dir("inbox"))
+            Disk.mkdir(dir("library"))
+            let count = 1000
+            for i in 0..<count { Disk.write(dir("inbox/f\(i)")) }
+            // Other listeners on both folders: the kernel queues each one's
+            // events in turn, so a read lands between a rename's halves more often.
+            let listeners = (0..<8).map { _ in inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+            defer { for fd in listeners where fd >= 0 { close(fd) } }
+            for fd in listeners where fd >= 0 {
+                for folder in ["inbox", "library"] { _ = inotify_add_watch(fd, dir(folder), UInt32(IN_MOVE)) }
+            }
+            var options = ObserverOptions(settleTime: .milliseconds(300), latency: .milliseconds(20))
+            options.movePairingWait = .zero
+            let probe = try ObserverProbe(dir.path, options: options)
+            #expect(await probe.scanned())
+            let ids = (0..<count).map { probe.observer.item(at: ItemPath("inbox/f\($0)"))?.id }
+            #expect(!ids.contains(nil))
+            // On another thread, so the monitor reads while renames are reporting:
+            // some reads end between a rename's two halves.
+            try await Task.detached {
+                for i in 0..<count {
+                    guard rename(dir("inbox/f\(i)"), dir("library/f\(i)")) == 0 else {
+                        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                    }
+                }
+            }.value
+            await probe.observer.sync()
+            let summaries = probe.liveChanges.map(\.summary)
+            #expect(
+                summaries == (0..<count).map { "moved inbox/f\($0) library/f\($0)" },
+                "split: \(summaries.filter { !$0.hasPrefix("moved") }.prefix(20))")
+            #expect((0..<count).map { probe.observer.item(at: ItemPath("library/f\($0)"))?.id } == ids)
+        }
+    }
+
     @Test("hard links are two items; symlinks, fifos and sockets are reported, never followed")
     func specialFiles() async throws {
         try await MachineSettings.shared {

@@ -306,8 +306,25 @@ final class FakeFileSystem: FileSystemAccess {
         notify(parent, .attributes, name, isDirectory: inodes[inode]!.kind == .directory)
     }
 
-    /// rename(2), replacing a file at the destination.
-    func rename(_ from: ItemPath, _ to: ItemPath) {
+    /// Events of renames held up after their first half, by source
+    /// directory: queued when someone waits for that directory's renames.
+    private var stalled: [UInt64: [SourceEvent]] = [:]
+    /// The directories ``awaitRenames(inDirectory:identity:)`` was asked about, in order.
+    private(set) var awaited: [ItemPath] = []
+
+    func awaitRenames(inDirectory path: ItemPath, identity: FileIdentity) -> Bool {
+        awaited.append(path)
+        guard let inode = resolve(path), inode == identity.inode, inodes[inode]!.kind == .directory else {
+            return false
+        }
+        queue += stalled.removeValue(forKey: inode) ?? []
+        return true
+    }
+
+    /// rename(2), replacing a file at the destination. With `stalling`,
+    /// only the first half is queued, as when the renaming thread is held
+    /// up between the two: the rest waits for ``awaitRenames(inDirectory:identity:)``.
+    func rename(_ from: ItemPath, _ to: ItemPath, stalling: Bool = false) {
         let (oldParent, oldName) = split(from)
         let (newParent, newName) = split(to)
         let inode = inodes[oldParent]!.children[oldName]!
@@ -322,8 +339,13 @@ final class FakeFileSystem: FileSystemAccess {
         let cookie = nextCookie
         nextCookie += 1
         notify(oldParent, .movedFrom(cookie: cookie), oldName, isDirectory: isDirectory)
+        let rest = queue.count
         notify(newParent, .movedTo(cookie: cookie), newName, isDirectory: isDirectory)
         notifySelf(inode, .selfMoved)
+        if stalling {
+            stalled[oldParent, default: []] += queue[rest...]
+            queue.removeSubrange(rest...)
+        }
     }
 
     /// renameat2(2) with `RENAME_EXCHANGE`: the two items trade places, with
