@@ -332,6 +332,18 @@ struct PercentEncodedPathTests {
         }
     }
 
+    @Test(
+        "the text of a parsed path is the URL's own names when nothing was decoded or skipped, the same bytes as joined",
+        arguments: [
+            "a", "a/b/c", "/a//b/", "Team/s-00001.bin", "%C3%89t%C3%A9/%E2%98%83", "e\u{301}/x", "a%20b/c",
+            "Été ☃/\u{301}x", "a/b/",
+        ])
+    func describedFromURL(raw: String) throws {
+        let path = try SharePath(percentEncoded: Substring(raw))
+        let described = path.description(parsedFrom: Substring(raw))
+        #expect(Array(described.utf8) == Array(path.description.utf8))
+    }
+
     @Test("a / before a combining mark ends a name, as every URL parser reads it")
     func slashBeforeCombiningMark() throws {
         // As Characters, "/\u{301}" is one, and the whole was refused as a

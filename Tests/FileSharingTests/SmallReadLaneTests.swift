@@ -337,6 +337,8 @@ struct SmallReadLaneTests {
         let stream = Array(Self.pipelined.map(\.text).joined().utf8)
         // Whole, byte by byte, and cut at a few places (each cut a separate send, read apart by the server).
         let cuttings: [[Int]] = [[], Array(1..<stream.count), [5, 40, 41, 120, 200, 333], [stream.count / 2]]
+        // Requests answered on the lane in the cuttings whose first head is whole.
+        var answeredAhead = 0
         for cuts in cuttings {
             let share = try ShareFixture()
             try share.write("Team/s.txt", "small text")
@@ -363,9 +365,15 @@ struct SmallReadLaneTests {
             #expect(
                 seen.map { $0.hasPrefix("200 small") ? "200 small" : $0 } == Self.expected, "cut at \(cuts.prefix(8))")
             // A head cut in two goes on to the decoder; the first is whole in these.
-            if cuts.count < 2 { #expect(share.server.smallReadAheadTally.value >= 1, "cut at \(cuts)") }
+            if cuts.count < 2 { answeredAhead += share.server.smallReadAheadTally.value }
             share.stop()
         }
+        // Summed over both: a kernel that cannot give the first file without
+        // waiting (`openat2` or `preadv2` say EAGAIN: a page locked for
+        // writeback on a busy machine) rightly sends its request to the
+        // router, and all of that read goes after it (one CI run of 2026-11-28
+        // had none answered here in the first cutting).
+        #expect(answeredAhead >= 1)
     }
 
     @Test("a header cut where the rest looks like a request line is one request: no answer to the lookalike")

@@ -174,18 +174,20 @@ struct SmallReads: Sendable {
         else { return nil }
         let path: SharePath
         let face: ServerMetrics.Face
+        /// The names after the face's prefix, as the URL has them.
+        let encoded: Substring
         let raw = Substring(target)
         // Prefixes compared on the bytes, as the router splits a path; a
         // Substring's `hasPrefix` compares Characters, a few percent here.
         // The names after the prefix, dropped as bytes (dropping Characters walks grapheme breaks).
         if raw.utf8.starts(with: "/api/files/".utf8) {
-            guard let parsed = try? SharePath(percentEncoded: Substring(raw.utf8.dropFirst("/api/files/".utf8.count)))
-            else { return nil }
+            encoded = Substring(raw.utf8.dropFirst("/api/files/".utf8.count))
+            guard let parsed = try? SharePath(percentEncoded: encoded) else { return nil }
             (path, face) = (parsed, .api)
         } else if raw.utf8.starts(with: WebDAV.prefix.utf8), raw.utf8.last != UInt8(ascii: "/") {
+            encoded = Substring(raw.utf8.dropFirst(WebDAV.prefix.utf8.count))
             guard
-                SharePath.clientMetadata(percentEncoded: Substring(raw.utf8.dropFirst(WebDAV.prefix.utf8.count)))
-                    == nil,
+                SharePath.clientMetadata(percentEncoded: encoded) == nil,
                 let parsed = try? WebDAV.requestPath(raw, method: request.method.rawValue),
                 webDAV.state.placeholder(at: parsed) == nil
             else { return nil }
@@ -196,8 +198,9 @@ struct SmallReads: Sendable {
         guard !path.isRoot, let (requester, who) = authenticate(fields, client: &client),
             (try? ShareCore.authorize(.read, path, for: requester)) != nil
         else { return nil }
-        // The path's text, joined once for the open and the audit.
-        let described = path.description
+        // The path's text, once for the open and the audit (the URL's own
+        // names when nothing in them was decoded).
+        let described = path.description(parsedFrom: encoded)
         guard let answer = read(path, described: described, request: fields, head: head) else { return nil }
         let status = Int(answer.status.code)
         // The audit keeps downloads; a HEAD is not one (`AuditMiddleware.action`).
