@@ -170,7 +170,11 @@ struct ShareLiveTests {
 
 /// Waits (up to ten seconds) for a condition.
 func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<1000 {
+    // Bounded by the clock, not by a count of sleeps: on a CI machine busy
+    // with the rest of the suite, files took more than the ten seconds a
+    // thousand sleeps came to before they settled as finished.
+    let end = ContinuousClock.now + .seconds(30)
+    while ContinuousClock.now < end {
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(10))
     }

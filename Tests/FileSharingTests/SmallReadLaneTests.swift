@@ -401,17 +401,14 @@ struct SmallReadLaneTests {
         share.stop()
     }
 
-    @Test(
-        "deadlines: an idle connection is closed at the keep-alive bound; one busy with small reads past the idle bound is not"
-    )
-    func deadlines() async throws {
-        let limits = ConnectionLimits(keepAliveTimeout: .milliseconds(600), bodyIdleTimeout: .seconds(1))
-        let share = try ShareFixture(limits: limits)
-        try share.write("Team/s.txt", "small text")
-        let result = try await share.test(.live) { client in
+    /// What ``busyThenIdle(_:)`` saw.
+    typealias Outcome = (answered: Int, endedEarly: Bool, busyFor: Double, closedAfter: Double?)
+
+    /// Three seconds of small reads on one connection, then idle until it closes.
+    static func busyThenIdle(_ share: ShareFixture) async throws -> Outcome {
+        try await share.test(.live) { client in
             let port = try #require(client.port)
-            return try await onOwnThread {
-                () -> (answered: Int, endedEarly: Bool, busyFor: Double, closedAfter: Double?) in
+            return try await onOwnThread { () -> Outcome in
                 let connection = try RawConnection(port: port)
                 // Three seconds of small reads, one every 100 ms: three
                 // times Hummingbird's idle bound, five keep-alive bounds.
@@ -437,6 +434,27 @@ struct SmallReadLaneTests {
                     closed ? Date().timeIntervalSince(lastAnswer) : nil
                 )
             }
+        }
+    }
+
+    @Test(
+        "deadlines: an idle connection is closed at the keep-alive bound; one busy with small reads past the idle bound is not"
+    )
+    func deadlines() async throws {
+        let limits = ConnectionLimits(keepAliveTimeout: .milliseconds(600), bodyIdleTimeout: .seconds(1))
+        var share = try ShareFixture(limits: limits)
+        try share.write("Team/s.txt", "small text")
+        var result = try await Self.busyThenIdle(share)
+        // Tried again, on a new server, when the connection ended before its
+        // first answer: the server rightly closes a connection whose first
+        // request has not come within the keep-alive bound, and a client
+        // thread on a CI machine busy with the rest of the suite was once
+        // held up that long.
+        for _ in 0..<2 where result.answered == 0 && result.endedEarly {
+            share.stop()
+            share = try ShareFixture(limits: limits)
+            try share.write("Team/s.txt", "small text")
+            result = try await Self.busyThenIdle(share)
         }
         // The three seconds ran out with the connection open and every answer
         // right, the last of them past twice Hummingbird's idle bound. (How

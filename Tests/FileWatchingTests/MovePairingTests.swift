@@ -101,14 +101,19 @@ struct MovePairingTests {
             ]) == 1)
     }
 
-    @Test("a rename held up after its first half past the wait: waiting for the directory's renames brings the second")
-    func heldUpRename() {
+    /// A started core over `inbox/` holding `files` and an empty `library/`.
+    static func inboxAndLibrary(files: [String]) -> CoreHarness {
         var h = CoreHarness()
         h.fs.mkdir("inbox")
         h.fs.mkdir("library")
-        h.fs.write("inbox/a.cbz", bytes: 3)
-        h.fs.write("inbox/b.cbz", bytes: 3)
+        for file in files { h.fs.write(ItemPath("inbox/\(file)"), bytes: 3) }
         h.start()
+        return h
+    }
+
+    @Test("a rename held up after its first half past the wait: waiting for the directory's renames brings the second")
+    func heldUpRename() {
+        var h = Self.inboxAndLibrary(files: ["a.cbz", "b.cbz"])
         let id = h.treeIDs["inbox/a.cbz"]
         h.fs.rename("inbox/a.cbz", "library/a.cbz", stalling: true)
         h.fs.moveOut("inbox/b.cbz")
@@ -126,11 +131,7 @@ struct MovePairingTests {
 
     @Test("a directory renamed since its watch reported is not waited on: its path now leads elsewhere")
     func staleDirectory() {
-        var h = CoreHarness()
-        h.fs.mkdir("inbox")
-        h.fs.mkdir("library")
-        h.fs.write("inbox/a.cbz", bytes: 3)
-        h.start()
+        var h = Self.inboxAndLibrary(files: ["a.cbz"])
         h.fs.rename("inbox/a.cbz", "library/a.cbz", stalling: true)
         let read = h.fs.takeEvents()
         // Before the core hears of it, another folder takes the name.

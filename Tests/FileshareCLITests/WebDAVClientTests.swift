@@ -299,8 +299,12 @@ struct WebDAVClientTests {
             let name = "Finder Note.txt", url = "Finder%20Note.txt"
             let content = "what Finder copied\n"
             let clock = ContinuousClock()
-            let created = try await share.request("PUT", url, headers: ["Content-Type: text/plain"], body: "")
+            // Started before the empty PUT is sent, so the time to the LOCK's
+            // answer bounds the server's from one to the other from above
+            // (after the PUT's answer, curl ending on a loaded machine once
+            // took more than the server's whole grace).
             let emptyPut = clock.now
+            let created = try await share.request("PUT", url, headers: ["Content-Type: text/plain"], body: "")
             #expect(created.status == 201, "empty PUT: \(created.status) \(created.body)")
             let lock = try await share.request("LOCK", url, headers: DAVShare.lockHeaders, body: DAVShare.lockInfo)
             // The server holds an empty file back for 2 seconds, waiting for its lock.
