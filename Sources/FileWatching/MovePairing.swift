@@ -109,8 +109,10 @@ struct MovePairing: Sendable {
         unpairedMovesFrom(events).min()
     }
 
-    /// The positions of the `movedFrom`s whose `movedTo` is not in `events`.
-    static func unpairedMovesFrom(_ events: [SourceEvent]) -> [Int] {
+    /// The positions of the `movedFrom`s whose `movedTo` is not in `events`
+    /// (the dictionary's own values: every read of the queue asks, and an
+    /// array of them would be made for each).
+    static func unpairedMovesFrom(_ events: [SourceEvent]) -> Dictionary<UInt32, Int>.Values {
         var open: [UInt32: Int] = [:]
         for (position, event) in events.enumerated() {
             switch event.kind {
@@ -119,6 +121,6 @@ struct MovePairing: Sendable {
             default: break
             }
         }
-        return Array(open.values)
+        return open.values
     }
 }

@@ -441,9 +441,13 @@ struct SmallReadLaneTests {
         "deadlines: an idle connection is closed at the keep-alive bound; one busy with small reads past the idle bound is not"
     )
     func deadlines() async throws {
-        let limits = ConnectionLimits(keepAliveTimeout: .milliseconds(600), bodyIdleTimeout: .seconds(1))
-        var share = try ShareFixture(limits: limits)
-        try share.write("Team/s.txt", "small text")
+        func serving() throws -> ShareFixture {
+            let share = try ShareFixture(
+                limits: ConnectionLimits(keepAliveTimeout: .milliseconds(600), bodyIdleTimeout: .seconds(1)))
+            try share.write("Team/s.txt", "small text")
+            return share
+        }
+        var share = try serving()
         var result = try await Self.busyThenIdle(share)
         // Tried again, on a new server, when the connection ended before its
         // first answer: the server rightly closes a connection whose first
@@ -452,8 +456,7 @@ struct SmallReadLaneTests {
         // held up that long.
         for _ in 0..<2 where result.answered == 0 && result.endedEarly {
             share.stop()
-            share = try ShareFixture(limits: limits)
-            try share.write("Team/s.txt", "small text")
+            share = try serving()
             result = try await Self.busyThenIdle(share)
         }
         // The three seconds ran out with the connection open and every answer

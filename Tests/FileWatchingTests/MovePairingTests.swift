@@ -131,7 +131,7 @@ struct MovePairingTests {
 
     @Test("a directory renamed since its watch reported is not waited on: its path now leads elsewhere")
     func staleDirectory() {
-        var h = Self.inboxAndLibrary(files: ["a.cbz"])
+        let h = Self.inboxAndLibrary(files: ["a.cbz"])
         h.fs.rename("inbox/a.cbz", "library/a.cbz", stalling: true)
         let read = h.fs.takeEvents()
         // Before the core hears of it, another folder takes the name.

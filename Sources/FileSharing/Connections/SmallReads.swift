@@ -307,8 +307,8 @@ struct SmallReads: Sendable {
 
     /// The file's answer when it is at hand without waiting: opened,
     /// stat'ed and (for a GET) read from the kernel's caches.
-    /// `described`: `path.description`, when the caller has it.
-    func read(_ path: SharePath, described: String? = nil, request: HTTPFields, head: Bool) -> Answer? {
+    /// `described`: `path.description` (the caller needs it for the audit too).
+    func read(_ path: SharePath, described: String, request: HTTPFields, head: Bool) -> Answer? {
         let wantContent = FileResponses.wantsContent(head: head, request: request)
         guard
             let (file, contentWaits) = try? FileResponses.openedWithoutWaiting(
