@@ -80,6 +80,13 @@ struct JSONBytes: Sendable {
         raw("\\\"\"")
     }
 
+    /// An RFC 3339 UTC time with milliseconds, quoted (the audit's, ``AuditEvent/format(_:)``).
+    mutating func time(milliseconds: Int64) {
+        bytes.append(UInt8(ascii: "\""))
+        CivilTime(nanoseconds: milliseconds * 1_000_000).writeRFC3339(into: &bytes, fractionDigits: 3)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     /// An RFC 3339 UTC time (seconds), quoted.
     mutating func time(nanoseconds: Int64) {
         bytes.append(UInt8(ascii: "\""))

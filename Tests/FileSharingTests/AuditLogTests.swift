@@ -55,6 +55,44 @@ struct AuditLogTests {
         }
     }
 
+    @Test(
+        "a line written from its parts is the event's line, time to the millisecond rounded down",
+        arguments: [
+            0, 1_764_033_825_678_400_000, 1_764_033_825_000_500_000, 951_782_400_999_000_001, -86_400_250_000_000,
+            -1_500_000, 4_102_444_800_000_000_000,
+        ] as [Int64])
+    func lineFromParts(nanoseconds: Int64) {
+        let date = Date(timeIntervalSince1970: TimeInterval(nanoseconds) / 1e9)
+        for (path, detail) in [("Team/a \"b\".txt", "tab\there"), (nil, nil)] as [(String?, String?)] {
+            let event = AuditEvent(
+                action: "download", who: "b\"o", address: "::1", path: path, outcome: "ok", detail: detail, time: date)
+            var json = JSONBytes(capacity: 160)
+            AuditEvent.writeJSONLine(
+                into: &json, nanoseconds: nanoseconds, action: "download", who: "b\"o", address: "::1", path: path,
+                outcome: "ok", detail: detail)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == event.jsonLine)
+        }
+    }
+
+    @Test("a download recorded from its parts reads back as the event, at the time it was recorded")
+    func recordedFromParts() async throws {
+        let folder = try TemporaryFolder()
+        let audit = AuditLog(folder: folder("audit"), logger: Logger(label: "test"))
+        let before = Date()
+        audit.record(
+            action: "download", who: "alice", address: "192.0.2.1", path: "Team/a.txt", outcome: "ok", detail: nil)
+        audit.record(Self.event(1))
+        await audit.close()
+        let events = AuditReader.read(folder: folder("audit"))
+        let recorded = try #require(events.first { $0.detail == nil })
+        #expect(
+            recorded.action == "download" && recorded.who == "alice" && recorded.address == "192.0.2.1"
+                && recorded.path == "Team/a.txt" && recorded.outcome == "ok")
+        let time = try #require(AuditEvent.parseTime(recorded.time))
+        #expect(time.timeIntervalSince(before) > -0.002 && time.timeIntervalSinceNow <= 0.001)
+        #expect(events.count == 2)
+    }
+
     @Test("rotated by size, the newest kept files read back in order, each file private")
     func rotation() async throws {
         let folder = try TemporaryFolder()

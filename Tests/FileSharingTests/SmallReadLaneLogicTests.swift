@@ -22,9 +22,14 @@ struct SmallReadLaneLogicTests {
             #expect(String(decoding: bytes[scan.target], as: UTF8.self) == "/api/files/a%20b.txt")
             #expect(scan.isHTTP11)
             #expect(
-                scan.fields.map { String(decoding: bytes[$0.name], as: UTF8.self) } == ["Host", "Range", "X-Empty"])
-            #expect(scan.fields.map { String(decoding: bytes[$0.value], as: UTF8.self) } == ["x", "bytes=1-2", ""])
-            #expect(scan.contentLength == nil && !scan.needsDecoder)
+                scan.fields(in: head).map { String(decoding: bytes[$0.name], as: UTF8.self) } == [
+                    "Host", "Range", "X-Empty",
+                ])
+            #expect(
+                scan.fields(in: head).map { String(decoding: bytes[$0.value], as: UTF8.self) } == [
+                    "x", "bytes=1-2", "",
+                ])
+            #expect(scan.fieldCount == 3 && scan.contentLength == nil && !scan.needsDecoder)
         }
         #expect(Self.scan("PUT /a HTTP/1.0\r\ncontent-LENGTH: 0012\r\n\r\n")?.contentLength == 12)
         #expect(Self.scan("PUT /a HTTP/1.0\r\ncontent-LENGTH: 0012\r\n\r\n")?.isHTTP11 == false)

@@ -50,6 +50,34 @@ public struct AuditEvent: Sendable, Codable, Equatable {
     func writeJSONLine(into json: inout JSONBytes) {
         json.raw("{\"time\":")
         json.string(time)
+        Self.writeJSONFields(
+            into: &json, action: action, who: who, address: address, path: path, outcome: outcome, detail: detail)
+    }
+
+    /// Appends the JSON line (no newline) of an event at `nanoseconds`
+    /// since 1970 (UTC) made of these parts, as ``writeJSONLine(into:)``
+    /// writes the event: its time as ``format(_:)`` has it. Every
+    /// download is recorded this way, the small reads' among them: without
+    /// the event's time string, its `Date` and the copies of its parts
+    /// (about 2 % of a small GET's user time in the profile, and one
+    /// allocation).
+    static func writeJSONLine(
+        into json: inout JSONBytes, nanoseconds: Int64, action: String, who: String, address: String,
+        path: String?, outcome: String, detail: String?
+    ) {
+        json.raw("{\"time\":")
+        // Rounded down, as `format` rounds a date before 1970 down too.
+        let (quotient, remainder) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000)
+        json.time(milliseconds: remainder < 0 ? quotient - 1 : quotient)
+        writeJSONFields(
+            into: &json, action: action, who: who, address: address, path: path, outcome: outcome, detail: detail)
+    }
+
+    /// The line's fields after its time, and its end.
+    private static func writeJSONFields(
+        into json: inout JSONBytes, action: String, who: String, address: String, path: String?, outcome: String,
+        detail: String?
+    ) {
         json.raw(",\"action\":")
         json.string(action)
         json.raw(",\"who\":")

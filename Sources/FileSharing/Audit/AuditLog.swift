@@ -179,13 +179,31 @@ public final class AuditLog: Sendable {
 
     /// Records `event`, never waiting: dropped (and counted) when the buffer is full.
     public func record(_ event: borrowing AuditEvent) {
+        record { $0.append(event) }
+    }
+
+    /// Records an event of these parts now, as ``record(_:)`` records an
+    /// ``AuditEvent`` made of them, without making one (``AuditEvent/writeJSONLine(into:nanoseconds:action:who:address:path:outcome:detail:)``):
+    /// every download is recorded this way, the small reads' among them.
+    func record(action: String, who: String, address: String, path: String?, outcome: String, detail: String?) {
+        let now = wallNanoseconds()
+        record { lines in
+            AuditEvent.writeJSONLine(
+                into: &lines.json, nanoseconds: now, action: action, who: who, address: address, path: path,
+                outcome: outcome, detail: detail)
+            lines.endLine()
+        }
+    }
+
+    /// Appends a line with `append`, under the lock; never waits.
+    private func record(_ append: (inout AuditFile.Lines) -> Void) {
         let capacity = options.bufferCapacity
         let (first, halfFull) = pending.state.withLock { state in
             let first = state.isEmpty
             if state.lines.ends.count >= capacity {
                 state.dropped += 1
             } else {
-                state.lines.append(event)
+                append(&state.lines)
             }
             return (first, state.lines.ends.count == options.writtenAtOnce)
         }
@@ -254,6 +272,11 @@ struct AuditFile: Sendable {
 
         mutating func append(_ event: borrowing AuditEvent) {
             event.writeJSONLine(into: &json)
+            endLine()
+        }
+
+        /// Ends the line written last into ``json``.
+        mutating func endLine() {
             json.raw("\n")
             ends.append(json.bytes.count)
         }

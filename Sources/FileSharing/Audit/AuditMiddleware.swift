@@ -107,9 +107,8 @@ struct AuditMiddleware: RouterMiddleware {
             if !isNew && ranged { return }
         }
         audit.record(
-            AuditEvent(
-                action: "download", who: who, address: address, path: path,
-                outcome: (200..<400).contains(status) ? "ok" : String(status), detail: detail))
+            action: "download", who: who, address: address, path: path,
+            outcome: (200..<400).contains(status) ? "ok" : String(status), detail: detail)
     }
 
     /// The action a request is, by method and URL; `nil`: not recorded.

@@ -16,8 +16,10 @@ struct RequestHeadScan {
     let target: Range<Int>
     /// `HTTP/1.1` (else `HTTP/1.0`).
     let isHTTP11: Bool
-    /// The field lines: the name's bytes and the value's, without the spaces around it.
-    let fields: [(name: Range<Int>, value: Range<Int>)]
+    /// Where the field lines start (``fields(in:)``).
+    let fieldLines: Int
+    /// How many field lines there are.
+    let fieldCount: Int
     /// The one `Content-Length`, when there is one.
     let contentLength: Int?
     /// A `Transfer-Encoding` or `Upgrade` field is among them: their
@@ -52,34 +54,20 @@ struct RequestHeadScan {
         else { return nil }
         isHTTP11 = head[i + 7] == UInt8(ascii: "1")
         i += 10
-        // The field lines, up to the empty line.
-        var fields: [(name: Range<Int>, value: Range<Int>)] = []
-        // Room for a browser's fields at once: grown one by one, the array
-        // was allocated again at the 2nd, 3rd, 5th and 9th field.
-        fields.reserveCapacity(16)
+        // The field lines, up to the empty line. Only checked and counted:
+        // ``fields(in:)`` reads them again where they are wanted (an
+        // array of them was an allocation for every head, the lane's and
+        // the framing's).
+        fieldLines = i
+        var fieldCount = 0
         var contentLength: Int? = nil
         var lengths = 0
         var needsDecoder = false
         var expects = false
         while i < count - 2 {
-            let nameStart = i
-            while i < count, Self.isToken(head[i]) { i += 1 }
-            guard i > nameStart, i < count, head[i] == colon else { return nil }
-            let name = nameStart..<i
-            i += 1
-            while i < count, head[i] == space || head[i] == tab { i += 1 }
-            let valueStart = i
-            var valueEnd = i
-            while i < count, head[i] != cr {
-                let byte = head[i]
-                guard byte >= space || byte == tab, byte != 0x7F else { return nil }
-                i += 1
-                if byte != space && byte != tab { valueEnd = i }
-            }
-            guard i + 1 < count, head[i + 1] == lf else { return nil }
-            i += 2
-            let value = valueStart..<valueEnd
-            fields.append((name, value))
+            guard let (name, value, next) = Self.fieldLine(in: head, at: i) else { return nil }
+            i = next
+            fieldCount += 1
             switch Self.special(name, in: head) {
             case .contentLength:
                 lengths += 1
@@ -94,10 +82,55 @@ struct RequestHeadScan {
             }
         }
         guard i == count - 2 else { return nil }
-        self.fields = fields
+        self.fieldCount = fieldCount
         self.contentLength = contentLength
         self.needsDecoder = needsDecoder
         self.expects = expects
+    }
+
+    /// The field line at `start` of `head`, strict (a token name, a colon
+    /// right after it, a value of visible characters, spaces and tabs, CR
+    /// LF): its name's bytes, its value's without the spaces around it, and
+    /// where the next line starts; `nil` when it is not strict.
+    private static func fieldLine(in head: UnsafeRawBufferPointer, at start: Int)
+        -> (name: Range<Int>, value: Range<Int>, next: Int)?
+    {
+        let count = head.count
+        var i = start
+        while i < count, Self.isToken(head[i]) { i += 1 }
+        guard i > start, i < count, head[i] == colon else { return nil }
+        let name = start..<i
+        i += 1
+        while i < count, head[i] == space || head[i] == tab { i += 1 }
+        let valueStart = i
+        var valueEnd = i
+        while i < count, head[i] != cr {
+            let byte = head[i]
+            guard byte >= space || byte == tab, byte != 0x7F else { return nil }
+            i += 1
+            if byte != space && byte != tab { valueEnd = i }
+        }
+        guard i + 1 < count, head[i + 1] == lf else { return nil }
+        return (name, valueStart..<valueEnd, i + 2)
+    }
+
+    /// The field lines of `head`, the head this was read from: each one's
+    /// name's bytes and value's, without the spaces around it.
+    func fields(in head: UnsafeRawBufferPointer) -> FieldLines { FieldLines(head: head, line: fieldLines) }
+
+    /// The field lines of a head read strictly, one after another.
+    struct FieldLines: Sequence, IteratorProtocol {
+        let head: UnsafeRawBufferPointer
+        /// Where the next line starts.
+        var line: Int
+
+        mutating func next() -> (name: Range<Int>, value: Range<Int>)? {
+            // Read whole already by ``RequestHeadScan/init(_:)``: every line is strict.
+            guard line < head.count - 2, let (name, value, after) = RequestHeadScan.fieldLine(in: head, at: line)
+            else { return nil }
+            line = after
+            return (name, value)
+        }
     }
 
     /// Whether the method is `name` (compared exactly: methods are case-sensitive).

@@ -222,13 +222,13 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
         unflushed = true
     }
 
-    /// The request `head` asks, as `HTTPTypes` has it (as ``OriginFormCodec``
-    /// converts it), and the length of its body, when it may be answered
-    /// here: a strict HTTP/1.1 `GET` or `HEAD` of an origin-form target
+    /// The request `head` asks, with the fields `HTTPTypes` makes of it
+    /// (as ``OriginFormCodec`` converts them), and the length of its body,
+    /// when it may be answered here: a strict HTTP/1.1 `GET` or `HEAD` of an origin-form target
     /// without a body, or a `PROPFIND` with a small one (up to
     /// ``SmallReads/maximumBody``), and with field values in ASCII (bytes
     /// past it are decoded by NIO's own rules).
-    static func request(_ head: UnsafeRawBufferPointer) -> (HTTPRequest, bodyLength: Int)? {
+    static func request(_ head: UnsafeRawBufferPointer) -> (SmallReads.Request, bodyLength: Int)? {
         guard let scan = RequestHeadScan(head), scan.isHTTP11, !scan.needsDecoder, !scan.expects,
             head[scan.target.lowerBound] == UInt8(ascii: "/")
         else { return nil }
@@ -247,9 +247,9 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
             return nil
         }
         var fields = HTTPFields()
-        fields.reserveCapacity(scan.fields.count)
+        fields.reserveCapacity(scan.fieldCount)
         var authority: String? = nil
-        for (name, value) in scan.fields {
+        for (name, value) in scan.fields(in: head) {
             let valueBytes = UnsafeRawBufferPointer(rebasing: head[value])
             guard !valueBytes.contains(where: { $0 >= 0x80 }) else { return nil }
             let valueText = String(decoding: valueBytes, as: UTF8.self)
@@ -263,10 +263,10 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
             else { return nil }
             fields.append(HTTPField(name: fieldName, value: valueText))
         }
-        let request = HTTPRequest(
-            method: method, scheme: "http", authority: authority,
-            path: String(decoding: UnsafeRawBufferPointer(rebasing: head[scan.target]), as: UTF8.self),
-            headerFields: fields)
+        let request = SmallReads.Request(
+            method: method,
+            target: String(decoding: UnsafeRawBufferPointer(rebasing: head[scan.target]), as: UTF8.self),
+            authority: authority, fields: fields)
         return (request, bodyLength)
     }
 
