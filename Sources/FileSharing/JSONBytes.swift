@@ -80,17 +80,11 @@ struct JSONBytes: Sendable {
         raw("\\\"\"")
     }
 
-    /// An RFC 3339 UTC time with milliseconds, quoted (the audit's, ``AuditEvent/format(_:)``).
-    mutating func time(milliseconds: Int64) {
+    /// An RFC 3339 UTC time, quoted: in seconds, or with `fractionDigits`
+    /// of the second (cut, not rounded: a time before 1970 too).
+    mutating func time(nanoseconds: Int64, fractionDigits: Int = 0) {
         bytes.append(UInt8(ascii: "\""))
-        CivilTime(nanoseconds: milliseconds * 1_000_000).writeRFC3339(into: &bytes, fractionDigits: 3)
-        bytes.append(UInt8(ascii: "\""))
-    }
-
-    /// An RFC 3339 UTC time (seconds), quoted.
-    mutating func time(nanoseconds: Int64) {
-        bytes.append(UInt8(ascii: "\""))
-        CivilTime(nanoseconds: nanoseconds).writeRFC3339(into: &bytes)
+        CivilTime(nanoseconds: nanoseconds).writeRFC3339(into: &bytes, fractionDigits: fractionDigits)
         bytes.append(UInt8(ascii: "\""))
     }
 }

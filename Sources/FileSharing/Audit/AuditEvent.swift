@@ -66,9 +66,8 @@ public struct AuditEvent: Sendable, Codable, Equatable {
         path: String?, outcome: String, detail: String?
     ) {
         json.raw("{\"time\":")
-        // Rounded down, as `format` rounds a date before 1970 down too.
-        let (quotient, remainder) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000)
-        json.time(milliseconds: remainder < 0 ? quotient - 1 : quotient)
+        // To the millisecond rounded down, as `format` writes a date (before 1970 too).
+        json.time(nanoseconds: nanoseconds, fractionDigits: 3)
         writeJSONFields(
             into: &json, action: action, who: who, address: address, path: path, outcome: outcome, detail: detail)
     }

@@ -224,8 +224,8 @@ final class SmallReadLane: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The request `head` asks, with the fields `HTTPTypes` makes of it
     /// (as ``OriginFormCodec`` converts them), and the length of its body,
-    /// when it may be answered here: a strict HTTP/1.1 `GET` or `HEAD` of an origin-form target
-    /// without a body, or a `PROPFIND` with a small one (up to
+    /// when it may be answered here: a strict HTTP/1.1 `GET` or `HEAD` of
+    /// an origin-form target without a body, or a `PROPFIND` with a small one (up to
     /// ``SmallReads/maximumBody``), and with field values in ASCII (bytes
     /// past it are decoded by NIO's own rules).
     static func request(_ head: UnsafeRawBufferPointer) -> (SmallReads.Request, bodyLength: Int)? {

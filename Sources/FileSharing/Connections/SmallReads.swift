@@ -160,20 +160,6 @@ struct SmallReads: Sendable {
         var authority: String?
         /// The fields but `Host`.
         var fields: HTTPFields
-
-        init(method: HTTPRequest.Method, target: String, authority: String?, fields: HTTPFields) {
-            self.method = method
-            self.target = target
-            self.authority = authority
-            self.fields = fields
-        }
-
-        /// `request` as the small reads consult it; `nil` without a path (`CONNECT`).
-        init?(_ request: HTTPRequest) {
-            guard let path = request.path else { return nil }
-            self.init(
-                method: request.method, target: path, authority: request.authority, fields: request.headerFields)
-        }
     }
 
     /// What a connection's handler keeps for the requests it gives here.
@@ -460,5 +446,13 @@ final class SmallReadHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data), passedOn > 0 { passedOn -= 1 }
         context.write(data, promise: promise)
+    }
+}
+
+extension SmallReads.Request {
+    /// `request` as the small reads consult it; `nil` without a path (`CONNECT`).
+    init?(_ request: HTTPRequest) {
+        guard let path = request.path else { return nil }
+        self.init(method: request.method, target: path, authority: request.authority, fields: request.headerFields)
     }
 }
