@@ -48,12 +48,7 @@ enum AccessRules {
     static func check(_ operation: AccessOperation, at path: [String], policy: AccessPolicy) -> AccessDenied? {
         if policy.isAdmin { return nil }
         let right = policy.right(at: path)
-        let allowed =
-            switch operation {
-            case .read: right.canRead
-            case .add: right.canAdd
-            case .replace, .change: right.canChange
-            }
+        let allowed = allows(operation, right)
         // The refusal's words only when there is one: every read of every
         // signed-in user is checked here, and wording refusals nobody was
         // given cost a small read 0.37 µs of its answer's 7 (perf).
@@ -80,6 +75,41 @@ enum AccessRules {
             return visible(path, right, policy) ? forbidden(shown, right) : hidden
         case .change:
             return visible(path, right, policy) || right == .upload ? forbidden(shown, right) : hidden
+        }
+    }
+
+    /// `nil` when `policy` allows `operation` at `path` and at everything
+    /// under it; the refusal otherwise. A copy, a move or a delete of a
+    /// folder carries or destroys all it holds, so it is allowed only where
+    /// no rule below the folder closes part of it to the requester (a
+    /// `none` or `upload` rule under a folder they may read, a `read` rule
+    /// under one they may change): such an operation is refused whole,
+    /// never done in part, and the folder is left as it was.
+    static func checkTree(_ operation: AccessOperation, at path: [String], policy: AccessPolicy) -> AccessDenied? {
+        if let denied = check(operation, at: path, policy: policy) { return denied }
+        if policy.isAdmin { return nil }
+        for rule in policy.rules where rule.path.count > path.count && rule.path.starts(with: path) {
+            if allows(operation, policy.right(at: rule.path)) { continue }
+            let shown = "'/\(path.joined(separator: "/"))'"
+            let verb =
+                switch operation {
+                case .read: "read"
+                case .add, .replace, .change: "change"
+                }
+            return AccessDenied(
+                code: .forbidden,
+                message:
+                    "\(shown) holds items you may not \(verb), so it cannot be copied, moved or deleted whole; "
+                    + "work on the items inside it instead")
+        }
+        return nil
+    }
+
+    private static func allows(_ operation: AccessOperation, _ right: Right) -> Bool {
+        switch operation {
+        case .read: right.canRead
+        case .add: right.canAdd
+        case .replace, .change: right.canChange
         }
     }
 

@@ -17,6 +17,17 @@ extension ShareCore {
         if let denied = AccessRules.check(operation, at: path.components, policy: requester.policy) { throw denied }
     }
 
+    /// Throws unless `requester` may do `operation` at `path` and at
+    /// everything under it (``AccessRules/checkTree(_:at:policy:)``): for
+    /// what copies, moves or deletes a folder whole.
+    static func authorizeTree(_ operation: AccessOperation, _ path: SharePath, for requester: Requester)
+        throws(AccessDenied)
+    {
+        if let denied = AccessRules.checkTree(operation, at: path.components, policy: requester.policy) {
+            throw denied
+        }
+    }
+
     /// Throws unless the current requester may put a file at `path`: a new
     /// one (``AccessOperation/add``) or over the one there (``AccessOperation/replace``), as the disk says now.
     /// - Throws: ``AccessDenied``.
@@ -47,6 +58,8 @@ extension ShareCore {
 
     /// Checks `access` (the operation wanted at each path; `.add` meaning a
     /// new file or, where one is, its replacement) for `requester`, on the disk as it is now (blocking).
+    /// Every other operation is checked on the whole tree under its path:
+    /// a change of a folder takes all it holds along.
     static func check(_ access: [SharePath: AccessOperation], for requester: Requester, in folder: SharedFolder)
         throws
     {
@@ -55,7 +68,7 @@ extension ShareCore {
             if operation == .add {
                 try authorizePut(path, for: requester, in: folder)
             } else {
-                try authorize(operation, path, for: requester)
+                try authorizeTree(operation, path, for: requester)
             }
         }
     }

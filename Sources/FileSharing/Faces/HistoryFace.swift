@@ -198,10 +198,8 @@ struct HistoryFace: Sendable {
         let trashId = try HistoryFace.trashID(body.trashId)
         do {
             let record = try core.folder.history.trash.item(trashId)
-            if let path = try? SharePath(plain: record.path) {
-                try core.authorize(.change, path)
-                try await api.refuseIfLocked([path])
-            }
+            try HistoryFace.authorize(changing: record)
+            if let path = try? SharePath(plain: record.path) { try await api.refuseIfLocked([path]) }
         } catch let error as VersionError {
             throw ShareError(error)
         }
@@ -216,12 +214,28 @@ struct HistoryFace: Sendable {
         if !Requester.current.seesEverything {
             let record: TrashRecord
             do { record = try trash.item(trashId) } catch { throw ShareError(error) }
-            try core.authorize(.change, try SharePath(plain: record.path))
+            try HistoryFace.authorize(changing: record)
         }
         try await core.blocking {
             do throws(VersionError) { try trash.purge(trashId) } catch { throw ShareError(error) }
         }
         return Response(status: .noContent)
+    }
+
+    /// Throws unless the current requester may restore or purge `record`:
+    /// change its path and everything that was under it, as deleting it
+    /// needed (a folder deleted by an admin with a subfolder closed to the
+    /// requester stays the admin's to restore or purge). A record whose
+    /// path cannot be read is an admin's alone. One the requester may not
+    /// see answers as an id the trash does not hold.
+    static func authorize(changing record: TrashRecord) throws {
+        let requester = Requester.current
+        if requester.seesEverything { return }
+        let missing = ShareError(.notFound, "nothing in the trash is \(record.trashId)")
+        guard let path = try? SharePath(plain: record.path) else { throw missing }
+        if let denied = AccessRules.checkTree(.change, at: path.components, policy: requester.policy) {
+            throw denied.code == .hidden ? missing : ShareError(denied)
+        }
     }
 
     // MARK: Answers
