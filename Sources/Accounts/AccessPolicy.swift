@@ -76,6 +76,23 @@ public struct AccessPolicy: Sendable, Equatable {
         return right == .upload && rules.contains { $0.path == path && $0.right == .upload }
     }
 
+    /// The policy of a share link to `root`, opened with `right` (`read` or
+    /// `upload`) and made by one whose policy is now `maker`: the link sees
+    /// what its maker may see there now, and no more. Where a rule of the
+    /// maker's below `root` is narrower (a folder closed to them inside the
+    /// shared one, a part they may only read), the link's is narrowed the
+    /// same way; where the maker may do more below, the link still does only
+    /// what `right` allows.
+    public static func link(to root: [String], right: Right, maker: AccessPolicy) -> AccessPolicy {
+        var rules = [Rule(path: root, right: right.limited(to: maker.right(at: root)), isPersonal: true)]
+        var seen: Set<[String]> = [root]
+        for rule in maker.rules where rule.path.count > root.count && rule.path.starts(with: root) {
+            guard seen.insert(rule.path).inserted else { continue }
+            rules.append(Rule(path: rule.path, right: right.limited(to: maker.right(at: rule.path)), isPersonal: true))
+        }
+        return AccessPolicy(isAdmin: false, rules: rules)
+    }
+
     static func order(_ right: Right) -> Int {
         switch right {
         case .none: 0

@@ -27,4 +27,14 @@ public enum Right: String, Sendable, Hashable, CaseIterable, Codable, CustomStri
 
     /// Whether the path exists at all for this person.
     public var canSee: Bool { self != .none }
+
+    /// What both rights allow, and nothing more: a share link's right where
+    /// its maker's own is narrower. `read` and `upload` share nothing (one
+    /// sees and adds nothing, the other adds and sees nothing).
+    public func limited(to other: Right) -> Right {
+        if canChange && other.canChange { return .write }
+        if canRead && other.canRead { return .read }
+        if canAdd && other.canAdd { return .upload }
+        return .none
+    }
 }

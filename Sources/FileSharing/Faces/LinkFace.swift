@@ -104,20 +104,24 @@ struct LinkFace: RouterMiddleware {
         }
         // Written only when the item moved: opening a link is no write to the store.
         if link.path != root.description { try await links.records.follow(id: link.id, to: root.description) }
+        // The link sees what its maker may see now, and no more: a share without
+        // users has no maker to narrow it; with users, one who may no longer
+        // share the item ends the link, and their narrower rules under it hold for it too.
+        var maker = Requester.everyone
         if let signIn, let creator = link.creator {
             let right: AccessOperation = link.access == .read ? .read : .change
-            guard let maker = signIn.requester(for: creator),
-                (try? ShareCore.authorize(right, root, for: maker)) != nil
+            guard let current = signIn.requester(for: creator),
+                (try? ShareCore.authorize(right, root, for: current)) != nil
             else {
                 AuditNote.about(path: root.description, detail: "its maker may no longer share it", action: "link-open")
                 return LinkPages.notFound()
             }
+            maker = current
         }
         let requester = Requester(
             user: nil,
-            policy: AccessPolicy(
-                isAdmin: false,
-                rules: [.init(path: root.components, right: link.access == .read ? .read : .upload, isPersonal: true)]),
+            policy: AccessPolicy.link(
+                to: root.components, right: link.access == .read ? .read : .upload, maker: maker.policy),
             link: link.id)
         var context = context
         context.user = requester.name
