@@ -300,31 +300,38 @@ void cfs_release_free_memory(void) { malloc_trim(0); }
 #include <linux/openat2.h>
 #include <sys/statvfs.h>
 
-int cfs_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
-    struct open_how how = { 0 };
-    how.flags = (unsigned long long)(flags | O_CLOEXEC);
-    how.mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? mode : 0;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-    long fd;
-    do { fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how); } while (fd < 0 && errno == EINTR);
-    if (fd >= 0) return (int)fd;
-    if (errno != ENOSYS) return -errno;
-    // Kernels before 5.6: the caller's component walk with O_NOFOLLOW is the fallback.
-    return -ENOSYS;
-}
-
-int cfs_open_beneath_cached(int dirfd, const char *path, int flags) {
 #ifndef RESOLVE_CACHED
 #define RESOLVE_CACHED 0x20
 #endif
+
+static int open_resolving(int dirfd, const char *path, int flags, unsigned int mode, unsigned long long resolve) {
     struct open_how how = { 0 };
     how.flags = (unsigned long long)(flags | O_CLOEXEC);
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_CACHED;
+    how.mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? mode : 0;
+    how.resolve = resolve;
     long fd;
     do { fd = syscall(SYS_openat2, dirfd, path, &how, sizeof how); } while (fd < 0 && errno == EINTR);
-    if (fd >= 0) return (int)fd;
+    return fd >= 0 ? (int)fd : -errno;
+}
+
+int cfs_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
+    // Kernels before 5.6 answer -ENOSYS: the caller's component walk with O_NOFOLLOW is the fallback.
+    return open_resolving(dirfd, path, flags, mode, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+}
+
+int cfs_open_beneath_cached(int dirfd, const char *path, int flags) {
+    int fd = open_resolving(dirfd, path, flags, 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_CACHED);
     // Kernels without openat2 (ENOSYS) or RESOLVE_CACHED (EINVAL): the caller opens the waiting way.
-    return (errno == ENOSYS || errno == EINVAL) ? -EAGAIN : -errno;
+    return (fd == -ENOSYS || fd == -EINVAL) ? -EAGAIN : fd;
+}
+
+int cfs_open_within(int dirfd, const char *path, int flags, unsigned int mode) {
+    return open_resolving(dirfd, path, flags, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+}
+
+int cfs_open_within_cached(int dirfd, const char *path, int flags) {
+    int fd = open_resolving(dirfd, path, flags, 0, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_CACHED);
+    return (fd == -ENOSYS || fd == -EINVAL) ? -EAGAIN : fd;
 }
 
 int cfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {

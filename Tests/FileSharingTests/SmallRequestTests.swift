@@ -81,7 +81,7 @@ struct SmallRequestTests {
         #expect(cached.content.map { Array($0.readableBytesView) } == (expectContent ? bytes : nil))
     }
 
-    @Test("the cached open keeps the path rules: no link leads out, a link inside is followed")
+    @Test("the cached open keeps the path rules: no symbolic link is followed, out or inside")
     func cachedOpenKeepsRules() throws {
         let temporary = try TemporaryFolder()
         let outside = try TemporaryFolder()
@@ -117,9 +117,18 @@ struct SmallRequestTests {
         } catch {
             #expect(error.code == .notFound)
         }
+        // A link that stays inside is not followed either, by either open.
         let inPath = try SharePath(plain: "in")
-        close(try folder.open(inPath))
-        let fd = try #require(try folder.openCached(inPath))
+        #expect(throws: FolderError.self) { close(try folder.open(inPath)) }
+        do throws(FolderError) {
+            if let fd = try folder.openCached(inPath) {
+                close(fd)
+                Issue.record("the cached open followed a link inside")
+            }
+        } catch {
+            #expect(error.code == .symbolicLink)
+        }
+        let fd = try #require(try folder.openCached(try SharePath(plain: "inside.txt")))
         defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 16)
         #expect(read(fd, &buffer, 16) == 6)

@@ -55,10 +55,11 @@ struct WebDAVRouterTests {
                 #expect(one.text.contains("<D:href>/dav/Docs/</D:href>"))
                 #expect(one.text.contains("<D:href>/dav/Docs/a.txt</D:href>"))
                 #expect(one.text.contains("<D:href>/dav/Docs/Sub/</D:href>"))
-                #expect(one.text.contains("<D:href>/dav/Docs/in</D:href>"))
+                // Symbolic links are never followed, so WebDAV, which cannot show one, leaves them out.
+                #expect(!one.text.contains("/dav/Docs/in"))
                 #expect(!one.text.contains("hidden") && !one.text.contains("/dav/Docs/out"))
                 #expect(one.text.contains("<D:getcontentlength>5</D:getcontentlength>"))
-                #expect(one.text.components(separatedBy: "<D:response>").count - 1 == 4)
+                #expect(one.text.components(separatedBy: "<D:response>").count - 1 == 3)
                 let zero = try await client.request(
                     "/dav/Docs/a.txt", .propfind, headers: [.depth: "0"], body: WebDAVRouterTests.getProperty)
                 #expect(zero.text.contains("<D:getcontentlength>5</D:getcontentlength>"))

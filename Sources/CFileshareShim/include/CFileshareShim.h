@@ -156,6 +156,13 @@ int cfs_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
 /// 5.12): -EAGAIN when the path is not all in the kernel's cache of names,
 /// and on kernels without it; not for O_CREAT, O_TRUNC or O_TMPFILE.
 int cfs_open_beneath_cached(int dirfd, const char *path, int flags);
+/// openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): `path` cannot leave
+/// `dirfd`, and no symbolic link on the way (the last name included) is
+/// followed: -ELOOP where one is. The server's requests open paths this way.
+/// -ENOSYS on old kernels.
+int cfs_open_within(int dirfd, const char *path, int flags, unsigned int mode);
+/// `cfs_open_within` that never waits on the disk, as `cfs_open_beneath_cached`.
+int cfs_open_within_cached(int dirfd, const char *path, int flags);
 /// renameat2 (flags: `CFS_RENAME_NOREPLACE`, `CFS_RENAME_EXCHANGE`).
 int cfs_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
 int cfs_mkdirat(int dirfd, const char *name, unsigned int mode);

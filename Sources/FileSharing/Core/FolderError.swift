@@ -15,8 +15,8 @@ public struct FolderError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Value: Hashable, Sendable {
-            case notFound, parentMissing, parentNotFolder, outsideShare, permissionDenied, noSpace, isFolder, exists,
-                nameTooLong, intoItself, rootUnchangeable, unsupportedKind, unsupported, io
+            case notFound, parentMissing, parentNotFolder, outsideShare, symbolicLink, permissionDenied, noSpace,
+                isFolder, exists, nameTooLong, intoItself, rootUnchangeable, unsupportedKind, unsupported, io
         }
         fileprivate var value: Value
         /// Nothing is at the path (or a part of it is not a folder).
@@ -27,6 +27,10 @@ public struct FolderError: Error, Sendable, CustomStringConvertible {
         public static let parentNotFolder = Code(value: .parentNotFolder)
         /// The path leads out of the shared folder (`..`, a symbolic link).
         public static let outsideShare = Code(value: .outsideShare)
+        /// The path is, or goes through, a symbolic link: requests never
+        /// follow one, so neither the rights nor the hidden names can be
+        /// bypassed by a link that leads elsewhere inside the share.
+        public static let symbolicLink = Code(value: .symbolicLink)
         /// The server's user may not do this.
         public static let permissionDenied = Code(value: .permissionDenied)
         /// The disk (or a quota, or the room for extended attributes) is full.
@@ -110,7 +114,13 @@ public struct FolderError: Error, Sendable, CustomStringConvertible {
             switch errno {
             case ENOENT: (.notFound, "\(shown): no such file or folder")
             case ENOTDIR: (.notFound, "\(shown): a part of the path is not a folder")
-            case EXDEV, ELOOP: (.outsideShare, "\(shown) leads out of the shared folder")
+            case EXDEV: (.outsideShare, "\(shown) leads out of the shared folder")
+            case ELOOP:
+                (
+                    .symbolicLink,
+                    "\(shown) is or goes through a symbolic link, which the server does not follow; "
+                        + "open the item by its own path"
+                )
             case EACCES, EPERM: (.permissionDenied, "\(shown): permission denied on the server")
             case ENOSPC, EDQUOT: (.noSpace, "the disk is full; free some space and try again")
             case EISDIR: (.isFolder, "\(shown) is a folder")

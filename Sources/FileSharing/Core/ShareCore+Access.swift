@@ -43,8 +43,18 @@ extension ShareCore {
         if requester.seesEverything { return }
         // Only what the requester may see is asked of the disk.
         try authorize(.add, path, for: requester)
-        let exists = ((try? folder.existingKind(path)) ?? nil) != nil
-        if exists { try authorize(.replace, path, for: requester) }
+        // A missing folder on the way holds nothing yet (uploads make it);
+        // any other failure (a symbolic link on the way) refuses the upload now.
+        if try existsForPut(path, in: folder) { try authorize(.replace, path, for: requester) }
+    }
+
+    /// Whether something is at `path`; a missing folder on the way holds nothing.
+    private static func existsForPut(_ path: SharePath, in folder: SharedFolder) throws(FolderError) -> Bool {
+        do {
+            return try folder.existingKind(path) != nil
+        } catch  where error.code == .notFound {
+            return false
+        }
     }
 
     /// How the current requester sees the folder at `path`.

@@ -18,7 +18,7 @@
         private func clientMetadataRoot() throws(FolderError) -> Int32 {
             let relative = SharedFolder.privateFolder + "/" + SharedFolder.clientMetadataFolder
             _ = cfs_mkdirat(rootFD, relative, 0o700)
-            let fd = cfs_open_beneath(rootFD, relative, O_RDONLY | O_DIRECTORY, 0)
+            let fd = cfs_open_within(rootFD, relative, O_RDONLY | O_DIRECTORY, 0)
             try SharedFolder.check(fd, .root, doing: .open)
             return fd
         }
@@ -27,7 +27,7 @@
         func openClientMetadata(_ path: SharePath) throws(FolderError) -> Int32? {
             let root = try clientMetadataRoot()
             defer { close(root) }
-            let fd = cfs_open_beneath(root, path.description, O_RDONLY | O_NONBLOCK, 0)
+            let fd = cfs_open_within(root, path.description, O_RDONLY | O_NONBLOCK, 0)
             if fd == -ENOENT || fd == -ENOTDIR { return nil }
             try SharedFolder.check(fd, path)
             return fd
@@ -40,7 +40,7 @@
             defer { close(directory) }
             for component in path.parent.components {
                 _ = cfs_mkdirat(directory, component, 0o700)
-                let next = cfs_open_beneath(directory, component, O_RDONLY | O_DIRECTORY, 0)
+                let next = cfs_open_within(directory, component, O_RDONLY | O_DIRECTORY, 0)
                 try SharedFolder.check(next, path)
                 close(directory)
                 directory = next
@@ -59,7 +59,7 @@
             let parent =
                 path.isRoot
                 ? -1
-                : cfs_open_beneath(root, path.parent.isRoot ? "." : path.parent.description, O_RDONLY | O_DIRECTORY, 0)
+                : cfs_open_within(root, path.parent.isRoot ? "." : path.parent.description, O_RDONLY | O_DIRECTORY, 0)
             guard parent >= 0 else { return false }
             defer { close(parent) }
             return (try? SharedFolder.removeEntry(path.name, in: parent, path: path)) != nil
@@ -69,15 +69,15 @@
         func moveClientMetadata(from: SharePath, to: SharePath) {
             guard !from.isRoot, !to.isRoot, let root = try? clientMetadataRoot() else { return }
             defer { close(root) }
-            let source = cfs_open_beneath(
+            let source = cfs_open_within(
                 root, from.parent.isRoot ? "." : from.parent.description, O_RDONLY | O_DIRECTORY, 0)
             guard source >= 0 else { return }
             defer { close(source) }
-            var directory = cfs_open_beneath(root, ".", O_RDONLY | O_DIRECTORY, 0)
+            var directory = cfs_open_within(root, ".", O_RDONLY | O_DIRECTORY, 0)
             guard directory >= 0 else { return }
             for component in to.parent.components {
                 _ = cfs_mkdirat(directory, component, 0o700)
-                let next = cfs_open_beneath(directory, component, O_RDONLY | O_DIRECTORY, 0)
+                let next = cfs_open_within(directory, component, O_RDONLY | O_DIRECTORY, 0)
                 close(directory)
                 guard next >= 0 else { return }
                 directory = next

@@ -201,39 +201,30 @@
         /// A member of a folder, as WebDAV shows it.
         typealias DAVChild = (name: String, metadata: Metadata, properties: DeadProperties.Entries)
 
-        /// A folder's shared members for WebDAV: hidden names left out, links
-        /// that stay inside shown as what they point to, links that lead out (or
-        /// nowhere) left out, and the WebDAV properties when asked.
+        /// A folder's shared members for WebDAV: hidden names left out, and
+        /// symbolic links too (requests never follow one: WebDAV, which has
+        /// no way to show a link, leaves them out as ZIP archives do), with
+        /// the WebDAV properties when asked.
         func davChildren(of path: SharePath, properties: Bool = false) throws(FolderError) -> [DAVChild] {
             let directory = try open(path, flags: O_RDONLY | O_DIRECTORY)
             defer { close(directory) }
             var result: [DAVChild] = []
-            // Whether each item's own status was read (not a link's
-            // target's): only then may its properties be kept between listings.
-            var own: [Bool] = []
             for name in try SharedFolder.entries(fd: directory, path: path) where !name.hasPrefix(".") {
-                guard var metadata = try? FileStatus(name: name, in: directory) else { continue }
-                let link = metadata.kind == .symlink
-                if link {
-                    guard let child = try? path.appending(name), let target = try? self.metadata(child) else {
-                        continue
-                    }
-                    metadata = target
-                }
-                guard metadata.kind == .file || metadata.kind == .directory else { continue }
+                guard let metadata = try? FileStatus(name: name, in: directory),
+                    metadata.kind == .file || metadata.kind == .directory
+                else { continue }
                 result.append((name, metadata, []))
-                own.append(!link)
             }
             guard properties else { return result }
             let kept = deadPropertyCache.properties(of: result.map(\.metadata))
             var read: [(status: FileStatus, properties: DeadProperties.Entries)] = []
             for index in result.indices {
-                if own[index], let properties = kept[index] {
+                if let properties = kept[index] {
                     result[index].properties = properties
                     continue
                 }
                 result[index].properties = DeadProperties.read(name: result[index].name, in: directory)
-                if own[index] { read.append((result[index].metadata, result[index].properties)) }
+                read.append((result[index].metadata, result[index].properties))
             }
             deadPropertyCache.keep(read)
             return result

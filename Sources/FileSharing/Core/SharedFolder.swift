@@ -117,8 +117,8 @@
         func open(_ path: SharePath, flags: Int32 = O_RDONLY, mode: UInt32 = 0o644) throws(FolderError) -> Int32 {
             let result =
                 path.isRoot
-                ? cfs_open_beneath(rootFD, ".", flags, mode)
-                : cfs_open_beneath(rootFD, path.description, flags, mode)
+                ? cfs_open_within(rootFD, ".", flags, mode)
+                : cfs_open_within(rootFD, path.description, flags, mode)
             try SharedFolder.check(result, path)
             return result
         }
@@ -138,7 +138,7 @@
             // `withCString`: a native String's own bytes; passed as it is,
             // the String was copied into a new C array for every open.
             let result = (path.isRoot ? "." : described ?? path.description).withCString {
-                cfs_open_beneath_cached(rootFD, $0, flags)
+                cfs_open_within_cached(rootFD, $0, flags)
             }
             if result == -EAGAIN { return nil }
             try SharedFolder.check(result, path)
@@ -179,14 +179,14 @@
             var prefix = SharePath.root
             for name in parent.components {
                 prefix = prefix.child(name)
-                var next = cfs_open_beneath(rootFD, prefix.description, O_RDONLY | O_DIRECTORY, 0)
+                var next = cfs_open_within(rootFD, prefix.description, O_RDONLY | O_DIRECTORY, 0)
                 if next == -ENOENT {
                     let made = cfs_mkdirat(current, name, 0o755)
                     if made < 0 && made != -EEXIST {
                         close(current)
                         throw SharedFolder.error(-made, prefix, doing: .makeFolder)
                     }
-                    next = cfs_open_beneath(rootFD, prefix.description, O_RDONLY | O_DIRECTORY, 0)
+                    next = cfs_open_within(rootFD, prefix.description, O_RDONLY | O_DIRECTORY, 0)
                 }
                 close(current)
                 if next < 0 {

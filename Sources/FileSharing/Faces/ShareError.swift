@@ -43,7 +43,8 @@ extension ShareError {
         let kind: Kind =
             switch error.code {
             case .notFound: .notFound
-            case .outsideShare, .permissionDenied, .rootUnchangeable, .unsupportedKind, .unsupported: .forbidden
+            case .outsideShare, .symbolicLink, .permissionDenied, .rootUnchangeable, .unsupportedKind, .unsupported:
+                .forbidden
             case .noSpace: .insufficientStorage
             case .isFolder, .exists, .parentMissing, .parentNotFolder: .conflict
             case .intoItself: error.operation == .copy ? .forbidden : .conflict

@@ -21,7 +21,7 @@ extension DAVError {
         switch error.code {
         case .notFound: self.init(status: 404, message: error.message)
         case .parentMissing, .parentNotFolder, .isFolder: self.init(status: 409, message: error.message)
-        case .outsideShare, .permissionDenied, .rootUnchangeable, .unsupportedKind, .unsupported:
+        case .outsideShare, .symbolicLink, .permissionDenied, .rootUnchangeable, .unsupportedKind, .unsupported:
             self.init(status: 403, message: error.message)
         case .noSpace: self.init(status: 507, message: error.message)
         // Only a copy or move with `Overwrite: F` finds its destination taken while it puts the item in place.

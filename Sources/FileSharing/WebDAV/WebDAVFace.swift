@@ -344,9 +344,8 @@ extension WebDAVFace {
     func davRequireParent(_ path: SharePath) async throws {
         let parent = path.parent
         let kind = try await core.blocking { try folder.existingKind(parent) }
-        var isFolder = kind == .directory
-        if kind == .symlink { isFolder = (try? await davResource(parent))?.isCollection == true }
-        guard isFolder else {
+        if kind == .symlink { throw DAVError(FolderError(errno: ELOOP, operation: .open, path: parent)) }
+        guard kind == .directory else {
             throw ShareError(.conflict, "the folder '\(parent)' does not exist; create it first")
         }
     }
