@@ -48,6 +48,7 @@ public final class ShareServer: Service {
     /// observer; nothing runs until ``run()`` (or ``start()``).
     /// - Throws: `FileWatchingError` for a folder that cannot be shared,
     ///   `AccountsError` for a users file that is missing or broken,
+    ///   ``ConfigurationError`` for a users file or TLS key inside the shared folder,
     ///   `ChangeLogError` when the change log cannot be opened (`.busy`:
     ///   another server shares the folder).
     /// - Parameter changePrinter: Called with each change's JSON line (the command prints them to stderr).
@@ -56,7 +57,8 @@ public final class ShareServer: Service {
     {
         self.configuration = configuration
         self.logger = logger
-        // Read before the folder is opened: a broken users file changes nothing.
+        // Checked and read before the folder is opened: a refusal changes nothing.
+        try configuration.refusePrivateFilesInsideShare()
         signIn = try configuration.usersFile.map { path in
             let users = try LiveUsers(path: path, logger: logger)
             return SignIn(

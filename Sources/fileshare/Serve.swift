@@ -243,6 +243,8 @@ struct Serve: AsyncParsableCommand {
             CommandOutput.fail(error.message, code: 1)
         } catch let error as AccountsError {
             CommandOutput.fail(error.message, code: 2)
+        } catch let error as ConfigurationError {
+            CommandOutput.fail(error.message, code: 2)
         }
         let announced = ShareAnnouncement(root: server.root)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
