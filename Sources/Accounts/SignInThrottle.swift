@@ -78,6 +78,34 @@ public struct SignInThrottle: Sendable {
         return record.notBefore > now ? record.notBefore - now : nil
     }
 
+    /// Admits an attempt from `address` for `name` at `now` and counts it as
+    /// a failure at once, before its password is checked: attempts sent at
+    /// the same moment then find each other counted, and no more of them are
+    /// checked than the limits allow one after the other (5 free, the 6th,
+    /// then one a wait). A success takes its count back
+    /// (``attemptSucceeded(address:name:now:)``).
+    /// - Returns: How long the attempt must wait (it is refused and not
+    ///   counted); `nil` when it may go ahead.
+    public mutating func attempt(address: String, name: String, now: ContinuousClock.Instant) -> Duration? {
+        if let wait = wait(address: address, name: name, now: now) { return wait }
+        failed(address: address, name: name, now: now)
+        return nil
+    }
+
+    /// Takes back the count of an attempt (``attempt(address:name:now:)``)
+    /// that succeeded: the address keeps its earlier failures, the name's are forgotten.
+    public mutating func attemptSucceeded(address: String, name: String, now: ContinuousClock.Instant) {
+        records.removeValue(forKey: .name(name))
+        guard var record = records[.address(address)] else { return }
+        record.failures -= 1
+        if record.failures <= 0 {
+            records.removeValue(forKey: .address(address))
+            return
+        }
+        record.notBefore = record.last + delay(afterFailures: record.failures)
+        records[.address(address)] = record
+    }
+
     /// Counts a failed attempt at `now`.
     public mutating func failed(address: String, name: String, now: ContinuousClock.Instant) {
         for key in [Key.address(address), .name(name)] {

@@ -191,6 +191,29 @@ struct SignInThrottleTests {
         #expect(throttle.wait(address: "10.0.0.9", name: "zed", now: now + .milliseconds(1500)) == .milliseconds(500))
     }
 
+    @Test("attempts made at once are counted before they are checked: 6 go ahead, a success takes its count back")
+    func attemptsAtOnce() {
+        var throttle = SignInThrottle()
+        let now = ContinuousClock.now
+        // 32 at the same instant, none finished yet: 5 free and the 6th, whose count makes the 7th wait.
+        let admitted = (0..<32).filter { _ in throttle.attempt(address: "10.0.0.1", name: "alice", now: now) == nil }
+        #expect(admitted.count == 6)
+        #expect(throttle.wait(address: "10.0.0.1", name: "alice", now: now) == .seconds(1))
+        // One of them succeeds: its count goes, the address keeps the other five (free), the name is forgotten.
+        throttle.attemptSucceeded(address: "10.0.0.1", name: "alice", now: now)
+        #expect(throttle.wait(address: "10.0.0.1", name: "alice", now: now) == nil)
+        #expect(throttle.wait(address: "10.0.0.1", name: "bob", now: now) == nil)
+        #expect(throttle.attempt(address: "10.0.0.1", name: "bob", now: now) == nil)
+        #expect(throttle.wait(address: "10.0.0.1", name: "carol", now: now) == .seconds(1))
+        // Successes alone never slow anyone: each takes back what it counted.
+        var quiet = SignInThrottle()
+        for _ in 0..<100 {
+            #expect(quiet.attempt(address: "10.0.0.2", name: "dave", now: now) == nil)
+            quiet.attemptSucceeded(address: "10.0.0.2", name: "dave", now: now)
+        }
+        #expect(quiet.trackedCount == 0)
+    }
+
     @Test("a flood of names cannot fill memory")
     func bounded() {
         var throttle = SignInThrottle(limits: .init(maxTracked: 100))

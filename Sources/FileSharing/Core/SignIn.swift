@@ -109,18 +109,22 @@ final class SignIn: Sendable {
             logger.notice("a sign-in with an invalid user name failed", metadata: ["address": "\(address)"])
             return .failed
         }
-        if let wait = throttle.withLock({ $0.wait(address: address, name: name, now: now) }) {
+        // Verified a moment ago: no hash to guard, nothing to count.
+        if let found = verifiedCached(name: name, password: password, address: address, now: now) {
+            return .signedIn(found.requester)
+        }
+        // Counted before the slow hash, so guesses sent at once cannot all pass the check.
+        if let wait = throttle.withLock({ $0.attempt(address: address, name: name, now: now) }) {
             logger.notice(
                 "a sign-in was refused: too many failures",
                 metadata: ["address": "\(address)", "user": "\(name)", "retry-after": "\(wait)"])
             return .throttled(wait)
         }
         guard let policy = await check.verify(name: name, password: password, now: now) else {
-            throttle.withLock { $0.failed(address: address, name: name, now: now) }
             logger.notice("a sign-in failed", metadata: ["address": "\(address)", "user": "\(name)"])
             return .failed
         }
-        throttle.withLock { $0.succeeded(name: name) }
+        throttle.withLock { $0.attemptSucceeded(address: address, name: name, now: now) }
         return .signedIn(Requester(user: name, policy: policy))
     }
 

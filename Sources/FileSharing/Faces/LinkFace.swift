@@ -302,12 +302,7 @@ struct LinkFace: RouterMiddleware {
     private func admitted(_ request: Request, context: ShareContext, link: ShareLink) async throws -> Bool {
         if let session = LinkFace.sessionID(request), try await links.hasSession(session, for: link.id) { return true }
         guard let basic = BasicCredentials.parse(request.headers[.authorization]) else { return false }
-        let key = "link " + link.id
-        let now = ContinuousClock.now
-        if links.throttle.withLock({ $0.wait(address: context.address, name: key, now: now) }) != nil { return false }
-        if await links.verify(basic.password, for: link) { return true }
-        links.throttle.withLock { $0.failed(address: context.address, name: key, now: now) }
-        return false
+        return await links.check(basic.password, for: link, address: context.address) == .admitted
     }
 
     /// `POST /s/TOKEN/password`: the password form's answer.
@@ -317,16 +312,11 @@ struct LinkFace: RouterMiddleware {
         AuditNote.about(path: link.path, action: "link-password")
         let body = try await request.body.collect(upTo: 16 * 1024)
         let given = SessionFace.formFields(String(buffer: body))["password"] ?? ""
-        let key = "link " + link.id
-        let now = ContinuousClock.now
-        if let wait = links.throttle.withLock({ $0.wait(address: context.address, name: key, now: now) }) {
-            return LinkPages.tooMany(wait)
+        switch await links.check(given, for: link, address: context.address) {
+        case .throttled(let wait): return LinkPages.tooMany(wait)
+        case .wrong: return LinkPages.password(base: base, message: "The password is wrong.", status: .unauthorized)
+        case .admitted: break
         }
-        guard await links.verify(given, for: link) else {
-            links.throttle.withLock { $0.failed(address: context.address, name: key, now: now) }
-            return LinkPages.password(base: base, message: "The password is wrong.", status: .unauthorized)
-        }
-        links.throttle.withLock { $0.succeeded(name: key) }
         let session = try await links.startSession(for: link.id)
         var response = Response(status: .seeOther, headers: [.location: base])
         response.headers[.setCookie] =

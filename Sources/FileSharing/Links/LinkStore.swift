@@ -63,6 +63,33 @@ final class LinkStore: Sendable {
         return true
     }
 
+    /// What a password given for a link from one address comes to.
+    enum PasswordOutcome: Equatable {
+        case admitted
+        case wrong
+        /// Too many wrong ones from that address or for that link: not checked.
+        case throttled(Duration)
+    }
+
+    /// Checks `password` for `link`, sent from `address`, under the throttle:
+    /// one verified a moment ago is admitted at once; any other is counted
+    /// before its slow hash, so guesses sent at once cannot all be checked.
+    func check(
+        _ password: String, for link: ShareLink, address: String, now: ContinuousClock.Instant = .now
+    ) async -> PasswordOutcome {
+        let key = "link " + link.id
+        if let wait = throttle.withLock({ $0.wait(address: address, name: key, now: now) }) { return .throttled(wait) }
+        if link.passwordHash == nil || verified.contains(name: link.id, password: password, now: now) {
+            return .admitted
+        }
+        if let wait = throttle.withLock({ $0.attempt(address: address, name: key, now: now) }) {
+            return .throttled(wait)
+        }
+        guard await verify(password, for: link, now: now) else { return .wrong }
+        throttle.withLock { $0.attemptSucceeded(address: address, name: key, now: now) }
+        return .admitted
+    }
+
     /// Starts a visitor's session for link `id` (its password given); answers the session id.
     /// - Throws: ``AccountsError`` `.unavailable` when the store cannot be reached.
     func startSession(for id: String) async throws(AccountsError) -> String {
