@@ -82,6 +82,11 @@ public struct ShareConfiguration: Sendable {
     /// and made when asked for. `0`: none is made ahead.
     public var thumbnailsAhead = 4096
 
+    /// Whether the share asks no credentials (neither ``credentials`` nor
+    /// ``usersFile``): then it answers only requests that name a loopback
+    /// host (``HostCheck``).
+    var answersLoopbackOnly: Bool { credentials == nil && usersFile == nil }
+
     /// Creates a configuration; the defaults are those of `fileshare serve`.
     public init(
         root: String, host: String = "127.0.0.1", port: Int = 8080, credentials: Credentials? = nil,

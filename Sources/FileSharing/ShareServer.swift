@@ -188,6 +188,7 @@ public final class ShareServer: Service {
         router.add(middleware: MetricsMiddleware(metrics: metrics, snapshot: snapshot))
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: auditMiddleware)
+        router.add(middleware: RequestGuardMiddleware(loopbackHostsOnly: configuration.answersLoopbackOnly))
         let api = APIFace(core: core, readOnly: configuration.readOnly)
         // Before authentication: a link needs no account.
         router.add(

@@ -212,7 +212,7 @@ struct SmallReads: Sendable {
         } else {
             return nil
         }
-        guard !path.isRoot, let (requester, who) = authenticate(fields, client: &client),
+        guard !path.isRoot, let (requester, who) = authenticate(fields, host: request.authority, client: &client),
             (try? ShareCore.authorize(.read, path, for: requester)) != nil
         else { return nil }
         // The path's text, once for the open and the audit (the URL's own
@@ -282,7 +282,7 @@ struct SmallReads: Sendable {
         guard raw.utf8.starts(with: WebDAV.prefix.utf8),
             SharePath.clientMetadata(percentEncoded: Substring(raw.utf8.dropFirst(WebDAV.prefix.utf8.count))) == nil,
             let path = try? WebDAV.requestPath(raw, method: request.method.rawValue), !path.isRoot,
-            let (requester, _) = authenticate(fields, client: &client),
+            let (requester, _) = authenticate(fields, host: request.authority, client: &client),
             (try? ShareCore.authorize(.read, path, for: requester)) != nil,
             // No body asks for all; a malformed one is the router's to refuse, in its words.
             let asked = try? PropfindRequest(WebDAV.xmlBody(bytes: body.map { Array($0) } ?? [])),
@@ -300,10 +300,11 @@ struct SmallReads: Sendable {
 
     /// Who the request is from and the name the audit gives them; `nil`
     /// when only the router can tell (or refuse).
-    func authenticate(_ fields: HTTPFields, client: inout Client) -> (Requester, String)? {
+    func authenticate(_ fields: HTTPFields, host: String?, client: inout Client) -> (Requester, String)? {
         switch authentication {
         case .none:
-            return (.everyone, "-")
+            // Without credentials, only loopback names (RequestGuardMiddleware refuses the others).
+            return HostCheck.isLoopback(host) ? (.everyone, "-") : nil
         case .basic(let middleware):
             guard middleware.check(fields.value(of: .authorization)) == .accepted else { return nil }
             return (.everyone, middleware.user)

@@ -9,9 +9,8 @@ import NIOCore
 /// ``SignIn``, whose answer — who it is and what they may do — is the
 /// ``Requester`` the core decides by for the rest of the request.
 ///
-/// It also answers the sign-in itself (``SessionFace``), and refuses a
-/// change that another site's page sends (``CrossSiteCheck``), whatever
-/// the credentials: a browser sends a cached Basic password as readily as a cookie.
+/// It also answers the sign-in itself (``SessionFace``); a change that
+/// another site's page sends was refused before (``RequestGuardMiddleware``).
 struct UsersAuthMiddleware: RouterMiddleware {
     typealias Context = ShareContext
     let signIn: SignIn
@@ -23,13 +22,6 @@ struct UsersAuthMiddleware: RouterMiddleware {
         -> Response
     {
         let method = request.method.rawValue
-        guard
-            CrossSiteCheck.allows(
-                method: method, fetchSite: request.headers[.secFetchSite], origin: request.headers[.origin],
-                host: request.head.authority)
-        else {
-            return .json(status: .forbidden, error: "a change sent by another site's page is refused")
-        }
         let face = SessionFace(signIn: signIn, secure: secure)
         if let response = try await face.answer(request, context: context) { return response }
 
