@@ -184,6 +184,7 @@ public final class ShareServer: Service {
     /// The router: the faces mounted over the core, behind authentication and read-only mode.
     func makeRouter() -> Router<ShareContext> {
         let router = Router(context: ShareContext.self)
+        if configuration.tls != nil { router.add(middleware: StrictTransportMiddleware()) }
         let snapshot = metricsSnapshot
         router.add(middleware: MetricsMiddleware(metrics: metrics, snapshot: snapshot))
         router.add(middleware: ErrorMiddleware())

@@ -82,7 +82,10 @@ struct ServeCommandTests {
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(url.hasPrefix("https://127.0.0.1:"))
-            #expect(try await curl(["-k", url + "api/info"]).0 == 200)
+            let info = try await curlResponse(["-k", url + "api/info"])
+            #expect(info.status == 200)
+            // Browsers are told to come back by HTTPS only.
+            #expect(info.header("Strict-Transport-Security") == "max-age=31536000")
             #expect(try await curl([url.replacingOccurrences(of: "https", with: "http") + "api/info"]).0 != 200)
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)

@@ -143,10 +143,10 @@ struct SessionFace {
             let escaped = message.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
             html = html.replacing("<!--message-->", with: "<p class=\"field-error\" role=\"alert\">\(escaped)</p>")
         }
-        var response = PageFace.asset(html, type: "text/html; charset=utf-8")
+        var response = PageFace.page(
+            html, policy: "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
         response.status = status
         response.headers[.cacheControl] = "no-store"
-        response.headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'self'; form-action 'self'"
         return response
     }
 }
