@@ -1,3 +1,4 @@
+import Accounts
 import ChangeLog
 import FileWatching
 import Hummingbird
@@ -44,9 +45,10 @@ struct HistoryFace: Sendable {
         json.raw(",\"id\":")
         json.string(id.description)
         json.raw(",\"versions\":[")
+        let policy = Requester.current.policy
         for (index, record) in core.folder.history.versions.versions(of: id).enumerated() {
             if index > 0 { json.raw(",") }
-            HistoryFace.write(record, into: &json)
+            HistoryFace.write(record, shownTo: policy, into: &json)
         }
         json.raw("]}")
         return HistoryFace.json(json)
@@ -81,8 +83,11 @@ struct HistoryFace: Sendable {
                 close(fd)
                 return Response(status: .ok, headers: headers)
             }
-            // Everything in a version of a folder the requester may read goes in.
-            let body = ZipTree.body(folder: fd, prefix: path.name + "/", core: core) { _, _ in true }
+            // What the requester may see of the folder now: a rule below it holds for its versions too.
+            let policy = Requester.current.policy
+            let body = ZipTree.body(folder: fd, prefix: path.name + "/", core: core) { relative, _ in
+                policy.isAdmin || policy.isListed(path.components + relative)
+            }
             return Response(status: .ok, headers: headers, body: body)
         }
         return try await FileResponses.send(
@@ -104,6 +109,9 @@ struct HistoryFace: Sendable {
         let body = try await request.decode(as: RestoreVersionBody.self, context: context)
         let path = try SharePath(plain: body.path)
         let version = try HistoryFace.versionName(body.version)
+        // Before anything is asked of the disk: a path the requester may not
+        // see answers as a missing one, without its item's id.
+        try core.authorize(.change, path)
         let id = try await core.itemID(at: path)
         do {
             _ = try core.folder.history.versions.version(version, of: id)
@@ -142,9 +150,10 @@ struct HistoryFace: Sendable {
         json.raw(",\"id\":")
         json.string(id.description)
         json.raw(",\"versions\":[")
+        let policy = Requester.current.policy
         for (index, record) in versions.enumerated() {
             if index > 0 { json.raw(",") }
-            HistoryFace.write(record, into: &json)
+            HistoryFace.write(record, shownTo: policy, into: &json)
         }
         json.raw("]}")
         return HistoryFace.json(json)
@@ -263,7 +272,10 @@ struct HistoryFace: Sendable {
         return text
     }
 
-    static func write(_ record: VersionRecord, into json: inout JSONBytes) {
+    /// One version as the listing shows it to one with `policy`: where the
+    /// file was then only when they may see that path (a file moved out of
+    /// a folder closed to them keeps its versions, not the folder's names).
+    static func write(_ record: VersionRecord, shownTo policy: AccessPolicy, into json: inout JSONBytes) {
         json.raw("{\"version\":")
         json.string(record.version)
         json.raw(",\"size\":")
@@ -272,8 +284,10 @@ struct HistoryFace: Sendable {
         json.time(nanoseconds: record.modified)
         json.raw(",\"saved\":")
         json.time(nanoseconds: record.saved)
-        json.raw(",\"path\":")
-        json.string(record.path)
+        if let path = try? SharePath(plain: record.path), policy.shows(path) {
+            json.raw(",\"path\":")
+            json.string(record.path)
+        }
         if let origin = record.origin {
             json.raw(",\"origin\":")
             json.rawText(origin.json)
