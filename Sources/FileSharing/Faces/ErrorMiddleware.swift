@@ -17,11 +17,16 @@ struct ErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            if let answer = ErrorMiddleware.answer(to: error) { return answer }
+            if let answer = ErrorMiddleware.answer(to: error), answer.status != .internalServerError { return answer }
+            // A failure nobody foresaw: the log has it whole; the client is told
+            // nothing of the server's insides (its paths, its libraries' words).
             context.logger.error("request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
-            return .json(status: .internalServerError, error: "the server failed: \(error)")
+            return .json(status: .internalServerError, error: ErrorMiddleware.internalFailure)
         }
     }
+
+    /// What a client is told of a failure of the server's own (a 500).
+    static let internalFailure = "the server could not do this; its log says why"
 
     /// The answer to a failure the faces and the core know; `nil` for
     /// any other (a 500). The audit records a failed request with the

@@ -96,6 +96,9 @@ enum WebDAV {
 
     static func errorResponse(_ error: DAVError) -> Response {
         let status = HTTPResponse.Status(code: error.status)
+        // A failure of the server's own tells nothing of its insides (ErrorMiddleware logs it).
+        var error = error
+        if error.status == 500 { error.message = ErrorMiddleware.internalFailure }
         guard let condition = error.condition else {
             var buffer = ByteBuffer()
             buffer.writeString(error.message + "\n")

@@ -36,27 +36,32 @@ struct WebDAVFace: RouterMiddleware {
         guard path == WebDAV.prefixWithoutSlash || path.hasPrefix(WebDAV.prefix) else {
             return try await next(request, context)
         }
+        let failure: DAVError
         do {
             return try await webDAV(request, context: context)
         } catch let error as DAVError {
-            return WebDAV.errorResponse(error)
+            failure = error
         } catch let error as FolderError {
-            return WebDAV.errorResponse(DAVError(error))
+            failure = DAVError(error)
         } catch let error as UploadRefusal {
-            return WebDAV.errorResponse(DAVError(status: error.kind == .refused ? 415 : 500, message: error.reason))
+            failure = DAVError(status: error.kind == .refused ? 415 : 500, message: error.reason)
         } catch let error as PreconditionFailure {
-            return WebDAV.errorResponse(DAVError(status: 412, message: error.message))
+            failure = DAVError(status: 412, message: error.message)
         } catch let error as DAVLockStoreError {
-            return WebDAV.errorResponse(DAVError(status: 503, message: error.message))
+            failure = DAVError(status: 503, message: error.message)
         } catch let error as AccessDenied {
             let error = ShareError(error)
-            return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
+            failure = DAVError(status: error.kind.rawValue, message: error.message)
         } catch let error as ShareError {
-            return WebDAV.errorResponse(DAVError(status: error.kind.rawValue, message: error.message))
+            failure = DAVError(status: error.kind.rawValue, message: error.message)
         } catch let error as HTTPError {
-            return WebDAV.errorResponse(
-                DAVError(status: Int(error.status.code), message: error.body ?? error.status.reasonPhrase))
+            failure = DAVError(status: Int(error.status.code), message: error.body ?? error.status.reasonPhrase)
         }
+        // The client is told nothing of the server's insides (WebDAV.errorResponse); the log has it.
+        if failure.status == 500 {
+            logger.error("request failed", metadata: ["error": "\(failure.message)", "path": "\(path)"])
+        }
+        return WebDAV.errorResponse(failure)
     }
 
     /// The origin of a change made through this face.
