@@ -225,4 +225,77 @@ struct WebDAVLogicTests {
         #expect(back.first?.expires == 70_000_000_000)
         #expect(FileLockStore.decode(Data("not json".utf8), monotonicNow: 0, wallNow: 0).isEmpty)
     }
+
+    // MARK: Bounds of XML bodies
+
+    @Test("at most 100 attributes and namespace declarations an element: 100 pass, 101 are refused naming the limit")
+    func attributeLimit() throws {
+        func element(_ count: Int, namespaces: Bool) -> [UInt8] {
+            let attributes = (0..<count).map { namespaces ? " xmlns:p\($0)=\"urn:\($0)\"" : " a\($0)=\"\($0)\"" }
+            return Array(("<root" + attributes.joined() + "/>").utf8)
+        }
+        for namespaces in [false, true] {
+            #expect(try XMLDocumentParser.parse(element(100, namespaces: namespaces)).name == "root")
+            do {
+                _ = try XMLDocumentParser.parse(element(101, namespaces: namespaces))
+                Issue.record("101 attributes were accepted")
+            } catch {
+                #expect(error.message.contains("more than 100 attributes and namespace declarations"))
+            }
+        }
+        // A prefix declared far above is found; one declared on a sibling is not.
+        let deep =
+            String(repeating: "<a xmlns:q=\"urn:q\">", count: 1) + String(repeating: "<b>", count: 60) + "<q:x/>"
+            + String(repeating: "</b>", count: 60) + "</a>"
+        var found = try XMLDocumentParser.parse(Array(deep.utf8))
+        for _ in 0..<61 { found = found.elements[0] }
+        #expect(found.namespace == "urn:q" && found.name == "x")
+        #expect(throws: XMLParseError.self) {
+            try XMLDocumentParser.parse(Array("<a><b xmlns:q=\"urn:q\"/><q:x/></a>".utf8))
+        }
+    }
+
+    /// Times `body` once (a measurement printed, not a bound: see the commit).
+    private func measure(_ what: String, _ body: () throws -> Void) rethrows {
+        let clock = ContinuousClock()
+        let elapsed = try clock.measure(body)
+        print("XML parse, \(what): \(elapsed)")
+    }
+
+    @Test("parsing takes time linear in the body: 500 KiB of attributes, declarations or nested prefixes (printed)")
+    func parseTimes() throws {
+        let size = 500 * 1024
+        func wide(namespaces: Bool) -> [UInt8] {
+            var body = "<D:propfind xmlns:D=\"DAV:\""
+            var index = 0
+            while body.utf8.count < size {
+                body += namespaces ? " xmlns:p\(index)=\"urn:\(index)\"" : " a\(index)=\"\(index)\""
+                index += 1
+            }
+            return Array((body + "/>").utf8)
+        }
+        // Elements as wide as allowed, one after another: all parsed.
+        var many = "<D:propfind xmlns:D=\"DAV:\"><D:prop>"
+        let widest =
+            (0..<49).map { " xmlns:p\($0)=\"u\($0)\"" }.joined() + (0..<50).map { " p\($0 % 49):a\($0)=\"1\"" }.joined()
+        while many.utf8.count < size { many += "<p0:x" + widest + "/>" }
+        many += "</D:prop></D:propfind>"
+        // Prefixes declared at the top, used 63 levels down.
+        var nested = "<a " + (0..<99).map { "xmlns:p\($0)=\"u\($0)\"" }.joined(separator: " ") + ">"
+        nested += String(repeating: "<b>", count: 62)
+        while nested.utf8.count < size { nested += "<p98:c p1:x=\"1\" p2:y=\"2\"/>" }
+        nested += String(repeating: "</b>", count: 62) + "</a>"
+        for namespaces in [false, true] {
+            let body = wide(namespaces: namespaces)
+            measure("one element, \(body.count) bytes of \(namespaces ? "declarations" : "attributes")") {
+                _ = try? XMLDocumentParser.parse(body)
+            }
+        }
+        try measure("\(many.utf8.count) bytes of elements of 100 attributes") {
+            _ = try XMLDocumentParser.parse(Array(many.utf8))
+        }
+        try measure("\(nested.utf8.count) bytes of elements 63 levels under their prefixes") {
+            _ = try XMLDocumentParser.parse(Array(nested.utf8))
+        }
+    }
 }

@@ -58,10 +58,16 @@ struct XMLParseError: Error, Sendable {
     var offset: Int
 }
 
-/// Parses a document into its root element.
+/// Parses a document into its root element, in time linear in its size:
+/// every start tag is bounded (``maximumAttributes``), names are looked up
+/// in hash tables, never in lists or chains of scopes.
 enum XMLDocumentParser {
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
+    /// How deeply elements may nest (a WebDAV body needs five or six levels).
     static let maximumDepth = 64
+    /// How many attributes, namespace declarations included, one element
+    /// may carry (WebDAV clients send a handful).
+    static let maximumAttributes = 100
 
     static func parse(_ bytes: [UInt8]) throws(XMLParseError) -> XMLElement {
         var parser = Parser(bytes: bytes)
@@ -71,8 +77,10 @@ enum XMLDocumentParser {
     private struct Parser {
         let bytes: [UInt8]
         var position = 0
-        /// In-scope prefix bindings, innermost last (`""` is the default namespace).
-        var scopes: [[String: String]] = [["xml": XMLDocumentParser.xmlNamespace, "": ""]]
+        /// The namespace each prefix is bound to, innermost binding last
+        /// (`""` is the default namespace): a lookup is one hash, however
+        /// deep the element.
+        var bindings: [String: [String]] = ["xml": [XMLDocumentParser.xmlNamespace], "": [""]]
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -161,16 +169,22 @@ enum XMLDocumentParser {
             }
         }
 
-        func resolve(_ prefix: String) -> String? {
-            for scope in scopes.reversed() { if let uri = scope[prefix] { return uri } }
-            return nil
+        func resolve(_ prefix: String) -> String? { bindings[prefix]?.last }
+
+        /// An attribute's resolved name, to find one given twice.
+        struct ExpandedName: Hashable {
+            var namespace: String
+            var name: String
         }
 
         mutating func element(depth: Int) throws(XMLParseError) -> XMLElement {
-            guard depth < XMLDocumentParser.maximumDepth else { throw fail("elements nested too deeply") }
+            guard depth < XMLDocumentParser.maximumDepth else {
+                throw fail("elements nested more than \(XMLDocumentParser.maximumDepth) deep")
+            }
             position += 1  // <
             let qualified = try name()
             var rawAttributes: [(String, String)] = []
+            var rawNames = Set<String>()
             var selfClosing = false
             while true {
                 let hadSpace = peek().map(Parser.isSpace) ?? false
@@ -187,38 +201,49 @@ enum XMLDocumentParser {
                     break
                 }
                 guard hadSpace else { throw fail("attributes must be separated by spaces") }
+                guard rawAttributes.count < XMLDocumentParser.maximumAttributes else {
+                    throw fail(
+                        "<\(qualified)> has more than \(XMLDocumentParser.maximumAttributes) attributes and namespace declarations, the most one element may have"
+                    )
+                }
                 let attributeName = try name()
                 skipSpace()
                 guard peek() == UInt8(ascii: "=") else { throw fail("'=' expected after \(attributeName)") }
                 position += 1
                 skipSpace()
                 let value = try quoted()
-                if rawAttributes.contains(where: { $0.0 == attributeName }) {
+                guard rawNames.insert(attributeName).inserted else {
                     throw fail("attribute \(attributeName) given twice")
                 }
                 rawAttributes.append((attributeName, value))
             }
             // Namespace declarations first, then names resolved in the new scope.
-            var scope: [String: String] = [:]
-            var attributes: [XMLElement.Attribute] = []
+            var declared: [String] = []
+            defer {
+                for prefix in declared { bindings[prefix]?.removeLast() }
+            }
             for (attributeName, value) in rawAttributes {
+                let prefix: String
                 if attributeName == "xmlns" {
-                    scope[""] = value
-                } else if attributeName.hasPrefix("xmlns:") {
-                    let prefix = String(attributeName.dropFirst(6))
-                    guard !prefix.isEmpty, !prefix.contains(":") else {
+                    prefix = ""
+                } else if attributeName.utf8.starts(with: "xmlns:".utf8) {
+                    prefix = String(attributeName.dropFirst(6))
+                    guard !prefix.isEmpty, !prefix.utf8.contains(UInt8(ascii: ":")) else {
                         throw fail("a bad namespace prefix \(attributeName)")
                     }
                     guard !value.isEmpty else {
                         throw fail("the namespace prefix '\(prefix)' is bound to an empty name")
                     }
-                    scope[prefix] = value
+                } else {
+                    continue
                 }
+                bindings[prefix, default: []].append(value)
+                declared.append(prefix)
             }
-            scopes.append(scope)
-            defer { scopes.removeLast() }
+            var attributes: [XMLElement.Attribute] = []
+            var expandedNames = Set<ExpandedName>()
             for (attributeName, value) in rawAttributes
-            where attributeName != "xmlns" && !attributeName.hasPrefix("xmlns:") {
+            where attributeName != "xmlns" && !attributeName.utf8.starts(with: "xmlns:".utf8) {
                 guard let (prefix, local) = Parser.split(attributeName) else {
                     throw fail("a bad attribute name \(attributeName)")
                 }
@@ -227,7 +252,7 @@ enum XMLDocumentParser {
                     guard let uri = resolve(prefix) else { throw fail("the prefix '\(prefix)' is not declared") }
                     namespace = uri
                 }
-                if attributes.contains(where: { $0.namespace == namespace && $0.name == local }) {
+                guard expandedNames.insert(ExpandedName(namespace: namespace, name: local)).inserted else {
                     throw fail("attribute \(attributeName) given twice")
                 }
                 attributes.append(.init(namespace: namespace, name: local, value: value))
@@ -241,7 +266,7 @@ enum XMLDocumentParser {
                 guard !text.isEmpty else { return }
                 guard let string = String(validating: text, as: UTF8.self) else { throw fail("text that is not UTF-8") }
                 element.children.append(.text(string))
-                text.removeAll()
+                text.removeAll(keepingCapacity: true)
             }
             while true {
                 guard let byte = peek() else { throw fail("<\(qualified)> is not closed") }

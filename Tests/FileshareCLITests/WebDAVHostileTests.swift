@@ -1,0 +1,176 @@
+import FileshareTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// `fileshare serve`'s WebDAV face against hostile requests from accounts
+/// of a users file (the security review of issue #31): an admin, alice
+/// (write on `Alice` only), a reader (read everywhere) and a drop box user.
+@Suite("WebDAV against hostile clients", .timeLimit(.minutes(10)))
+struct WebDAVHostileTests {
+    static let password = "Pa55-w0rd-long"
+
+    /// A share with four accounts, served.
+    struct Share {
+        let folder: TemporaryFolder
+        let root: String
+        let users: String
+        var serve: CommandProcess
+        var url: String
+        var dav: String { url + "dav/" }
+
+        /// Makes the accounts and the folders `Alice`, `Other`, `Drop`;
+        /// `prepare` puts files in the share before the server starts.
+        init(prepare: (String) throws -> Void = { _ in }) async throws {
+            folder = try TemporaryFolder()
+            root = folder.path + "/share"
+            users = folder.path + "/users.json"
+            for name in ["Alice", "Other", "Drop"] {
+                try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true)
+            }
+            try prepare(root)
+            for arguments in [
+                ["add", "admin", "--admin"], ["add", "alice"], ["add", "reader"], ["add", "dropper"],
+                ["grant", "alice", "Alice", "write"], ["grant", "reader", "/", "read"],
+                ["grant", "dropper", "Drop", "upload"],
+            ] {
+                let run = try await UsersCommandTests.run(
+                    arguments, users: users, input: WebDAVHostileTests.password + "\n")
+                try #require(run.status == 0, "\(arguments): \(run)")
+            }
+            (serve, url) = try await Self.start(root: root, users: users)
+        }
+
+        static func start(root: String, users: String) async throws -> (CommandProcess, String) {
+            let serve = try CommandProcess(["serve", root, "--port", "0", "--users", users])
+            let started = await serve.waitForLine { $0.hasPrefix("Serving ") }
+            try #require(started, "fileshare serve did not start: \(serve.errorOutput)")
+            return (serve, String(serve.lines.first?.split(separator: " ").last ?? ""))
+        }
+
+        /// Kills the server (no chance to tidy up), calls `meanwhile`, and
+        /// starts another on the same folder.
+        mutating func killAndRestart(meanwhile: () throws -> Void = {}) async throws {
+            serve.send(SIGKILL)
+            _ = await serve.exitStatus()
+            try meanwhile()
+            (serve, url) = try await Self.start(root: root, users: users)
+        }
+
+        /// One request as `user` to `/dav/` + `path`.
+        func request(
+            _ user: String, _ method: String, _ path: String, headers: [String] = [], body: String? = nil,
+            bodyFile: String? = nil
+        ) async throws -> CurlResponse {
+            var arguments = ["-u", user + ":" + WebDAVHostileTests.password, "-X", method]
+            for header in headers { arguments += ["-H", header] }
+            if let body { arguments += ["--data-binary", body] }
+            if let bodyFile { arguments += ["--data-binary", "@" + bodyFile] }
+            return try await curlResponse(arguments + [dav + path])
+        }
+
+        /// Many requests as `user` on one connection (one curl): the status of each.
+        func statuses(
+            _ user: String, _ requests: [(method: String, path: String, headers: [String], bodyFile: String?)]
+        )
+            async throws -> [Int]
+        {
+            var config = ""
+            func quoted(_ text: String) -> String {
+                "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                    + "\""
+            }
+            for (index, request) in requests.enumerated() {
+                if index > 0 { config += "next\n" }
+                config += "url = \(quoted(dav + request.path))\nrequest = \(quoted(request.method))\n"
+                config += "user = \(quoted(user + ":" + WebDAVHostileTests.password))\n"
+                for header in request.headers { config += "header = \(quoted(header))\n" }
+                if let bodyFile = request.bodyFile { config += "data-binary = \(quoted("@" + bodyFile))\n" }
+                config += "output = \"/dev/null\"\nwrite-out = \"%{http_code}\\n\"\nsilent\n"
+            }
+            let file = folder.path + "/curl-\(UUID().uuidString).conf"
+            try config.write(toFile: file, atomically: false, encoding: .utf8)
+            let run = try CommandProcess(
+                ["--max-time", "120", "-K", file], executable: "/usr/bin/curl", input: .text(""))
+            _ = await run.exitStatus(timeout: .seconds(180))
+            return run.lines.compactMap { Int($0) }
+        }
+    }
+
+    static let lockInfo = """
+        <?xml version="1.0" encoding="utf-8" ?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope>\
+        <D:locktype><D:write/></D:locktype><D:owner><D:href>tester</D:href></D:owner></D:lockinfo>
+        """
+    static let lockHeaders = ["Content-Type: text/xml", "Depth: 0", "Timeout: Second-3600"]
+
+    /// Whether `body` is a well-formed XML document (libxml2 says so).
+    static func isWellFormedXML(_ body: String) -> Bool {
+        let parser = XMLParser(data: Data(body.utf8))
+        return parser.parse()
+    }
+
+    // MARK: 1. XML bodies
+
+    /// A PROPFIND body of about `size` bytes whose root element carries
+    /// many attributes, or many namespace declarations.
+    static func wideBody(size: Int, namespaces: Bool) -> String {
+        var body = "<?xml version=\"1.0\"?><D:propfind xmlns:D=\"DAV:\""
+        var index = 0
+        while body.utf8.count < size {
+            body += namespaces ? " xmlns:p\(index)=\"urn:\(index)\"" : " a\(index)=\"\(index)\""
+            index += 1
+        }
+        return body + "><D:prop><D:displayname/></D:prop></D:propfind>"
+    }
+
+    @Test(
+        "500 KiB PROPFIND bodies of attributes or namespace declarations are a 400 naming the limit; another user's listing is answered meanwhile"
+    )
+    func wideXMLBodies() async throws {
+        try await MachineSettings.shared {
+            let share = try await Share { root in
+                for index in 0..<50 {
+                    try "x".write(toFile: root + "/Alice/f\(index).txt", atomically: false, encoding: .utf8)
+                }
+            }
+            defer { share.serve.send(SIGKILL) }
+            var files: [String] = []
+            for namespaces in [false, true] {
+                let file = share.folder.path + "/wide-\(namespaces).xml"
+                try Self.wideBody(size: 500 * 1024, namespaces: namespaces).write(
+                    toFile: file, atomically: false, encoding: .utf8)
+                files.append(file)
+            }
+            // The reader sends both at once, twice; alice lists her folder meanwhile.
+            async let hostile: [CurlResponse] = withThrowingTaskGroup(of: CurlResponse.self) { group in
+                for file in files + files {
+                    group.addTask {
+                        try await share.request(
+                            "reader", "PROPFIND", "Alice/", headers: ["Depth: 0", "Content-Type: text/xml"],
+                            bodyFile: file)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let listing = try await share.request("alice", "PROPFIND", "Alice/", headers: ["Depth: 1"])
+            #expect(listing.status == 207, "\(listing.status) \(listing.body.prefix(300))")
+            #expect(listing.body.contains("f49.txt"))
+            for response in try await hostile {
+                #expect(response.status == 400, "\(response.status) \(response.body.prefix(300))")
+                #expect(response.body.contains("more than 100"), "the limit is named: \(response.body.prefix(300))")
+            }
+            // A body under the limits is still read.
+            let small = try await share.request(
+                "reader", "PROPFIND", "Alice/", headers: ["Depth: 0"],
+                body: "<D:propfind xmlns:D=\"DAV:\" xmlns:a=\"urn:a\" a:x=\"1\"><D:prop><a:y/></D:prop></D:propfind>")
+            #expect(small.status == 207, "\(small.status) \(small.body)")
+        }
+    }
+}
