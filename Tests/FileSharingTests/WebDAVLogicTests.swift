@@ -1,4 +1,6 @@
+import FileshareTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FileSharing
@@ -217,13 +219,121 @@ struct WebDAVLogicTests {
         let live = try lock("opaquelocktoken:a", "docs/a b", now: 5_000_000_000, seconds: 100)
         var ended = try lock("opaquelocktoken:b", "x", now: 5_000_000_000, seconds: 10)
         ended.owner = "<D:owner xmlns:D=\"DAV:\">alice</D:owner>"
-        let data = FileLockStore.encode([live, ended], monotonicNow: 5_000_000_000, wallNow: 1_000_000)
+        var json = JSONBytes(capacity: 256)
+        for kept in [live, ended] {
+            FileLockStore.Journal.encodePut(kept, monotonicNow: 5_000_000_000, wallNow: 1_000_000, into: &json)
+        }
         // Read 30 seconds later by a process whose monotonic clock started anew.
-        let back = FileLockStore.decode(data, monotonicNow: 0, wallNow: 1_000_030)
+        let back = FileLockStore.Journal.decode(json.bytes, monotonicNow: 0, wallNow: 1_000_030)
         #expect(back.map(\.token) == ["opaquelocktoken:a"])
         #expect(back.first?.root == live.root && back.first?.isDeep == true && back.first?.timeout == 100)
         #expect(back.first?.expires == 70_000_000_000)
-        #expect(FileLockStore.decode(Data("not json".utf8), monotonicNow: 0, wallNow: 0).isEmpty)
+        #expect(FileLockStore.Journal.decode(Array("not json".utf8), monotonicNow: 0, wallNow: 0).isEmpty)
+        // The whole-table file of earlier versions is read too.
+        let earlier =
+            #"{"locks":[{"deep":true,"ends":1000100,"exclusive":true,"root":"docs","timeout":100,"token":"t"}],"version":1}"#
+        #expect(
+            FileLockStore.Journal.decode(Array(earlier.utf8), monotonicNow: 0, wallNow: 1_000_000).map(\.token) == ["t"]
+        )
+    }
+
+    @Test(
+        "the journal: a record a change, the last one for a token wins, a torn line is left out, read twice it is the same"
+    )
+    func journal() throws {
+        let a = try lock("a", "docs", now: 0, seconds: 100), b = try lock("b", "x", now: 0, seconds: 100)
+        var refreshed = a
+        refreshed.timeout = 500
+        refreshed.expires = 500_000_000_000
+        var json = JSONBytes(capacity: 256)
+        FileLockStore.Journal.encodePut(a, monotonicNow: 0, wallNow: 1_000, into: &json)
+        FileLockStore.Journal.encodePut(b, monotonicNow: 0, wallNow: 1_000, into: &json)
+        FileLockStore.Journal.encodeDrop("b", into: &json)
+        FileLockStore.Journal.encodePut(refreshed, monotonicNow: 0, wallNow: 1_000, into: &json)
+        let whole = json.bytes
+        let read = FileLockStore.Journal.decode(whole, monotonicNow: 0, wallNow: 1_000)
+        #expect(read.map(\.token) == ["a"] && read.first?.timeout == 500)
+        // Killed in the middle of a record: every whole line still counts.
+        var next = JSONBytes(capacity: 256)
+        FileLockStore.Journal.encodePut(
+            try lock("c", "y", now: 0, seconds: 100), monotonicNow: 0, wallNow: 1_000, into: &next)
+        for cut in 1..<next.bytes.count {
+            let torn = whole + next.bytes[..<cut]
+            #expect(FileLockStore.Journal.decode(torn, monotonicNow: 0, wallNow: 1_000).map(\.token) == ["a"])
+        }
+        #expect(FileLockStore.Journal.decode(whole + next.bytes, monotonicNow: 0, wallNow: 1_000).count == 2)
+        // A rewrite cut short after its rename: the old lines read again over it change nothing.
+        #expect(FileLockStore.Journal.decode(whole + whole, monotonicNow: 0, wallNow: 1_000).map(\.timeout) == [500])
+    }
+
+    @Test(
+        "a store's file: restarted after a torn record, the locks are there; rewritten so it stays near the locks held")
+    func journalFile() throws {
+        let folder = try TemporaryFolder()
+        let path = folder("locks.json")
+        let clock = Mutex<Int64>(0)
+        let now: @Sendable () -> Int64 = { clock.withLock { $0 } }
+        let store = FileLockStore(persistencePath: path, now: now, wallNow: { 1_000 })
+        for index in 0..<50 {
+            let added = store.changing { table, now in
+                table.add(try! self.lock("t\(index)", "f\(index)", now: now), now: now)
+            }
+            #expect(added.1.count == index + 1)
+        }
+        // 5,000 refreshes and unlocks of ten locks: the file is rewritten, never much more than the locks held.
+        for round in 0..<500 {
+            for index in 0..<10 {
+                _ = store.changing { table, now in
+                    table.refresh(
+                        token: "t\(index)", path: try! SharePath(plain: "f\(index)"), timeout: 60 + Int64(round),
+                        now: now)
+                }
+            }
+        }
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count
+        #expect(lines <= FileLockStore.Journal.minimumRecordsBeforeRewrite + 10, "\(lines) lines for 50 locks")
+        // A crash in the middle of a record.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"put":{"token":"torn","ro"#.utf8))
+        try handle.close()
+        let restarted = FileLockStore(persistencePath: path, now: now, wallNow: { 1_010 })
+        let tokens = restarted.reading { table, _ in Set(table.locks.keys) }
+        #expect(tokens == Set((0..<50).map { "t\($0)" }))
+        #expect(restarted.reading { table, _ in table.locks["t3"]?.timeout } == 559)
+        // The torn line is gone with the rewrite at start: the next records are whole lines.
+        _ = restarted.changing { table, now in table.unlock(token: "t0", path: try! SharePath(plain: "f0"), now: now) }
+        let again = FileLockStore(persistencePath: path, now: now, wallNow: { 1_010 })
+        #expect(again.reading { table, _ in table.locks.count } == 49)
+    }
+
+    @Test("at most `capacityPerUser` locks of one user; others still lock; an unlock or an end makes room")
+    func capacityPerUser() throws {
+        var table = DAVLockTable(capacityPerUser: 3)
+        func userLock(_ token: String, _ user: String?, seconds: Int64 = 60) throws -> DAVLock {
+            var made = try lock(token, token, seconds: seconds)
+            made.user = user
+            return made
+        }
+        for index in 0..<3 { #expect(table.add(try userLock("a\(index)", "alice"), now: 0) != .fullForUser) }
+        #expect(table.add(try userLock("a3", "alice"), now: 0) == .fullForUser)
+        #expect(table.add(try userLock("b0", "bob"), now: 0) == .locked(try userLock("b0", "bob")))
+        #expect(table.add(try userLock("n0", nil), now: 0) == .locked(try userLock("n0", nil)))
+        #expect(table.count(of: "alice") == 3 && table.count(of: "bob") == 1)
+        _ = table.unlock(token: "a0", path: try SharePath(plain: "a0"), now: 0)
+        #expect(table.add(try userLock("a3", "alice"), now: 0) == .locked(try userLock("a3", "alice")))
+        // A refresh is no new lock.
+        #expect(table.refresh(token: "a3", path: try SharePath(plain: "a3"), timeout: 10, now: 0) != nil)
+        #expect(table.count(of: "alice") == 3)
+        // Ended locks make room at once, before the round of expiry.
+        var ending = DAVLockTable(capacityPerUser: 1)
+        _ = ending.add(try userLock("e0", "alice", seconds: 1), now: 0)
+        #expect(ending.add(try userLock("e1", "alice"), now: 2_000_000_000) == .locked(try userLock("e1", "alice")))
+        // Every change is told, once.
+        #expect(ending.takeChanges() == ["e0", "e1"] && ending.takeChanges().isEmpty)
+        // Read back from a store, the counts are the same.
+        var reread = DAVLockTable(capacityPerUser: 3, locks: Array(table.locks.values))
+        #expect(reread.count(of: "alice") == 3 && reread.takeChanges().isEmpty)
     }
 
     // MARK: Bounds of XML bodies

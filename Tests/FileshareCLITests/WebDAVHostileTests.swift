@@ -173,4 +173,70 @@ struct WebDAVHostileTests {
             #expect(small.status == 207, "\(small.status) \(small.body)")
         }
     }
+
+    // MARK: 2. Locks
+
+    @Test(
+        "a user holds at most 1,000 locks (507); a LOCK writes what one lock costs; locks survive kill -9 and a torn record"
+    )
+    func lockCapAndJournal() async throws {
+        try await MachineSettings.shared {
+            var share = try await Share { root in
+                for index in 0...1000 {
+                    try "x".write(toFile: root + "/Alice/f\(index).txt", atomically: false, encoding: .utf8)
+                }
+                for index in 0..<20 {
+                    try "x".write(toFile: root + "/Other/o\(index).txt", atomically: false, encoding: .utf8)
+                }
+            }
+            defer { share.serve.send(SIGKILL) }
+            let lockInfo = share.folder.path + "/lockinfo.xml"
+            try Self.lockInfo.write(toFile: lockInfo, atomically: false, encoding: .utf8)
+            let granted = try await share.statuses(
+                "alice", (0..<1000).map { ("LOCK", "Alice/f\($0).txt", Self.lockHeaders, lockInfo) })
+            #expect(granted.count == 1000 && granted.allSatisfy { $0 == 200 }, "\(Set(granted))")
+            let over = try await share.request(
+                "alice", "LOCK", "Alice/f1000.txt", headers: Self.lockHeaders, body: Self.lockInfo)
+            #expect(over.status == 507, "\(over.status) \(over.body)")
+            #expect(over.body.contains("1,000 locks"), "\(over.body)")
+            // Other users are not held back by alice's locks.
+            let pid = share.serve.processIdentifier
+            let before = try Self.bytesWritten(by: pid)
+            let others = try await share.statuses(
+                "admin", (0..<10).map { ("LOCK", "Other/o\($0).txt", Self.lockHeaders, lockInfo) })
+            let after = try Self.bytesWritten(by: pid)
+            #expect(others == Array(repeating: 200, count: 10), "\(others)")
+            // Ten locks among a thousand: a record each (and an audit line), not the whole table each time
+            // (about 250 KiB apiece before). 64 KiB leaves room for the records, the audit and the log.
+            print("bytes written for 10 LOCKs beside 1,000 locks: \(after - before)")
+            #expect(after - before < 64 * 1024, "\(after - before) bytes written for 10 LOCKs")
+
+            // Killed, with a record torn in the middle of its write: the other locks are all there.
+            let journal = share.root + "/.fileshare/dav-locks.json"
+            try await share.killAndRestart {
+                let handle = try #require(FileHandle(forWritingAtPath: journal))
+                try handle.seekToEnd()
+                try handle.write(contentsOf: Data("{\"put\":{\"token\":\"opaquelocktoken:torn\",\"ro".utf8))
+                try handle.close()
+            }
+            let blocked = try await share.statuses(
+                "alice", [0, 500, 999].map { ("PUT", "Alice/f\($0).txt", [], lockInfo) })
+            #expect(blocked == [423, 423, 423], "alice's locks survived: \(blocked)")
+            let stillOver = try await share.request(
+                "alice", "LOCK", "Alice/f1000.txt", headers: Self.lockHeaders, body: Self.lockInfo)
+            #expect(stillOver.status == 507, "the cap holds after a restart: \(stillOver.status)")
+            let otherLock = try await share.request("admin", "PUT", "Other/o3.txt", body: "y")
+            #expect(otherLock.status == 423, "the admin's lock survived: \(otherLock.status)")
+            let next = try await share.request(
+                "admin", "LOCK", "Other/o15.txt", headers: Self.lockHeaders, body: Self.lockInfo)
+            #expect(next.status == 200, "a lock after the torn record: \(next.status) \(next.body)")
+        }
+    }
+
+    /// Bytes the process has handed to `write` and its kin so far (`/proc/PID/io`).
+    static func bytesWritten(by pid: Int32) throws -> Int {
+        let text = try String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)
+        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("wchar:") })
+        return try #require(Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces)))
+    }
 }
