@@ -239,4 +239,45 @@ struct WebDAVHostileTests {
         let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("wchar:") })
         return try #require(Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces)))
     }
+
+    // MARK: 3. Finder's files
+
+    @Test("COPY and MOVE of Finder's ._ files check the destination's rights and tell nothing of what is there")
+    func clientMetadataDestinations() async throws {
+        try await MachineSettings.shared {
+            let share = try await Share()
+            defer { share.serve.send(SIGKILL) }
+            #expect(try await share.request("admin", "PUT", "Other/._admins", body: "admin's").status == 201)
+            #expect(try await share.request("alice", "PUT", "Alice/._mine", body: "alice's").status == 201)
+            let destination = share.dav + "Other/._admins"
+            for method in ["COPY", "MOVE"] {
+                let overwrite = try await share.request(
+                    "alice", method, "Alice/._mine", headers: ["Destination: \(destination)", "Overwrite: T"])
+                #expect(overwrite.status == 404, "\(method) over the admin's: \(overwrite.status) \(overwrite.body)")
+            }
+            let kept = try await share.request("admin", "GET", "Other/._admins")
+            #expect(kept.status == 200 && kept.body == "admin's", "\(kept.status) \(kept.body)")
+            #expect(try await share.request("alice", "GET", "Alice/._mine").body == "alice's")
+            // Taken or free, a destination alice cannot see answers the same.
+            var answers: [String: Int] = [:]
+            for name in ["._admins", "._nothing"] {
+                let response = try await share.request(
+                    "alice", "COPY", "Alice/._mine",
+                    headers: ["Destination: \(share.dav)Other/\(name)", "Overwrite: F"])
+                answers[name] = response.status
+            }
+            #expect(answers["._admins"] == answers["._nothing"], "\(answers)")
+            // The reader sees Other but may not write there; the drop box user may not write Finder's files into it.
+            let reader = try await share.request(
+                "reader", "COPY", "Other/._admins", headers: ["Destination: \(share.dav)Other/._copy"])
+            #expect(reader.status == 403, "\(reader.status) \(reader.body)")
+            let dropper = try await share.request(
+                "dropper", "COPY", "Other/._admins", headers: ["Destination: \(share.dav)Drop/._copy"])
+            #expect(dropper.status == 404 || dropper.status == 403, "\(dropper.status) \(dropper.body)")
+            // Alice's own folder still works, both ways.
+            let own = try await share.request(
+                "alice", "COPY", "Alice/._mine", headers: ["Destination: \(share.dav)Alice/._copy"])
+            #expect(own.status == 201, "\(own.status) \(own.body)")
+        }
+    }
 }
