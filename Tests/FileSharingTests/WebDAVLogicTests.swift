@@ -365,6 +365,30 @@ struct WebDAVLogicTests {
         }
     }
 
+    @Test(
+        "characters XML cannot carry are refused, raw or as references; written text has them as U+FFFD",
+        arguments: [
+            "<a>\u{01}</a>", "<a b=\"\u{1F}\"/>", "<a>&#1;</a>", "<a>&#xFFFE;</a>", "<a>\u{FFFF}</a>",
+            "<a><!--\u{08}--></a>",
+        ])
+    func forbiddenCharacters(document: String) {
+        #expect(throws: XMLParseError.self) { try XMLDocumentParser.parse(Array(document.utf8)) }
+    }
+
+    @Test("the writer keeps every document well-formed: controls, U+FFFE and U+FFFF become U+FFFD")
+    func writerReplacesControls() throws {
+        var writer = XMLWriter(declaration: false)
+        writer.raw("<a>")
+        writer.text("ctl\u{01}\u{1B}[31m\t\n\r&<>\"\u{FFFE}\u{FFFF}\u{FFFD}\u{EFFF}é")
+        writer.raw("</a>")
+        let written = String(decoding: writer.bytes, as: UTF8.self)
+        #expect(
+            written == "<a>ctl\u{FFFD}\u{FFFD}[31m\t\n&#13;&amp;&lt;&gt;&quot;\u{FFFD}\u{FFFD}\u{FFFD}\u{EFFF}é</a>")
+        #expect(
+            try XMLDocumentParser.parse(writer.bytes).text
+                == "ctl\u{FFFD}\u{FFFD}[31m\t\n\r&<>\"\u{FFFD}\u{FFFD}\u{FFFD}\u{EFFF}é")
+    }
+
     /// Times `body` once (a measurement printed, not a bound: see the commit).
     private func measure(_ what: String, _ body: () throws -> Void) rethrows {
         let clock = ContinuousClock()

@@ -280,4 +280,59 @@ struct WebDAVHostileTests {
             #expect(own.status == 201, "\(own.status) \(own.body)")
         }
     }
+
+    // MARK: 4. Names XML cannot carry
+
+    @Test("names with control characters or bytes that are not UTF-8: every PROPFIND answer is well-formed XML")
+    func controlCharacterNames() async throws {
+        try await MachineSettings.shared {
+            let share = try await Share { root in
+                try "x".write(toFile: root + "/Alice/ctl\u{01}.txt", atomically: false, encoding: .utf8)
+                try "x".write(toFile: root + "/Alice/tab\there\u{1B}[31m.txt", atomically: false, encoding: .utf8)
+                try "x".write(toFile: root + "/Alice/plain.txt", atomically: false, encoding: .utf8)
+                // A name that is not UTF-8 (Latin-1 é), made with the bytes themselves.
+                var bytes = Array((root + "/Alice/caf").utf8) + [0xE9] + Array(".txt".utf8) + [0]
+                let fd = bytes.withUnsafeMutableBufferPointer { buffer in
+                    buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                        open($0, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+                    }
+                }
+                #expect(fd >= 0)
+                close(fd)
+            }
+            defer { share.serve.send(SIGKILL) }
+            for body in [
+                nil, "<D:propfind xmlns:D=\"DAV:\"><D:propname/></D:propfind>",
+                "<D:propfind xmlns:D=\"DAV:\"><D:prop><D:displayname/><D:getcontenttype/></D:prop></D:propfind>",
+            ] {
+                let listing = try await share.request("alice", "PROPFIND", "Alice/", headers: ["Depth: 1"], body: body)
+                #expect(listing.status == 207)
+                #expect(Self.isWellFormedXML(listing.body), "well-formed: \(listing.body)")
+                #expect(listing.body.contains("plain.txt"))
+                if body == nil {
+                    #expect(
+                        listing.body.contains("/dav/Alice/ctl%01.txt"), "the href carries the name: \(listing.body)")
+                    #expect(listing.body.contains("<D:displayname>ctl\u{FFFD}.txt</D:displayname>"))
+                }
+            }
+            let alone = try await share.request("alice", "PROPFIND", "Alice/ctl%01.txt", headers: ["Depth: 0"])
+            #expect(alone.status == 207 && Self.isWellFormedXML(alone.body), "\(alone.body)")
+            #expect(try await share.request("alice", "GET", "Alice/ctl%01.txt").body == "x")
+            // A lock's answer and a refusal naming it are XML too.
+            let locked = try await share.request(
+                "alice", "LOCK", "Alice/ctl%01.txt", headers: Self.lockHeaders, body: Self.lockInfo)
+            #expect(locked.status == 200 && Self.isWellFormedXML(locked.body), "\(locked.body)")
+            let refused = try await share.request("alice", "PUT", "Alice/ctl%01.txt", body: "y")
+            #expect(refused.status == 423 && Self.isWellFormedXML(refused.body), "\(refused.body)")
+            // A property value XML cannot carry is refused rather than kept (it would spoil every answer).
+            let proppatch = try await share.request(
+                "alice", "PROPPATCH", "Alice/plain.txt",
+                body:
+                    "<D:propertyupdate xmlns:D=\"DAV:\"><D:set><D:prop><x xmlns=\"urn:x\">a&#1;b</x></D:prop></D:set></D:propertyupdate>"
+            )
+            #expect(proppatch.status == 400, "\(proppatch.status) \(proppatch.body)")
+            let after = try await share.request("alice", "PROPFIND", "Alice/plain.txt", headers: ["Depth: 0"])
+            #expect(Self.isWellFormedXML(after.body), "\(after.body)")
+        }
+    }
 }

@@ -70,8 +70,33 @@ enum XMLDocumentParser {
     static let maximumAttributes = 100
 
     static func parse(_ bytes: [UInt8]) throws(XMLParseError) -> XMLElement {
+        try checkCharacters(bytes)
         var parser = Parser(bytes: bytes)
         return try parser.document()
+    }
+
+    /// Refuses what XML 1.0 allows nowhere, not even escaped: the C0 controls
+    /// but tab, line feed and carriage return, and U+FFFE and U+FFFF. Kept,
+    /// such a character would make every later answer that shows it (a
+    /// property's value, a lock's owner) ill-formed.
+    static func checkCharacters(_ bytes: [UInt8]) throws(XMLParseError) {
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D {
+                throw XMLParseError(message: "a control character (\(byte)) XML does not allow", offset: index)
+            }
+            if byte == 0xEF && index + 2 < bytes.count && bytes[index + 1] == 0xBF && bytes[index + 2] >= 0xBE {
+                throw XMLParseError(message: "a character (U+FFFE or U+FFFF) XML does not allow", offset: index)
+            }
+        }
+    }
+
+    /// Whether XML 1.0 allows the character `value` (its production `Char`).
+    static func isCharacter(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x1_0000...0x10_FFFF: true
+        default: false
+        }
     }
 
     private struct Parser {
@@ -354,8 +379,11 @@ enum XMLDocumentParser {
                 } else if body.hasPrefix("#") {
                     value = UInt32(body.dropFirst(1))
                 }
-                guard let value, value != 0, let scalar = UnicodeScalar(value) else {
+                guard let value, let scalar = UnicodeScalar(value) else {
                     throw fail("an unknown reference &\(body);")
+                }
+                guard XMLDocumentParser.isCharacter(value) else {
+                    throw fail("&\(body); is a character XML does not allow")
                 }
                 return Array(String(Character(scalar)).utf8)
             }
@@ -380,24 +408,41 @@ struct XMLWriter {
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
-    /// Escaped text (also fit for attribute values).
+    /// Escaped text (also fit for attribute values). A character XML 1.0
+    /// cannot carry even escaped (a C0 control but tab and line feed,
+    /// U+FFFE, U+FFFF: a name on disk may hold one) is written as U+FFFD,
+    /// so the document stays well-formed whatever the text.
     mutating func text(_ text: String) {
         // Most text (names, types) has nothing to escape: appended whole.
         let utf8 = text.utf8
         if !utf8.contains(where: {
             $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"")
-                || $0 == UInt8(ascii: "\r")
+                || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0xEF
         }) {
             bytes.append(contentsOf: utf8)
             return
         }
-        for byte in utf8 {
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            utf8.formIndex(after: &index)
             switch byte {
             case UInt8(ascii: "&"): raw("&amp;")
             case UInt8(ascii: "<"): raw("&lt;")
             case UInt8(ascii: ">"): raw("&gt;")
             case UInt8(ascii: "\""): raw("&quot;")
             case UInt8(ascii: "\r"): raw("&#13;")
+            case 0x09, 0x0A: bytes.append(byte)
+            case 0..<0x20: raw("\u{FFFD}")
+            case 0xEF:
+                // U+FFFE and U+FFFF are EF BF BE and EF BF BF.
+                var rest = utf8[index...].prefix(2).makeIterator()
+                if rest.next() == 0xBF, let last = rest.next(), last >= 0xBE {
+                    raw("\u{FFFD}")
+                    utf8.formIndex(&index, offsetBy: 2)
+                } else {
+                    bytes.append(byte)
+                }
             default: bytes.append(byte)
             }
         }
