@@ -31,12 +31,13 @@ struct DAVLockStoreTests {
     ///   into a refusal; short where the test waits for the refusal.
     static func withStates(
         _ kind: Kind, count: Int = 1, timeLimit: Duration = .seconds(60),
+        capacityPerUser: Int = DAVLockTable.defaultCapacityPerUser,
         _ body: ([WebDAVState], PostgresServer?) async throws -> Void
     ) async throws {
         switch kind {
         case .file:
             let folder = try TemporaryFolder()
-            let store = FileLockStore(persistencePath: folder("locks.json"))
+            let store = FileLockStore(persistencePath: folder("locks.json"), capacityPerUser: capacityPerUser)
             try await body((0..<count).map { _ in WebDAVState(store: store) }, nil)
         case .postgres:
             try await withPostgres { server in
@@ -50,7 +51,8 @@ struct DAVLockStoreTests {
                     let states = databases.map {
                         WebDAVState(
                             store: PostgresLockStore(
-                                database: $0, folder: "folder-key", timeLimit: timeLimit, logger: logger))
+                                database: $0, folder: "folder-key", capacityPerUser: capacityPerUser,
+                                timeLimit: timeLimit, logger: logger))
                     }
                     try await body(states, server)
                 } catch {
@@ -128,6 +130,27 @@ struct DAVLockStoreTests {
             #expect(Self.isLocked(try await Self.add(state, "b", "docs/x")))
             try await state.removeLocks(under: docs)
             #expect(try await state.locks(coveringOrUnder: docs).isEmpty)
+        }
+    }
+
+    @Test("a user holds at most `capacityPerUser` locks, on every server of the folder", arguments: Kind.allCases)
+    func capacityPerUser(kind: Kind) async throws {
+        try await Self.withStates(kind, count: 2, capacityPerUser: 3) { states, _ in
+            // Alternating between the servers: each sees the locks the other took.
+            for index in 0..<3 {
+                #expect(Self.isLocked(try await Self.add(states[index % 2], "a\(index)", "f\(index)")))
+            }
+            for state in states { #expect(try await Self.add(state, "over", "g") == .fullForUser) }
+            // Another user is not held back.
+            let other = try await states[1].changingLocks { table, now in
+                var lock = Self.lock("b0", "g", now: now)
+                lock.user = "bob"
+                return table.add(lock, now: now)
+            }
+            #expect(Self.isLocked(other))
+            let path = try SharePath(plain: "f0")
+            _ = try await states[1].changingLocks { table, now in table.unlock(token: "a0", path: path, now: now) }
+            #expect(Self.isLocked(try await Self.add(states[0], "again", "h")))
         }
     }
 

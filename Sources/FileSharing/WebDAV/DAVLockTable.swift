@@ -11,6 +11,9 @@ struct DAVLock: Sendable, Equatable {
     var owner: String?
     /// Who took it (the authenticated user).
     var user: String?
+    /// The longest `owner` kept: a lock is held in memory and in the
+    /// journal, so 1,000 locks of a user take 4 MiB at most for their owners.
+    static let maximumOwnerBytes = 4096
     /// Seconds granted.
     var timeout: Int64
     /// When it ends, on the table's clock (nanoseconds).
@@ -28,6 +31,20 @@ struct DAVLock: Sendable, Equatable {
 struct DAVLockTable: Sendable {
     /// At most this many locks at once by default (a client looping on LOCK gets 503).
     static let defaultCapacity = 10_000
+    /// At most this many locks held by one user by default: Finder and
+    /// Windows lock a file before they save it, so one user holding every
+    /// lock of the table would stop everyone's saves.
+    static let defaultCapacityPerUser = 1_000
+    /// ``defaultCapacityPerUser`` as a person reads it ("1,000").
+    static var perUserLimitText: String {
+        let digits = Array(String(defaultCapacityPerUser))
+        var text = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { text.append(",") }
+            text.append(digit)
+        }
+        return text
+    }
     /// The longest lock granted, and the one granted when none is asked.
     static let maximumTimeout: Int64 = 24 * 3600
     static let defaultTimeout: Int64 = 3600
@@ -35,25 +52,68 @@ struct DAVLockTable: Sendable {
     private(set) var locks: [String: DAVLock] = [:]
     /// At most this many locks at once.
     let capacity: Int
+    /// At most this many locks taken by one user (those taken without
+    /// credentials count as one user's).
+    let capacityPerUser: Int
+    /// How many locks each user holds, kept with `locks`.
+    private var counts: [String?: Int] = [:]
+    /// The tokens of the locks added, changed or removed since the last
+    /// ``takeChanges()``: what a store must write, without comparing tables.
+    private var changed: Set<String> = []
 
-    init(capacity: Int = DAVLockTable.defaultCapacity) { self.capacity = capacity }
+    init(capacity: Int = DAVLockTable.defaultCapacity, capacityPerUser: Int = DAVLockTable.defaultCapacityPerUser) {
+        self.capacity = capacity
+        self.capacityPerUser = capacityPerUser
+    }
 
     /// A table holding `locks` (as a store read them), whatever their number.
-    init(capacity: Int = DAVLockTable.defaultCapacity, locks: [DAVLock]) {
-        self.capacity = capacity
-        for lock in locks { self.locks[lock.token] = lock }
+    init(
+        capacity: Int = DAVLockTable.defaultCapacity, capacityPerUser: Int = DAVLockTable.defaultCapacityPerUser,
+        locks: [DAVLock]
+    ) {
+        self.init(capacity: capacity, capacityPerUser: capacityPerUser)
+        for lock in locks { put(lock) }
+        changed = []
     }
 
     enum LockResult: Equatable {
         case locked(DAVLock)
         case conflict(DAVLock)
+        /// The table holds ``capacity`` locks.
         case full
+        /// The user holds ``capacityPerUser`` locks.
+        case fullForUser
+    }
+
+    /// How many locks `user` holds (ended ones too, until they are dropped).
+    func count(of user: String?) -> Int { counts[user] ?? 0 }
+
+    /// The tokens of the locks changed since the last call (each either in
+    /// ``locks`` now, or removed), and forgets them.
+    mutating func takeChanges() -> Set<String> {
+        defer { changed = [] }
+        return changed
+    }
+
+    /// Adds or replaces a lock, keeping the counts.
+    private mutating func put(_ lock: DAVLock) {
+        if let old = locks.updateValue(lock, forKey: lock.token) { counts[old.user, default: 1] -= 1 }
+        counts[lock.user, default: 0] += 1
+        changed.insert(lock.token)
+    }
+
+    /// Removes a lock, keeping the counts.
+    private mutating func remove(_ token: String) {
+        guard let old = locks.removeValue(forKey: token) else { return }
+        let left = (counts[old.user] ?? 1) - 1
+        counts[old.user] = left > 0 ? left : nil
+        changed.insert(token)
     }
 
     /// Drops the locks whose time is over; returns them.
     mutating func expire(now: Int64) -> [DAVLock] {
         let ended = locks.values.filter { $0.expires <= now }
-        for lock in ended { locks[lock.token] = nil }
+        for lock in ended { remove(lock.token) }
         return ended
     }
 
@@ -74,15 +134,21 @@ struct DAVLockTable: Sendable {
     }
 
     /// Adds a lock unless one that applies to the same resources conflicts:
-    /// an exclusive lock conflicts with any other, a shared one with exclusive ones.
+    /// an exclusive lock conflicts with any other, a shared one with exclusive
+    /// ones; or unless the table, or the lock's user, holds as many as allowed.
     mutating func add(_ lock: DAVLock, now: Int64) -> LockResult {
         let overlapping =
             lock.isDeep ? locks(coveringOrUnder: lock.root, now: now) : locks(covering: lock.root, now: now)
         if let conflict = overlapping.first(where: { lock.isExclusive || $0.isExclusive }) {
             return .conflict(conflict)
         }
+        if count(of: lock.user) >= capacityPerUser || locks.count >= capacity {
+            // Ended locks still count until the next round of expiry: dropped now, they make room.
+            _ = expire(now: now)
+        }
+        guard count(of: lock.user) < capacityPerUser else { return .fullForUser }
         guard locks.count < capacity else { return .full }
-        locks[lock.token] = lock
+        put(lock)
         return .locked(lock)
     }
 
@@ -91,20 +157,20 @@ struct DAVLockTable: Sendable {
         guard var lock = self.lock(token: token, now: now), lock.covers(path) else { return nil }
         lock.timeout = timeout
         lock.expires = now + timeout * 1_000_000_000
-        locks[token] = lock
+        put(lock)
         return lock
     }
 
     /// Removes a lock that applies to `path`.
     mutating func unlock(token: String, path: SharePath, now: Int64) -> DAVLock? {
         guard let lock = self.lock(token: token, now: now), lock.covers(path) else { return nil }
-        locks[token] = nil
+        remove(token)
         return lock
     }
 
     /// Removes the locks on `path` and under it (the resource was deleted or moved away).
     mutating func removeAll(under path: SharePath) {
-        for lock in locks.values where lock.root.isSame(asOrUnder: path) { locks[lock.token] = nil }
+        for lock in locks.values where lock.root.isSame(asOrUnder: path) { remove(lock.token) }
     }
 
     /// The locks that stop a change of `paths` by a request that submitted

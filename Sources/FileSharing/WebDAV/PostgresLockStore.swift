@@ -20,6 +20,9 @@ struct PostgresLockStore: DAVLockStore {
     /// The folder's key.
     let folder: String
     let capacity: Int
+    /// At most this many locks held by one user, on every server of the
+    /// folder: the table's rule, applied under the folder's advisory lock.
+    let capacityPerUser: Int
     let logger: Logger
     /// How long a caller waits for the database: its pool queues a request
     /// while it cannot connect, and a client is answered with a reason instead.
@@ -29,11 +32,13 @@ struct PostgresLockStore: DAVLockStore {
 
     init(
         database: Database, folder: String, capacity: Int = DAVLockTable.defaultCapacity,
+        capacityPerUser: Int = DAVLockTable.defaultCapacityPerUser,
         timeLimit: Duration = PostgresLockStore.defaultTimeLimit, logger: Logger
     ) {
         self.database = database
         self.folder = folder
         self.capacity = capacity
+        self.capacityPerUser = capacityPerUser
         self.timeLimit = timeLimit
         self.logger = logger
     }
@@ -47,7 +52,7 @@ struct PostgresLockStore: DAVLockStore {
                 try await Self.load(folder: folder, on: connection, logger: logger)
             }
         }
-        return body(DAVLockTable(capacity: capacity, locks: locks), now)
+        return body(DAVLockTable(capacity: capacity, capacityPerUser: capacityPerUser, locks: locks), now)
     }
 
     func changing<T: Sendable>(_ body: @escaping @Sendable (inout DAVLockTable, Int64) -> T)
@@ -55,7 +60,8 @@ struct PostgresLockStore: DAVLockStore {
             T, [String: DAVLock]
         )
     {
-        let (folder, logger, database, capacity) = (self.folder, self.logger, self.database, self.capacity)
+        let (folder, logger, database) = (self.folder, self.logger, self.database)
+        let (capacity, capacityPerUser) = (self.capacity, self.capacityPerUser)
         let deadline = ContinuousClock.now.advanced(by: timeLimit)
         return try await run("change the WebDAV locks") { () async throws(DatabaseError) in
             try await database.withTransaction(doing: "change the WebDAV locks") { connection in
@@ -66,7 +72,7 @@ struct PostgresLockStore: DAVLockStore {
                     "SELECT pg_advisory_xact_lock(hashtextextended('fileshare dav locks ' || \(folder), 0))",
                     logger: logger)
                 let (now, locks) = try await Self.load(folder: folder, on: connection, logger: logger)
-                var table = DAVLockTable(capacity: capacity, locks: locks)
+                var table = DAVLockTable(capacity: capacity, capacityPerUser: capacityPerUser, locks: locks)
                 let before = table.locks
                 let result = body(&table, now)
                 let after = table.locks

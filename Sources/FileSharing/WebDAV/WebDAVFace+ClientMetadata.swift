@@ -13,10 +13,12 @@ extension WebDAVFace {
     /// `SharedFolder.openClientMetadata`), never in the shared folder, never
     /// listed, never in the events. Locks on them are real locks.
     func davClientMetadata(_ path: SharePath, request: Request, context: ShareContext) async throws -> Response {
-        // Finder's files about an item go with the folder that holds it: read there to read them, write to write them.
+        // Finder's files about an item go with the folder that holds it: read
+        // there to read them (or copy them), write to write them. Asked
+        // before anything about the path is looked at on disk.
         switch request.method.rawValue {
         case "OPTIONS": break
-        case "GET", "HEAD", "PROPFIND": try core.authorize(.read, path.parent)
+        case "GET", "HEAD", "PROPFIND", "COPY": try core.authorize(.read, path.parent)
         default: try core.authorize(.change, path.parent)
         }
         switch request.method.rawValue {
@@ -79,6 +81,10 @@ extension WebDAVFace {
                 throw ShareError(
                     .forbidden, "Finder's metadata files are moved or copied only to names of the same kind")
             }
+            // The destination's folder must be one the requester may write,
+            // asked before the disk is: one they may not see answers as any
+            // path they may not see (404), whether a file is there or not.
+            try core.authorize(.change, destination.parent)
             let tokens = try await davConditions(request, path: path)
             try await davRequireTokens(
                 tokens, changing: request.method.rawValue == "MOVE" ? [path, destination] : [destination])

@@ -45,6 +45,11 @@ extension WebDAVFace {
         }
         let token = "opaquelocktoken:" + UUID().uuidString.lowercased()
         let owner = body.child("owner")?.serialized
+        // Kept with the lock, in memory and in the journal, for as long as it lasts.
+        if let owner, owner.utf8.count > DAVLock.maximumOwnerBytes {
+            throw ShareError(
+                .badRequest, "the lock's DAV:owner is longer than \(DAVLock.maximumOwnerBytes) bytes, the most kept")
+        }
         let user = context.user
         let exclusive = scope.isDAV("exclusive")
         // It ends on the store's clock (the database's, for several servers).
@@ -60,6 +65,15 @@ extension WebDAVFace {
         case .full:
             throw ShareError(
                 .serviceUnavailable, "too many locks are held (\(DAVLockTable.defaultCapacity)); try again later")
+        case .fullForUser:
+            // 507 as RFC 4918 (section 11.5) has it: the server cannot keep
+            // what the request needs, and the state is temporary (an UNLOCK,
+            // or a lock's end, makes room); RFC 4331 answers a user's quota so.
+            throw DAVError(
+                status: 507,
+                message:
+                    "you hold \(DAVLockTable.perUserLimitText) locks, the most one user may; unlock some (or let them end) and try again"
+            )
         case .locked(let granted):
             lock = granted
         }

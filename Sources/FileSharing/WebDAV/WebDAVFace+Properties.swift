@@ -47,16 +47,34 @@ enum PropfindRequest: Sendable, Equatable {
             throw ShareError(.badRequest, "a PROPFIND body must be a DAV:propfind element")
         }
         if let prop = body.child("prop") {
-            self = .some(prop.elements.map { PropertyName(namespace: $0.namespace, name: $0.name) })
+            self = .some(try PropfindRequest.names(prop))
         } else if body.child("allprop") != nil {
-            self = .all(
-                include: body.child("include")?.elements.map { PropertyName(namespace: $0.namespace, name: $0.name) }
-                    ?? [])
+            self = .all(include: try body.child("include").map(PropfindRequest.names) ?? [])
         } else if body.child("propname") != nil {
             self = .names
         } else {
             throw ShareError(.badRequest, "a DAV:propfind must hold DAV:prop, DAV:allprop or DAV:propname")
         }
+    }
+
+    /// The most properties one PROPFIND may name, and the bytes of their
+    /// names together: every item of the answer repeats each name (those
+    /// not found in a list of their own), so the answer to a folder of
+    /// 10,000 items grows by 10,000 times what is asked.
+    static let maximumNames = 100
+    static let maximumNameBytes = 8 * 1024
+
+    /// The property names in `element`; 400 past the limits.
+    private static func names(_ element: XMLElement) throws(ShareError) -> [PropertyName] {
+        let names = element.elements.map { PropertyName(namespace: $0.namespace, name: $0.name) }
+        let bytes = names.reduce(0) { $0 + $1.namespace.utf8.count + $1.name.utf8.count }
+        guard names.count <= maximumNames, bytes <= maximumNameBytes else {
+            throw ShareError(
+                .badRequest,
+                "a PROPFIND may name at most \(maximumNames) properties, of \(maximumNameBytes) bytes of names together"
+            )
+        }
+        return names
     }
 }
 

@@ -58,21 +58,54 @@ struct XMLParseError: Error, Sendable {
     var offset: Int
 }
 
-/// Parses a document into its root element.
+/// Parses a document into its root element, in time linear in its size:
+/// every start tag is bounded (``maximumAttributes``), names are looked up
+/// in hash tables, never in lists or chains of scopes.
 enum XMLDocumentParser {
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
+    /// How deeply elements may nest (a WebDAV body needs five or six levels).
     static let maximumDepth = 64
+    /// How many attributes, namespace declarations included, one element
+    /// may carry (WebDAV clients send a handful).
+    static let maximumAttributes = 100
 
     static func parse(_ bytes: [UInt8]) throws(XMLParseError) -> XMLElement {
+        try checkCharacters(bytes)
         var parser = Parser(bytes: bytes)
         return try parser.document()
+    }
+
+    /// Refuses what XML 1.0 allows nowhere, not even escaped: the C0 controls
+    /// but tab, line feed and carriage return, and U+FFFE and U+FFFF. Kept,
+    /// such a character would make every later answer that shows it (a
+    /// property's value, a lock's owner) ill-formed.
+    static func checkCharacters(_ bytes: [UInt8]) throws(XMLParseError) {
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D {
+                throw XMLParseError(message: "a control character (\(byte)) XML does not allow", offset: index)
+            }
+            if byte == 0xEF && index + 2 < bytes.count && bytes[index + 1] == 0xBF && bytes[index + 2] >= 0xBE {
+                throw XMLParseError(message: "a character (U+FFFE or U+FFFF) XML does not allow", offset: index)
+            }
+        }
+    }
+
+    /// Whether XML 1.0 allows the character `value` (its production `Char`).
+    static func isCharacter(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x1_0000...0x10_FFFF: true
+        default: false
+        }
     }
 
     private struct Parser {
         let bytes: [UInt8]
         var position = 0
-        /// In-scope prefix bindings, innermost last (`""` is the default namespace).
-        var scopes: [[String: String]] = [["xml": XMLDocumentParser.xmlNamespace, "": ""]]
+        /// The namespace each prefix is bound to, innermost binding last
+        /// (`""` is the default namespace): a lookup is one hash, however
+        /// deep the element.
+        var bindings: [String: [String]] = ["xml": [XMLDocumentParser.xmlNamespace], "": [""]]
 
         init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -161,16 +194,22 @@ enum XMLDocumentParser {
             }
         }
 
-        func resolve(_ prefix: String) -> String? {
-            for scope in scopes.reversed() { if let uri = scope[prefix] { return uri } }
-            return nil
+        func resolve(_ prefix: String) -> String? { bindings[prefix]?.last }
+
+        /// An attribute's resolved name, to find one given twice.
+        struct ExpandedName: Hashable {
+            var namespace: String
+            var name: String
         }
 
         mutating func element(depth: Int) throws(XMLParseError) -> XMLElement {
-            guard depth < XMLDocumentParser.maximumDepth else { throw fail("elements nested too deeply") }
+            guard depth < XMLDocumentParser.maximumDepth else {
+                throw fail("elements nested more than \(XMLDocumentParser.maximumDepth) deep")
+            }
             position += 1  // <
             let qualified = try name()
             var rawAttributes: [(String, String)] = []
+            var rawNames = Set<String>()
             var selfClosing = false
             while true {
                 let hadSpace = peek().map(Parser.isSpace) ?? false
@@ -187,38 +226,49 @@ enum XMLDocumentParser {
                     break
                 }
                 guard hadSpace else { throw fail("attributes must be separated by spaces") }
+                guard rawAttributes.count < XMLDocumentParser.maximumAttributes else {
+                    throw fail(
+                        "<\(qualified)> has more than \(XMLDocumentParser.maximumAttributes) attributes and namespace declarations, the most one element may have"
+                    )
+                }
                 let attributeName = try name()
                 skipSpace()
                 guard peek() == UInt8(ascii: "=") else { throw fail("'=' expected after \(attributeName)") }
                 position += 1
                 skipSpace()
                 let value = try quoted()
-                if rawAttributes.contains(where: { $0.0 == attributeName }) {
+                guard rawNames.insert(attributeName).inserted else {
                     throw fail("attribute \(attributeName) given twice")
                 }
                 rawAttributes.append((attributeName, value))
             }
             // Namespace declarations first, then names resolved in the new scope.
-            var scope: [String: String] = [:]
-            var attributes: [XMLElement.Attribute] = []
+            var declared: [String] = []
+            defer {
+                for prefix in declared { bindings[prefix]?.removeLast() }
+            }
             for (attributeName, value) in rawAttributes {
+                let prefix: String
                 if attributeName == "xmlns" {
-                    scope[""] = value
-                } else if attributeName.hasPrefix("xmlns:") {
-                    let prefix = String(attributeName.dropFirst(6))
-                    guard !prefix.isEmpty, !prefix.contains(":") else {
+                    prefix = ""
+                } else if attributeName.utf8.starts(with: "xmlns:".utf8) {
+                    prefix = String(attributeName.dropFirst(6))
+                    guard !prefix.isEmpty, !prefix.utf8.contains(UInt8(ascii: ":")) else {
                         throw fail("a bad namespace prefix \(attributeName)")
                     }
                     guard !value.isEmpty else {
                         throw fail("the namespace prefix '\(prefix)' is bound to an empty name")
                     }
-                    scope[prefix] = value
+                } else {
+                    continue
                 }
+                bindings[prefix, default: []].append(value)
+                declared.append(prefix)
             }
-            scopes.append(scope)
-            defer { scopes.removeLast() }
+            var attributes: [XMLElement.Attribute] = []
+            var expandedNames = Set<ExpandedName>()
             for (attributeName, value) in rawAttributes
-            where attributeName != "xmlns" && !attributeName.hasPrefix("xmlns:") {
+            where attributeName != "xmlns" && !attributeName.utf8.starts(with: "xmlns:".utf8) {
                 guard let (prefix, local) = Parser.split(attributeName) else {
                     throw fail("a bad attribute name \(attributeName)")
                 }
@@ -227,7 +277,7 @@ enum XMLDocumentParser {
                     guard let uri = resolve(prefix) else { throw fail("the prefix '\(prefix)' is not declared") }
                     namespace = uri
                 }
-                if attributes.contains(where: { $0.namespace == namespace && $0.name == local }) {
+                guard expandedNames.insert(ExpandedName(namespace: namespace, name: local)).inserted else {
                     throw fail("attribute \(attributeName) given twice")
                 }
                 attributes.append(.init(namespace: namespace, name: local, value: value))
@@ -241,7 +291,7 @@ enum XMLDocumentParser {
                 guard !text.isEmpty else { return }
                 guard let string = String(validating: text, as: UTF8.self) else { throw fail("text that is not UTF-8") }
                 element.children.append(.text(string))
-                text.removeAll()
+                text.removeAll(keepingCapacity: true)
             }
             while true {
                 guard let byte = peek() else { throw fail("<\(qualified)> is not closed") }
@@ -329,8 +379,11 @@ enum XMLDocumentParser {
                 } else if body.hasPrefix("#") {
                     value = UInt32(body.dropFirst(1))
                 }
-                guard let value, value != 0, let scalar = UnicodeScalar(value) else {
+                guard let value, let scalar = UnicodeScalar(value) else {
                     throw fail("an unknown reference &\(body);")
+                }
+                guard XMLDocumentParser.isCharacter(value) else {
+                    throw fail("&\(body); is a character XML does not allow")
                 }
                 return Array(String(Character(scalar)).utf8)
             }
@@ -355,24 +408,41 @@ struct XMLWriter {
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
-    /// Escaped text (also fit for attribute values).
+    /// Escaped text (also fit for attribute values). A character XML 1.0
+    /// cannot carry even escaped (a C0 control but tab and line feed,
+    /// U+FFFE, U+FFFF: a name on disk may hold one) is written as U+FFFD,
+    /// so the document stays well-formed whatever the text.
     mutating func text(_ text: String) {
         // Most text (names, types) has nothing to escape: appended whole.
         let utf8 = text.utf8
         if !utf8.contains(where: {
             $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"")
-                || $0 == UInt8(ascii: "\r")
+                || ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0xEF
         }) {
             bytes.append(contentsOf: utf8)
             return
         }
-        for byte in utf8 {
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            utf8.formIndex(after: &index)
             switch byte {
             case UInt8(ascii: "&"): raw("&amp;")
             case UInt8(ascii: "<"): raw("&lt;")
             case UInt8(ascii: ">"): raw("&gt;")
             case UInt8(ascii: "\""): raw("&quot;")
             case UInt8(ascii: "\r"): raw("&#13;")
+            case 0x09, 0x0A: bytes.append(byte)
+            case 0..<0x20: raw("\u{FFFD}")
+            case 0xEF:
+                // U+FFFE and U+FFFF are EF BF BE and EF BF BF.
+                var rest = utf8[index...].prefix(2).makeIterator()
+                if rest.next() == 0xBF, let last = rest.next(), last >= 0xBE {
+                    raw("\u{FFFD}")
+                    utf8.formIndex(&index, offsetBy: 2)
+                } else {
+                    bytes.append(byte)
+                }
             default: bytes.append(byte)
             }
         }
