@@ -51,8 +51,9 @@ extension WebDAVFace {
             return Response(
                 status: .ok,
                 headers: [
-                    .contentType: "application/octet-stream", .contentLength: String(metadata.size),
-                    .eTag: metadata.entityTag,
+                    // Whatever a client put there, a browser takes it for bytes, never a page.
+                    .contentType: "application/octet-stream", .xContentTypeOptions: "nosniff",
+                    .contentLength: String(metadata.size), .eTag: metadata.entityTag,
                     .lastModified: HTTPDate.format(nanoseconds: metadata.modified),
                 ],
                 body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
