@@ -1,0 +1,164 @@
+import FileshareTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Uploads against the real binary as a hostile or unlucky client leaves
+/// them: cut by a crash, left unfinished by the hundred, with numbers
+/// past what a file can hold.
+@Suite("fileshare serve: uploads cut, piled up or malformed")
+struct UploadHostileTests {
+    static let credentials = ["-u", "u:p"]
+    static let authorization = "Authorization: Basic " + Data("u:p".utf8).base64EncodedString()
+
+    /// A server on `share` with one user (`u:p`); its URL and port.
+    static func serve(_ share: String) async throws -> (CommandProcess, url: String, port: Int) {
+        let serve = try CommandProcess(["serve", share, "--port", "0", "--user", "u", "--password", "p"])
+        #expect(await serve.waitForLine { $0.hasPrefix("Serving ") }, "\(serve.errorOutput)")
+        let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+        let port = try #require(ServeLimitsTests.port(of: serve))
+        return (serve, url, port)
+    }
+
+    /// The names in the server's staging folder.
+    static func staging(_ share: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: share + "/.fileshare/staging")) ?? []).sorted()
+    }
+
+    /// Every file and folder a client sees (the private folder left out).
+    static func visible(_ share: String) -> [String] {
+        let enumerator = FileManager.default.enumerator(atPath: share)
+        var found: [String] = []
+        while let name = enumerator?.nextObject() as? String {
+            if name.hasPrefix(".fileshare") { continue }
+            found.append(name)
+        }
+        return found.sorted()
+    }
+
+    /// A file of `count` bytes to send with curl.
+    static func bytes(_ count: Int, in dir: TemporaryFolder, named name: String) throws -> String {
+        try dir.write([UInt8](repeating: UInt8(ascii: "x"), count: count), to: name)
+    }
+
+    /// Starts a resumable upload of `length` bytes on `/api/uploads`; its token.
+    static func startResumable(_ url: String, path: String, length: Int) async throws -> (Int, String?) {
+        let answer = try await curlResponse(
+            credentials + ["-X", "POST", "-H", "Upload-Length: \(length)", url + "api/uploads?path=\(path)"])
+        let token = answer.header("Location").map { String($0.split(separator: "/").last ?? "") }
+        return (answer.status, token)
+    }
+
+    /// Starts a tus upload of `length` bytes; its status, `Location` and answer.
+    static func startTus(_ url: String, path: String, length: Int) async throws -> (Int, String?, CurlResponse) {
+        let metadata = "path " + Data(path.utf8).base64EncodedString()
+        let answer = try await curlResponse(
+            credentials + [
+                "-X", "POST", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Length: \(length)", "-H",
+                "Upload-Metadata: \(metadata)", url + "api/tus/",
+            ])
+        let token = answer.header("Location").map { String($0.split(separator: "/").last ?? "") }
+        return (answer.status, token, answer)
+    }
+
+    /// Sends `file` as the chunk at `offset` of a resumable (`tus`: a tus) upload.
+    static func patch(_ url: String, token: String, tus: Bool, offset: Int, file: String) async throws
+        -> CurlResponse
+    {
+        let tusHeaders =
+            tus
+            ? ["-H", "Tus-Resumable: 1.0.0", "-H", "Content-Type: application/offset+octet-stream"] : []
+        return try await curlResponse(
+            credentials + tusHeaders + [
+                "-X", "PATCH", "-H", "Upload-Offset: \(offset)", "--data-binary", "@" + file,
+                url + (tus ? "api/tus/" : "api/uploads/") + token,
+            ])
+    }
+
+    /// Where an upload stands (`HEAD`).
+    static func head(_ url: String, token: String, tus: Bool) async throws -> CurlResponse {
+        try await curlResponse(
+            credentials + (tus ? ["-H", "Tus-Resumable: 1.0.0"] : []) + [
+                "-I", url + (tus ? "api/tus/" : "api/uploads/") + token,
+            ])
+    }
+
+    /// A connection that sends the head of a `PUT` of `length` bytes to
+    /// `target` and `sent` bytes of its body, then nothing more.
+    static func slowPut(port: Int, target: String, length: Int, sent: Int) throws -> Int32 {
+        let fd = try DrippingClients.connect(port: port)
+        let head =
+            "PUT \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(authorization)\r\nContent-Length: \(length)\r\n\r\n"
+        DrippingClients.sendAll(fd, Array(head.utf8) + [UInt8](repeating: UInt8(ascii: "y"), count: sent))
+        return fd
+    }
+
+    @Test(
+        "uploads cut by kill -9 or a stop are cleaned at the next start, on every face; resumable and tus uploads are kept and finish"
+    )
+    func cutUploadsAreCleaned() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let share = dir.path + "/share"
+            var (serve, url, port) = try await Self.serve(share)
+            let half = try Self.bytes(100_000, in: dir, named: "half.bin")
+            // A resumable upload and a tus upload, each half sent.
+            let (created, resumable) = try await Self.startResumable(url, path: "resumable.bin", length: 200_000)
+            #expect(created == 201)
+            let resumableToken = try #require(resumable)
+            #expect(try await Self.patch(url, token: resumableToken, tus: false, offset: 0, file: half).status == 204)
+            let (tusCreated, tus, _) = try await Self.startTus(url, path: "tus.bin", length: 200_000)
+            #expect(tusCreated == 201)
+            let tusToken = try #require(tus)
+            #expect(try await Self.patch(url, token: tusToken, tus: true, offset: 0, file: half).status == 204)
+            // A JSON API PUT and a WebDAV PUT, each with 1.5 MiB of 8 MiB sent (written past the first MiB).
+            let put = try Self.slowPut(port: port, target: "/api/files/put.bin", length: 8 << 20, sent: 3 << 19)
+            defer { close(put) }
+            let dav = try Self.slowPut(port: port, target: "/dav/dav.bin", length: 8 << 20, sent: 3 << 19)
+            defer { close(dav) }
+            let staged = await waitFor(timeout: .seconds(30)) {
+                let cut = Self.staging(share).filter { !$0.hasPrefix("resumable-") }
+                let sizes = cut.map {
+                    ((try? FileManager.default.attributesOfItem(atPath: share + "/.fileshare/staging/" + $0))?[.size]
+                        as? Int) ?? 0
+                }
+                return cut.count == 2 && sizes.allSatisfy { $0 >= 1 << 20 }
+            }
+            #expect(staged, "both PUTs are staged: \(Self.staging(share))")
+            serve.send(SIGKILL)
+            _ = await serve.exitStatus()
+
+            (serve, url, port) = try await Self.serve(share)
+            let kept = [resumableToken, tusToken].flatMap { ["resumable-\($0)", "resumable-\($0).info"] }.sorted()
+            #expect(Self.staging(share) == kept, "only the uploads that may go on are kept")
+            #expect(Self.visible(share).isEmpty, "nothing partial is visible: \(Self.visible(share))")
+            let resumableHead = try await Self.head(url, token: resumableToken, tus: false)
+            #expect(resumableHead.header("Upload-Offset") == "100000")
+            #expect(try await Self.head(url, token: tusToken, tus: true).header("Upload-Offset") == "100000")
+            let finished = try await Self.patch(url, token: resumableToken, tus: false, offset: 100_000, file: half)
+            #expect(finished.status == 201)
+            #expect(try await Self.patch(url, token: tusToken, tus: true, offset: 100_000, file: half).status == 204)
+            for name in ["resumable.bin", "tus.bin"] {
+                let size = (try? FileManager.default.attributesOfItem(atPath: share + "/" + name))?[.size] as? Int
+                #expect(size == 200_000, "\(name)")
+            }
+            #expect(Self.staging(share).isEmpty)
+
+            // A stop (SIGTERM) with a PUT under way, whose client then goes:
+            // nothing of it is left, and nothing at the next start.
+            let stopped = try Self.slowPut(port: port, target: "/api/files/late.bin", length: 8 << 20, sent: 3 << 19)
+            #expect(await waitFor(timeout: .seconds(30)) { !Self.staging(share).isEmpty })
+            serve.send(SIGTERM)
+            close(stopped)
+            #expect(await serve.exitStatus(timeout: .seconds(60)) == 0)
+            (serve, url, port) = try await Self.serve(share)
+            #expect(Self.staging(share).isEmpty, "\(Self.staging(share))")
+            #expect(Self.visible(share) == ["resumable.bin", "tus.bin"])
+            serve.send(SIGTERM)
+            #expect(await serve.exitStatus() == 0)
+        }
+    }
+}
