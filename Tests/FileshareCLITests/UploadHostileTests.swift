@@ -161,4 +161,103 @@ struct UploadHostileTests {
             #expect(await serve.exitStatus() == 0)
         }
     }
+
+    @Test(
+        "pending uploads: 20 per user on both faces, refused with 429 after, counted across a restart; a day without a chunk ends one, at start"
+    )
+    func pendingUploadsAreBounded() async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let share = dir.path + "/share"
+            var (serve, url, _) = try await Self.serve(share)
+            let options = try await curlResponse(
+                Self.credentials + ["-X", "OPTIONS", "-H", "Tus-Resumable: 1.0.0", url + "api/tus/"])
+            #expect(options.header("Tus-Extension")?.contains("expiration") == true, "\(options.headers)")
+            // The drop-box scenario: many opened at once, each declaring 1 MB.
+            var tokens: [(token: String, tus: Bool)] = []
+            var refused: [CurlResponse] = []
+            for index in 0..<25 {
+                let tus = index % 2 == 1
+                let answer: CurlResponse
+                if tus {
+                    answer = try await Self.startTus(url, path: "f\(index).bin", length: 1_000_000).2
+                } else {
+                    answer = try await curlResponse(
+                        Self.credentials + [
+                            "-X", "POST", "-H", "Upload-Length: 1000000", url + "api/uploads?path=f\(index).bin",
+                        ])
+                }
+                if answer.status == 201, let location = answer.header("Location") {
+                    tokens.append((String(location.split(separator: "/").last ?? ""), tus))
+                    let expires = try #require(answer.header("Upload-Expires"), "\(answer.headers)")
+                    let date = try #require(Self.httpDate(expires))
+                    let hours = date.timeIntervalSinceNow / 3600
+                    #expect(hours > 23.9 && hours <= 24.01, "Upload-Expires: \(expires)")
+                } else {
+                    refused.append(answer)
+                }
+            }
+            #expect(tokens.count == 20, "\(tokens.count) of 25 opened")
+            #expect(refused.count == 5)
+            for answer in refused {
+                #expect(answer.status == 429, "\(answer.status) \(answer.body)")
+                #expect(answer.body.contains("20 uploads under way"), "\(answer.body)")
+            }
+            #expect(refused.contains { $0.header("Tus-Resumable") == "1.0.0" }, "tus's refusals are tus answers")
+            // Ending one makes room for one.
+            let cancelled = try await curlResponse(
+                Self.credentials + ["-X", "DELETE", url + "api/uploads/" + tokens[0].token])
+            #expect(cancelled.status == 204)
+            tokens.removeFirst()
+            let (again, token) = try await Self.startResumable(url, path: "again.bin", length: 10)
+            #expect(again == 201)
+            tokens.append((try #require(token), false))
+            #expect(try await Self.startResumable(url, path: "more.bin", length: 10).0 == 429)
+            // A declared size past the free disk space: 507 on both faces.
+            let huge = 1 << 62
+            #expect(try await Self.startResumable(url, path: "huge.bin", length: huge).0 == 507)
+            #expect(try await Self.startTus(url, path: "huge.bin", length: huge).0 == 507)
+
+            // Still counted after a restart.
+            serve.send(SIGTERM)
+            #expect(await serve.exitStatus() == 0)
+            (serve, url, _) = try await Self.serve(share)
+            #expect(try await Self.startResumable(url, path: "more.bin", length: 10).0 == 429)
+            // Five no chunk came to for more than a day: gone at the next start, files and all.
+            serve.send(SIGTERM)
+            #expect(await serve.exitStatus() == 0)
+            let old = Date(timeIntervalSinceNow: -25 * 3600)
+            for (token, _) in tokens.prefix(5) {
+                for name in ["resumable-\(token)", "resumable-\(token).info"] {
+                    try FileManager.default.setAttributes(
+                        [.modificationDate: old], ofItemAtPath: share + "/.fileshare/staging/" + name)
+                }
+            }
+            (serve, url, _) = try await Self.serve(share)
+            for (token, tus) in tokens.prefix(5) {
+                #expect(try await Self.head(url, token: token, tus: tus).status == 404)
+                #expect(!Self.staging(share).contains { $0.contains(token) })
+            }
+            for (token, tus) in tokens.dropFirst(5) {
+                let head = try await Self.head(url, token: token, tus: tus)
+                #expect(head.status == (tus ? 200 : 204) && head.header("Upload-Expires") != nil, "\(head.headers)")
+            }
+            #expect(Self.staging(share).count == 2 * 15)
+            for index in 0..<5 {
+                #expect(try await Self.startResumable(url, path: "new\(index).bin", length: 10).0 == 201)
+            }
+            #expect(try await Self.startResumable(url, path: "more.bin", length: 10).0 == 429)
+            serve.send(SIGTERM)
+            #expect(await serve.exitStatus() == 0)
+        }
+    }
+
+    /// An IMF-fixdate.
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.date(from: text)
+    }
 }

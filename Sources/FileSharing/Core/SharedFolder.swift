@@ -357,7 +357,8 @@
         }
 
         /// Removes what interrupted uploads and copies left behind, except
-        /// resumable uploads; empty files WebDAV clients created are put in place.
+        /// resumable uploads (``ResumableUploads`` keeps those until they
+        /// expire); empty files WebDAV clients created are put in place.
         /// - Parameter seconds: Only what was not changed for this long (`nil`: everything).
         private func cleanStaging(olderThan seconds: Int64?) {
             recoverPlaceholders()

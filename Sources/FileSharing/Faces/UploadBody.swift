@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -91,4 +92,13 @@ enum UploadBody {
         moreToCome = totalSize.map { offset + written < $0 } ?? false
         return written
     }
+}
+
+extension HTTPField.Name {
+    /// The bytes a resumable upload has (tus, `/api/uploads`).
+    static let uploadOffset = HTTPField.Name("Upload-Offset")!
+    /// The size of a resumable upload's file.
+    static let uploadLength = HTTPField.Name("Upload-Length")!
+    /// When a resumable upload no request writes to ends (tus's `expiration`).
+    static let uploadExpires = HTTPField.Name("Upload-Expires")!
 }
