@@ -252,6 +252,97 @@ struct UploadHostileTests {
         }
     }
 
+    @Test(
+        "byte counts and offsets past 2^63 - 1 are 400 naming the header, on both faces and for a body's framing",
+        arguments: ["99999999999999999999", "9223372036854775808", "-1", "12abc"])
+    func overflowingNumbers(value: String) async throws {
+        try await MachineSettings.shared {
+            let dir = try TemporaryFolder()
+            let share = dir.path + "/share"
+            let (serve, url, port) = try await Self.serve(share)
+            let (_, token) = try await Self.startResumable(url, path: "r.bin", length: 10)
+            let resumable = try #require(token)
+            let (_, tus, _) = try await Self.startTus(url, path: "t.bin", length: 10)
+            let tusToken = try #require(tus)
+            let tusHeaders = ["-H", "Tus-Resumable: 1.0.0"]
+            let metadata = "Upload-Metadata: path " + Data("o.bin".utf8).base64EncodedString()
+            let chunk = ["-H", "Content-Type: application/offset+octet-stream", "--data-binary", "x"]
+            let cases: [(header: String, arguments: [String])] = [
+                ("Upload-Length", ["-X", "POST", "-H", "Upload-Length: \(value)", url + "api/uploads?path=o.bin"]),
+                (
+                    "Upload-Offset",
+                    [
+                        "-X", "PATCH", "-H", "Upload-Offset: \(value)", "--data-binary", "x",
+                        url + "api/uploads/" + resumable,
+                    ]
+                ),
+                (
+                    "Upload-Length",
+                    tusHeaders + ["-X", "POST", "-H", "Upload-Length: \(value)", "-H", metadata, url + "api/tus/"]
+                ),
+                (
+                    "Upload-Offset",
+                    tusHeaders + chunk + ["-X", "PATCH", "-H", "Upload-Offset: \(value)", url + "api/tus/" + tusToken]
+                ),
+            ]
+            for (header, arguments) in cases {
+                let answer = try await curlResponse(Self.credentials + arguments)
+                #expect(answer.status == 400, "\(header): \(value): \(answer.status) \(answer.body)")
+                #expect(answer.body.contains(header), "\(header): \(answer.body)")
+            }
+            // The framing of a body: a Content-Length or a chunk size (hexadecimal) past what a number
+            // holds, on both faces that take a body whole; and a Content-Range, which no PUT takes.
+            var framings = ["Content-Length: \(value)", "Content-Range: bytes 0-0/\(value)"]
+            if value.utf8.contains(where: { !$0.isHexDigit }) || value.count > 16 {
+                framings.append("Transfer-Encoding: chunked")
+            }
+            for target in ["/api/files/framed.bin", "/dav/framed.bin"] {
+                for framing in framings {
+                    let fd = try DrippingClients.connect(port: port, receiveTimeout: 10)
+                    defer { close(fd) }
+                    let chunked = framing.hasPrefix("Transfer")
+                    let length = framing.hasPrefix("Content-Length") || chunked ? "" : "Content-Length: 1\r\n"
+                    let body = chunked ? "\(value)\r\nx\r\n0\r\n\r\n" : "x"
+                    let request =
+                        "PUT \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(Self.authorization)\r\n\(framing)\r\n\(length)\r\n\(body)"
+                    DrippingClients.sendAll(fd, Array(request.utf8))
+                    let answer = await onOwnThread { Self.receiveAnswer(fd) }
+                    #expect(answer.hasPrefix("HTTP/1.1 400"), "\(target) \(framing): \(answer.prefix(300))")
+                    if framing.hasPrefix("Content-Range") {
+                        #expect(answer.contains("Content-Range"), "\(target) \(framing): \(answer.prefix(300))")
+                    }
+                }
+            }
+            #expect(!serve.errorOutput.contains("request failed"), "\(serve.errorOutput)")
+            #expect(Self.visible(share).isEmpty)
+            serve.send(SIGTERM)
+            #expect(await serve.exitStatus() == 0)
+        }
+    }
+
+    /// One answer: its head, and its body of `Content-Length` bytes (or
+    /// what came until the server closed or stopped sending).
+    static func receiveAnswer(_ fd: Int32) -> String {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func complete() -> Bool {
+            let text = String(decoding: received, as: UTF8.self)
+            guard let end = text.range(of: "\r\n\r\n") else { return false }
+            let length =
+                text[..<end.lowerBound].split(separator: "\r\n").first {
+                    $0.lowercased().hasPrefix("content-length:")
+                }.flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            return text.utf8.count - text[..<end.upperBound].utf8.count >= length
+        }
+        while !complete() {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            received += buffer[..<count]
+        }
+        return String(decoding: received, as: UTF8.self)
+    }
+
     /// An IMF-fixdate.
     static func httpDate(_ text: String) -> Date? {
         let formatter = DateFormatter()
@@ -259,5 +350,12 @@ struct UploadHostileTests {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return formatter.date(from: text)
+    }
+}
+
+extension UInt8 {
+    /// Whether this is an ASCII hexadecimal digit.
+    fileprivate var isHexDigit: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
     }
 }

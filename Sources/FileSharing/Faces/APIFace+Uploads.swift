@@ -16,7 +16,7 @@ extension APIFace {
     func upload(at path: SharePath, request: Request, context: ShareContext) async throws -> Response {
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         try await core.authorizePut(path)
-        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        let declared = try UploadBody.declaredSize(request.headers)
         try UploadBody.checkSize(declared, core: core)
         try await refuseIfLocked([path])
         let conditions = WritePreconditions(request.headers)
@@ -63,7 +63,7 @@ extension APIFace {
     /// `P` are checked now, kept, and checked again when the last chunk puts
     /// the file in place.
     func startUpload(_ request: Request, context: ShareContext) async throws -> Response {
-        guard let length = request.headers[.uploadLength].flatMap({ Int64($0) }), length >= 0 else {
+        guard let length = try UploadBody.byteCount(request.headers, .uploadLength) else {
             throw ShareError(.badRequest, "an Upload-Length header with the file's size is needed")
         }
         let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
@@ -89,7 +89,7 @@ extension APIFace {
     /// is not known until that chunk ends).
     func continueUpload(_ request: Request, context: ShareContext) async throws -> Response {
         let token = try APIFace.token(context)
-        guard let offset = request.headers[.uploadOffset].flatMap({ Int64($0) }) else {
+        guard let offset = try UploadBody.byteCount(request.headers, .uploadOffset) else {
             throw ShareError(.badRequest, "an Upload-Offset header is needed")
         }
         let outcome: ResumableAppend.Outcome

@@ -57,11 +57,8 @@ struct TusFace: Sendable {
         if request.headers[.init("Upload-Defer-Length")!] != nil {
             throw TusError(.badRequest, "Upload-Defer-Length is not supported: send Upload-Length")
         }
-        guard let lengthText = request.headers[.uploadLength] else {
+        guard let length = try UploadBody.byteCount(request.headers, .uploadLength) else {
             throw TusError(.badRequest, "an Upload-Length header with the file's size is needed")
-        }
-        guard let length = Int64(lengthText), length >= 0 else {
-            throw TusError(.badRequest, "Upload-Length must be a number of bytes (0 or more)")
         }
         let metadata = try TusMetadata(request.headers[.init("Upload-Metadata")!] ?? "")
         let path = try metadata.targetPath()
@@ -109,7 +106,7 @@ struct TusFace: Sendable {
     /// `PATCH /api/tus/T` with `Upload-Offset`: appends the body; the last
     /// bytes put the file in place.
     func append(_ request: Request, context: ShareContext) async throws -> Response {
-        guard let offsetText = request.headers[.uploadOffset], let offset = Int64(offsetText), offset >= 0 else {
+        guard let offset = try UploadBody.byteCount(request.headers, .uploadOffset) else {
             throw TusError(.badRequest, "an Upload-Offset header (the bytes the server has) is needed")
         }
         try TusFace.checkVersion(request)
