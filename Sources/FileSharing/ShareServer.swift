@@ -325,7 +325,7 @@ public final class ShareServer: Service {
             group.addTask { try await app.run() }
             group.addTask { await self.core.trimChangeLog() }
             group.addTask { await self.webDAV.maintain() }
-            if core.uploads.shared != nil { group.addTask { await self.core.expireUploadsWhileLeading() } }
+            group.addTask { await self.core.expireUploadsWhileLeading() }
             if let shared = configuration.sharedDatabase, let lock = shared.lock {
                 let driver = LeadershipDriver(
                     core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)

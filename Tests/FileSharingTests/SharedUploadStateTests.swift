@@ -47,14 +47,15 @@ struct SharedUploadStateTests {
     static func upload(_ token: String) throws -> SharedUpload {
         SharedUpload(
             token: token, path: try SharePath(plain: "dir/file.bin"), length: 10, conditions: ["if-match \"e\""],
-            user: "alice")
+            owner: "alice")
     }
 
     @Test("one server's claim makes the other's busy until it is released; an unknown upload says so")
     func claims() async throws {
         try await Self.withServers { states, _ in
             let (a, b) = (states[0], states[1])
-            try await a.register(try Self.upload("t1"))
+            let recorded = try await a.register(try Self.upload("t1"), limits: .standard)
+            #expect(recorded == nil)
             #expect(try await a.claim("t1") == .claimed)
             #expect(try await b.claim("t1") == .busy)
             #expect(try await a.claim("t1") == .busy, "one request at a time on one server too")
@@ -69,7 +70,8 @@ struct SharedUploadStateTests {
     @Test("claims racing from two servers: exactly one wins")
     func race() async throws {
         try await Self.withServers { states, _ in
-            try await states[0].register(try Self.upload("t"))
+            let recorded = try await states[0].register(try Self.upload("t"), limits: .standard)
+            #expect(recorded == nil)
             let won = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<16 {
                     let state = states[index % 2]
@@ -81,10 +83,52 @@ struct SharedUploadStateTests {
         }
     }
 
+    @Test("the limits hold across servers: of uploads started at once on both, exactly as many as allowed are recorded")
+    func limitsAcrossServers() async throws {
+        // (Each start holds the folder's lock for a few round trips: eight
+        // at once is a race, and a loaded machine still answers them within
+        // the database's time limit.)
+        try await MachineSettings.shared {
+            try await limitsAcrossServers(starting: 8)
+        }
+    }
+
+    func limitsAcrossServers(starting count: Int) async throws {
+        try await Self.withServers { states, _ in
+            let limits = PendingUploadLimits(lifetime: .seconds(3600), perOwner: 3, total: 5)
+            let answers = try await withThrowingTaskGroup(of: PendingUploadLimitError?.self) { group in
+                for index in 0..<count {
+                    let state = states[index % 2]
+                    group.addTask {
+                        var upload = try Self.upload("alice-\(index)")
+                        upload.owner = "alice"
+                        return try await state.register(upload, limits: limits)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.filter { $0 == nil }.count == 3)
+            #expect(answers.filter { $0?.code == .owner }.count == count - 3)
+            // Another owner has room until the folder is full.
+            for index in 0..<2 {
+                var upload = try Self.upload("bob-\(index)")
+                upload.owner = "[127.0.0.1]"
+                #expect(try await states[index].register(upload, limits: limits) == nil)
+            }
+            var upload = try Self.upload("carol")
+            upload.owner = "carol"
+            #expect(try await states[0].register(upload, limits: limits)?.code == .folder)
+            // An upload that ends makes room.
+            for index in 0..<count { await states[1].remove("alice-\(index)") }
+            #expect(try await states[0].register(upload, limits: limits) == nil)
+        }
+    }
+
     @Test("a claim ends with its lease (a server that died writing holds nothing for long)")
     func lease() async throws {
         try await Self.withServers(lease: .milliseconds(100)) { states, _ in
-            try await states[0].register(try Self.upload("t"))
+            let recorded = try await states[0].register(try Self.upload("t"), limits: .standard)
+            #expect(recorded == nil)
             #expect(try await states[0].claim("t") == .claimed)
             var claimed = false
             for _ in 0..<100 where !claimed {
@@ -105,9 +149,9 @@ struct SharedUploadStateTests {
                 let uploads = ResumableUploads(folder: core.folder, shared: states[0])
                 let writing = ResumableUploads(folder: core.folder, shared: states[1])
                 let token = try await uploads.begin(
-                    path: try SharePath(plain: "a.bin"), length: 10, user: "alice", core: core)
+                    path: try SharePath(plain: "a.bin"), length: 10, owner: "alice", core: core)
                 let busy = try await writing.begin(
-                    path: try SharePath(plain: "b.bin"), length: 10, user: "alice", core: core)
+                    path: try SharePath(plain: "b.bin"), length: 10, owner: "alice", core: core)
                 #expect(try await writing.claim(busy))
                 #expect(uploads.exists(token) && uploads.exists(busy))
                 var expired = 0
@@ -127,7 +171,8 @@ struct SharedUploadStateTests {
     @Test("the database stopped: no claim is granted, with a reason")
     func databaseDown() async throws {
         try await Self.withServers { states, server in
-            try await states[0].register(try Self.upload("t"))
+            let recorded = try await states[0].register(try Self.upload("t"), limits: .standard)
+            #expect(recorded == nil)
             await server.stop()
             do {
                 _ = try await states[1].claim("t")

@@ -42,7 +42,8 @@ struct TusTests {
                 let options = try await client.request("/api/tus/", .options)
                 #expect(options.status == .noContent)
                 #expect(options.headers[.init("Tus-Version")!] == "1.0.0")
-                #expect(options.headers[.init("Tus-Extension")!] == "creation,creation-with-upload,termination")
+                #expect(
+                    options.headers[.init("Tus-Extension")!] == "creation,creation-with-upload,termination,expiration")
                 #expect(options.headers[.init("Tus-Max-Size")!] == "1000")
                 let old = try await client.request(
                     "/api/tus/", .post,

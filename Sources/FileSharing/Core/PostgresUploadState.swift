@@ -10,7 +10,8 @@ import SharedState
 /// after the other, and the second finds the row taken (409). The claim is a
 /// lease (``claimLease``): a server that dies while writing holds the upload
 /// no longer than that. The end of an upload (``lifetime`` after it last
-/// moved) is on the database's clock.
+/// moved) is on the database's clock; so are the limits on how many there
+/// are (``register(_:limits:)``), counted under an advisory lock of the folder.
 struct PostgresUploadState: SharedUploadState {
     let database: Database
     /// The folder's key.
@@ -24,7 +25,8 @@ struct PostgresUploadState: SharedUploadState {
     let logger: Logger
 
     init(
-        database: Database, folder: String, server: String, lifetime: Duration = .seconds(24 * 3600),
+        database: Database, folder: String, server: String,
+        lifetime: Duration = PendingUploadLimits.standard.lifetime,
         claimLease: Duration = .seconds(3600), logger: Logger
     ) {
         self.database = database
@@ -42,16 +44,33 @@ struct PostgresUploadState: SharedUploadState {
         Double(claimLease.components.seconds) + Double(claimLease.components.attoseconds) / 1e18
     }
 
-    func register(_ upload: SharedUpload) async throws(UploadStateError) {
+    func register(_ upload: SharedUpload, limits: PendingUploadLimits) async throws(UploadStateError)
+        -> PendingUploadLimitError?
+    {
         let (folder, logger, seconds) = (self.folder, self.logger, lifetimeSeconds)
-        try await run("record a resumable upload") { connection in
+        return try await run("record a resumable upload", inTransaction: true) { connection in
+            // One count and insert at a time per folder, across servers: two
+            // starting at once would each see room for one more.
+            _ = try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtextextended('fileshare uploads ' || \(folder), 0))",
+                logger: logger)
+            let rows = try await connection.query(
+                """
+                SELECT count(*) FILTER (WHERE user_name = \(upload.owner)), count(*)
+                FROM resumable_uploads WHERE folder = \(folder) AND expires_at > now()
+                """, logger: logger)
+            var counts: (owner: Int64, total: Int64) = (0, 0)
+            for try await (owner, total) in rows.decode((Int64, Int64).self) { counts = (owner, total) }
+            if counts.total >= limits.total { return PendingUploadLimitError(code: .folder, limits: limits) }
+            if counts.owner >= limits.perOwner { return PendingUploadLimitError(code: .owner, limits: limits) }
             _ = try await connection.query(
                 """
                 INSERT INTO resumable_uploads
                     (folder, token, path, length, offset_bytes, conditions, user_name, expires_at)
                 VALUES (\(folder), \(upload.token), \(upload.path.description), \(upload.length), 0,
-                    \(upload.conditions)::text[], \(upload.user), now() + make_interval(secs => \(seconds)))
+                    \(upload.conditions)::text[], \(upload.owner), now() + make_interval(secs => \(seconds)))
                 """, logger: logger)
+            return nil
         }
     }
 
@@ -127,20 +146,23 @@ struct PostgresUploadState: SharedUploadState {
     /// Runs `body` on a connection, for `PostgresLockStore.defaultTimeLimit` at
     /// most; a failure becomes an ``UploadStateError`` saying why.
     private func run<R: Sendable>(
-        _ what: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> R
+        _ what: String, inTransaction: Bool = false, _ body: @escaping @Sendable (PostgresConnection) async throws -> R
     ) async throws(UploadStateError) -> R {
         let database = self.database
         let deadline = ContinuousClock.now.advanced(by: PostgresLockStore.defaultTimeLimit)
         let answer: R?
         do {
             answer = try await withTimeLimit(PostgresLockStore.defaultTimeLimit) {
-                try await database.withConnection(doing: what) { connection in
-                    // A connection handed out only once the database is back
-                    // is too late: the caller was answered (a claim now would
-                    // hold the upload for its lease).
+                // A connection handed out only once the database is back
+                // is too late: the caller was answered (a claim now would
+                // hold the upload for its lease).
+                let timely: @Sendable (PostgresConnection) async throws -> R = { connection in
                     try PostgresLockStore.checkInTime(deadline)
                     return try await body(connection)
                 }
+                return inTransaction
+                    ? try await database.withTransaction(doing: what, timely)
+                    : try await database.withConnection(doing: what, timely)
             }
         } catch let error as DatabaseError {
             throw UploadStateError(

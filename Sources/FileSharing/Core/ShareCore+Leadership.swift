@@ -124,9 +124,10 @@ extension ShareCore {
 }
 
 extension ShareCore {
-    /// Every `interval`, while this server leads: the resumable uploads
-    /// whose time is over go, their state and their staged bytes — by the
-    /// leader only, so one server does it once for all.
+    /// Every `interval`, while this server leads (a server alone on its
+    /// folder always does): the resumable uploads whose time is over go,
+    /// their state and their staged bytes — by the leader only, so one
+    /// server does it once for all.
     func expireUploadsWhileLeading(every interval: Duration = .seconds(60)) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
@@ -138,7 +139,8 @@ extension ShareCore {
     func expireUploadsOnce() async {
         guard isLeader else { return }
         do {
-            let count = try await uploads.expire()
+            let uploads = self.uploads
+            let count = try await uploads.expire() + blocking { uploads.sweep() }
             if count > 0 { logger.info("resumable uploads expired", metadata: ["count": "\(count)"]) }
         } catch {
             logger.debug("resumable uploads cannot be expired now", metadata: ["error": "\(error)"])

@@ -240,13 +240,21 @@
             try SharedFolder.check(result, path, doing: .remove)
         }
 
-        /// The names in an open folder (`.` and `..` left out).
+        /// The names in an open folder (`.` and `..` left out), from the
+        /// first: read through a description of its own, since `getdents64`
+        /// goes on from where the descriptor's last read stopped — a second
+        /// listing of a long-lived descriptor (the staging folder's) would
+        /// be empty, and two at once would split the names between them.
         static func entries(fd: Int32, path: SharePath) throws(FolderError) -> [String] {
+            let own = try SharedFolder.call(path, doing: .read) {
+                openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
+            defer { close(own) }
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64 * 1024, alignment: 8)
             defer { buffer.deallocate() }
             var names: [String] = []
             while true {
-                let count = cfs_getdents(fd, buffer, 64 * 1024)
+                let count = cfs_getdents(own, buffer, 64 * 1024)
                 try SharedFolder.check(count, path, doing: .read)
                 if count == 0 { return names }
                 var offset = 0
@@ -349,7 +357,8 @@
         }
 
         /// Removes what interrupted uploads and copies left behind, except
-        /// resumable uploads; empty files WebDAV clients created are put in place.
+        /// resumable uploads (``ResumableUploads`` keeps those until they
+        /// expire); empty files WebDAV clients created are put in place.
         /// - Parameter seconds: Only what was not changed for this long (`nil`: everything).
         private func cleanStaging(olderThan seconds: Int64?) {
             recoverPlaceholders()

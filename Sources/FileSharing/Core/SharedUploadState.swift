@@ -4,9 +4,12 @@
 /// which server writes to one now. The bytes stay in the folder's staging
 /// area, which every server reaches; this decides who may write them.
 protocol SharedUploadState: Sendable {
-    /// Records a new upload.
+    /// Records a new upload, unless its owner or the folder has as many
+    /// under way as `limits` allow (counted for every server at once).
+    /// - Returns: The limit reached, when it is not recorded.
     /// - Throws: ``UploadStateError`` when it cannot be recorded.
-    func register(_ upload: SharedUpload) async throws(UploadStateError)
+    func register(_ upload: SharedUpload, limits: PendingUploadLimits) async throws(UploadStateError)
+        -> PendingUploadLimitError?
 
     /// Claims `token` for this server's writing, for one request.
     /// - Returns: `.claimed`, `.busy` while another server (or request) writes
@@ -33,8 +36,9 @@ struct SharedUpload: Sendable, Equatable {
     var length: Int64
     /// The client's conditions on the file it replaces (`WritePreconditions.lines`).
     var conditions: [String]
-    /// Who started it.
-    var user: String?
+    /// Who started it: the user, or `[address]` for a client not signed in
+    /// (``PendingUploads/owner(user:address:)``), as the limit per owner counts.
+    var owner: String
 }
 
 /// The answer to ``SharedUploadState/claim(_:)``.

@@ -16,7 +16,7 @@ extension APIFace {
     func upload(at path: SharePath, request: Request, context: ShareContext) async throws -> Response {
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
         try await core.authorizePut(path)
-        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        let declared = try UploadBody.declaredSize(request.headers)
         try UploadBody.checkSize(declared, core: core)
         try await refuseIfLocked([path])
         let conditions = WritePreconditions(request.headers)
@@ -63,7 +63,7 @@ extension APIFace {
     /// `P` are checked now, kept, and checked again when the last chunk puts
     /// the file in place.
     func startUpload(_ request: Request, context: ShareContext) async throws -> Response {
-        guard let length = request.headers[.init("Upload-Length")!].flatMap({ Int64($0) }), length >= 0 else {
+        guard let length = try UploadBody.byteCount(request.headers, .uploadLength) else {
             throw ShareError(.badRequest, "an Upload-Length header with the file's size is needed")
         }
         let path = try SharePath(plain: try APIRequest.query(request, "path") ?? "")
@@ -74,9 +74,11 @@ extension APIFace {
         if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
         let conditions = WritePreconditions(request.headers)
         try await core.check(conditions, at: path)
-        let token = try await beginUpload(path: path, length: length, conditions: conditions, user: context.user)
+        let token = try await beginUpload(path: path, length: length, conditions: conditions, context: context)
         var response = Response.json(status: .created, body: "{\"upload\":\"\(token)\",\"offset\":0}")
-        response.headers[.init("Upload-Offset")!] = "0"
+        response.headers[.uploadOffset] = "0"
+        response.headers[.uploadExpires] = HTTPDate.format(
+            nanoseconds: core.uploads.expiry(lastWritten: core.uploads.now))
         response.headers[.location] = "/api/uploads/\(token)"
         return response
     }
@@ -87,7 +89,7 @@ extension APIFace {
     /// is not known until that chunk ends).
     func continueUpload(_ request: Request, context: ShareContext) async throws -> Response {
         let token = try APIFace.token(context)
-        guard let offset = request.headers[.init("Upload-Offset")!].flatMap({ Int64($0) }) else {
+        guard let offset = try UploadBody.byteCount(request.headers, .uploadOffset) else {
             throw ShareError(.badRequest, "an Upload-Offset header is needed")
         }
         let outcome: ResumableAppend.Outcome
@@ -98,16 +100,19 @@ extension APIFace {
         } catch let mismatch as ResumableOffsetMismatch {
             var response = Response.json(
                 status: .conflict, error: "the upload is at byte \(mismatch.offset), not \(offset)")
-            response.headers[.init("Upload-Offset")!] = String(mismatch.offset)
+            response.headers[.uploadOffset] = String(mismatch.offset)
             return response
         }
         guard outcome.completed else {
             var response = Response(status: .noContent)
-            response.headers[.init("Upload-Offset")!] = String(outcome.offset)
+            response.headers[.uploadOffset] = String(outcome.offset)
+            if let expires = outcome.expires {
+                response.headers[.uploadExpires] = HTTPDate.format(nanoseconds: expires)
+            }
             return response
         }
         var response = APIFace.uploaded(at: outcome.path, requested: outcome.requested, replaced: outcome.replaced)
-        response.headers[.init("Upload-Offset")!] = String(outcome.offset)
+        response.headers[.uploadOffset] = String(outcome.offset)
         return response
     }
 
@@ -117,7 +122,8 @@ extension APIFace {
         return Response(
             status: .noContent,
             headers: [
-                .init("Upload-Offset")!: String(upload.offset), .init("Upload-Length")!: String(upload.length),
+                .uploadOffset: String(upload.offset), .uploadLength: String(upload.length),
+                .uploadExpires: HTTPDate.format(nanoseconds: core.uploads.expiry(lastWritten: upload.lastWritten)),
                 .cacheControl: "no-store",
             ])
     }
@@ -130,16 +136,22 @@ extension APIFace {
         return Response(status: .noContent)
     }
 
-    /// Starts a resumable upload (``ResumableUploads/begin(path:length:conditions:user:core:)``);
-    /// 503 when its state cannot be recorded where every server sees it.
-    func beginUpload(path: SharePath, length: Int64, conditions: WritePreconditions = .none, user: String?)
-        async throws -> String
-    {
+    /// Starts a resumable upload for the requester
+    /// (``ResumableUploads/begin(path:length:conditions:owner:core:)``);
+    /// 429 when they have as many under way as allowed (RFC 6585: ending
+    /// one of theirs, or waiting, makes room), 503 when the folder has, or
+    /// when its state cannot be recorded where every server sees it.
+    func beginUpload(
+        path: SharePath, length: Int64, conditions: WritePreconditions = .none, context: ShareContext
+    ) async throws -> String {
         do {
             return try await core.uploads.begin(
-                path: path, length: length, conditions: conditions, user: user, core: core)
+                path: path, length: length, conditions: conditions,
+                owner: PendingUploads.owner(user: context.user, address: context.address), core: core)
         } catch let error as UploadStateError {
             throw ShareError(.serviceUnavailable, error.message)
+        } catch let error as PendingUploadLimitError {
+            throw ShareError(error.code == .owner ? .tooManyRequests : .serviceUnavailable, error.message)
         }
     }
 

@@ -15,6 +15,9 @@ enum ResumableAppend {
     struct Outcome: Sendable {
         /// The bytes the server has now.
         var offset: Int64
+        /// When the upload expires unless a request writes to it again, in
+        /// nanoseconds since 1970 (`nil` once it is complete).
+        var expires: Int64?
         /// Where the file is (or will be): the upload's target, or, once
         /// complete, the name it was corrected to (`--fix-extensions`).
         var path: SharePath
@@ -44,12 +47,22 @@ enum ResumableAppend {
         do {
             let outcome = try await write(
                 core: core, uploads: uploads, token: token, at: offset, body: body, origin: origin, reached: &reached)
-            await uploads.release(token, offset: reached)
+            await release(token, uploads, core: core, reached: reached)
             return outcome
         } catch {
-            await uploads.release(token, offset: reached)
+            await release(token, uploads, core: core, reached: reached)
             throw error
         }
+    }
+
+    /// Ends the claim on `token`, the upload at `reached` (`nil`: it ended).
+    /// One still under way was written to now: its lifetime starts again
+    /// (also when this request brought no byte, as the database's does).
+    private static func release(_ token: String, _ uploads: ResumableUploads, core: ShareCore, reached: Int64?)
+        async
+    {
+        if reached != nil { _ = try? await core.blocking { uploads.touch(token) } }
+        await uploads.release(token, offset: reached)
     }
 
     /// Claims `token`; 503 when the uploads' database cannot be asked.
@@ -82,7 +95,8 @@ enum ResumableAppend {
             reached = now
             guard now == upload.length else {
                 return Outcome(
-                    offset: now, path: upload.path, requested: upload.path, completed: false, replaced: false)
+                    offset: now, expires: uploads.expiry(lastWritten: uploads.now), path: upload.path,
+                    requested: upload.path, completed: false, replaced: false)
             }
             try await APIFace(core: core, readOnly: false).refuseIfLocked([upload.path])
             let placed = try await core.commit(
@@ -91,7 +105,8 @@ enum ResumableAppend {
             reached = nil
             await uploads.forget(token)
             return Outcome(
-                offset: now, path: placed.path, requested: upload.path, completed: true, replaced: placed.replaced)
+                offset: now, expires: nil, path: placed.path, requested: upload.path, completed: true,
+                replaced: placed.replaced)
         } catch let error as UploadRefusal where error.kind == .refused {
             // A refused type does not become acceptable by sending it again: the upload ends here.
             uploads.discard(token)

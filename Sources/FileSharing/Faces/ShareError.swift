@@ -17,6 +17,7 @@ public struct ShareError: Error, Sendable, CustomStringConvertible {
         case rangeNotSatisfiable = 416
         case locked = 423
         case failedDependency = 424
+        case tooManyRequests = 429
         case insufficientStorage = 507
         case internalError = 500
         case badGateway = 502

@@ -4,7 +4,7 @@ import Hummingbird
 import NIOCore
 
 /// Resumable uploads in tus 1.0 (<https://tus.io/protocols/resumable-upload>:
-/// core, creation, creation-with-upload, termination) at `/api/tus/`, so
+/// core, creation, creation-with-upload, termination, expiration) at `/api/tus/`, so
 /// the many tus clients (tus-js-client, tuspy, TUSKit, tus-java-client…)
 /// upload to the shared folder as they are.
 ///
@@ -13,14 +13,16 @@ import NIOCore
 /// same upload as `/api/uploads`: the bytes go to a staged file that
 /// survives a restart, the type is checked from the first bytes, the
 /// length against the server's limit, WebDAV locks are respected, and the
-/// file is put in place, as one change, only once complete.
+/// file is put in place, as one change, only once complete. An upload no
+/// request writes to for a day ends (`Upload-Expires` says when), and a
+/// user may have only so many under way (429).
 struct TusFace: Sendable {
     let core: ShareCore
 
     /// The protocol version this server speaks.
     static let version = "1.0.0"
     /// The extensions it supports.
-    static let extensions = "creation,creation-with-upload,termination"
+    static let extensions = "creation,creation-with-upload,termination,expiration"
     /// The media type of a PATCH body.
     static let chunkType = "application/offset+octet-stream"
 
@@ -55,11 +57,8 @@ struct TusFace: Sendable {
         if request.headers[.init("Upload-Defer-Length")!] != nil {
             throw TusError(.badRequest, "Upload-Defer-Length is not supported: send Upload-Length")
         }
-        guard let lengthText = request.headers[.init("Upload-Length")!] else {
+        guard let length = try UploadBody.byteCount(request.headers, .uploadLength) else {
             throw TusError(.badRequest, "an Upload-Length header with the file's size is needed")
-        }
-        guard let length = Int64(lengthText), length >= 0 else {
-            throw TusError(.badRequest, "Upload-Length must be a number of bytes (0 or more)")
         }
         let metadata = try TusMetadata(request.headers[.init("Upload-Metadata")!] ?? "")
         let path = try metadata.targetPath()
@@ -70,22 +69,24 @@ struct TusFace: Sendable {
         try await APIFace(core: core, readOnly: false).refuseIfLocked([path])
         if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
         let token = try await APIFace(core: core, readOnly: false).beginUpload(
-            path: path, length: length, user: context.user)
+            path: path, length: length, context: context)
         var headers = TusFace.headers()
         headers[.location] = "/api/tus/\(token)"
+        var outcome: ResumableAppend.Outcome? = nil
         if request.headers[.contentType].map(TusFace.isChunkType) == true {
             // creation-with-upload: the first bytes with the creation.
-            let outcome = try await ResumableAppend.append(
+            outcome = try await ResumableAppend.append(
                 core: core, token: token, at: 0, body: request.body, origin: TusFace.origin(context, method: "POST"))
-            headers[.init("Upload-Offset")!] = String(outcome.offset)
         } else if length == 0 {
             // An empty file is complete at once.
-            let outcome = try await ResumableAppend.append(
+            outcome = try await ResumableAppend.append(
                 core: core, token: token, at: 0, body: RequestBody(buffer: ByteBuffer()),
                 origin: TusFace.origin(context, method: "POST"))
-            headers[.init("Upload-Offset")!] = String(outcome.offset)
-        } else {
-            headers[.init("Upload-Offset")!] = "0"
+        }
+        headers[.uploadOffset] = String(outcome?.offset ?? 0)
+        if outcome?.completed != true {
+            let expires = outcome?.expires ?? core.uploads.expiry(lastWritten: core.uploads.now)
+            headers[.uploadExpires] = HTTPDate.format(nanoseconds: expires)
         }
         return Response(status: .created, headers: headers)
     }
@@ -95,8 +96,9 @@ struct TusFace: Sendable {
         try TusFace.checkVersion(request)
         let upload = try await open(try TusFace.token(context))
         var headers = TusFace.headers()
-        headers[.init("Upload-Offset")!] = String(upload.offset)
-        headers[.init("Upload-Length")!] = String(upload.length)
+        headers[.uploadOffset] = String(upload.offset)
+        headers[.uploadLength] = String(upload.length)
+        headers[.uploadExpires] = HTTPDate.format(nanoseconds: core.uploads.expiry(lastWritten: upload.lastWritten))
         headers[.cacheControl] = "no-store"
         return Response(status: .ok, headers: headers)
     }
@@ -104,8 +106,7 @@ struct TusFace: Sendable {
     /// `PATCH /api/tus/T` with `Upload-Offset`: appends the body; the last
     /// bytes put the file in place.
     func append(_ request: Request, context: ShareContext) async throws -> Response {
-        guard let offsetText = request.headers[.init("Upload-Offset")!], let offset = Int64(offsetText), offset >= 0
-        else {
+        guard let offset = try UploadBody.byteCount(request.headers, .uploadOffset) else {
             throw TusError(.badRequest, "an Upload-Offset header (the bytes the server has) is needed")
         }
         try TusFace.checkVersion(request)
@@ -116,7 +117,8 @@ struct TusFace: Sendable {
         let outcome = try await ResumableAppend.append(
             core: core, token: token, at: offset, body: request.body, origin: TusFace.origin(context, method: "PATCH"))
         var headers = TusFace.headers()
-        headers[.init("Upload-Offset")!] = String(outcome.offset)
+        headers[.uploadOffset] = String(outcome.offset)
+        if let expires = outcome.expires { headers[.uploadExpires] = HTTPDate.format(nanoseconds: expires) }
         return Response(status: .noContent, headers: headers)
     }
 
@@ -255,7 +257,7 @@ struct TusErrorMiddleware: RouterMiddleware {
         } catch let error as ResumableOffsetMismatch {
             var response = TusErrorMiddleware.answer(
                 .conflict, "the upload is at byte \(error.offset): send Upload-Offset: \(error.offset)")
-            response.headers[.init("Upload-Offset")!] = String(error.offset)
+            response.headers[.uploadOffset] = String(error.offset)
             return response
         }
     }

@@ -1,5 +1,7 @@
+import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 
 /// A request body written to a staged file, for every face that takes
 /// uploads: gathered in parts of up to 1 MiB (so the thread hops stay few
@@ -16,6 +18,57 @@ enum UploadBody {
         if size > available {
             throw ShareError(
                 .insufficientStorage, "the disk is full: \(size) bytes do not fit in the \(available) free")
+        }
+    }
+
+    /// The byte count or offset in the header `name` (`Upload-Length`,
+    /// `Upload-Offset`); `nil` when there is none.
+    /// - Throws: 400 naming the header when it is not a number of bytes a
+    ///   file can have (0 to 2^63 − 1).
+    static func byteCount(_ headers: HTTPFields, _ name: HTTPField.Name) throws(ShareError) -> Int64? {
+        guard let text = headers[name] else { return nil }
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int64(text) else {
+            throw ShareError(
+                .badRequest,
+                "\(name.rawName) must be a number of bytes from 0 to \(Int64.max), not '\(text.prefix(40))'")
+        }
+        return value
+    }
+
+    /// The size a `PUT` announces (`Content-Length`; `nil` for a chunked body).
+    /// - Throws: 400 naming the header for a `Content-Length` that is not a
+    ///   number of bytes, and for any `Content-Range`: a partial `PUT` is not
+    ///   supported, and its body must not be taken for the whole file (RFC
+    ///   9110, 14.5).
+    static func declaredSize(_ headers: HTTPFields) throws(ShareError) -> Int64? {
+        if headers[.contentRange] != nil {
+            throw ShareError(
+                .badRequest,
+                "Content-Range is not supported on PUT: send the whole file, or continue a resumable upload")
+        }
+        return try byteCount(headers, .contentLength)
+    }
+
+    /// The next part of a body; a body whose framing the decoder cannot read
+    /// (a chunk size past what a number holds, say) is a 400 naming the
+    /// problem, not a failure of the server.
+    private static func next(_ parts: inout RequestBody.AsyncIterator) async throws -> ByteBuffer? {
+        do {
+            return try await parts.next()
+        } catch let error as HTTPParserError {
+            throw ShareError(.badRequest, UploadBody.message(error))
+        }
+    }
+
+    /// For a person: what is wrong with a body's framing.
+    static func message(_ error: HTTPParserError) -> String {
+        switch error {
+        case .invalidChunkSize:
+            "a chunk size of the body (Transfer-Encoding: chunked) is not a hexadecimal number of bytes below 2^63"
+        case .invalidContentLength, .unexpectedContentLength:
+            "Content-Length must be a number of bytes from 0 to \(Int64.max), sent once"
+        default:
+            "the request body cannot be read: its framing (Content-Length or Transfer-Encoding) is malformed"
         }
     }
 
@@ -75,7 +128,8 @@ enum UploadBody {
                 }
             }
         }
-        for try await buffer in body {
+        var parts = body.makeAsyncIterator()
+        while let buffer = try await UploadBody.next(&parts) {
             if let limit, offset + written + Int64(pending.readableBytes + buffer.readableBytes) > limit {
                 throw ShareError(.contentTooLarge, "the file is larger than this share accepts (\(limit) bytes)")
             }
@@ -91,4 +145,13 @@ enum UploadBody {
         moreToCome = totalSize.map { offset + written < $0 } ?? false
         return written
     }
+}
+
+extension HTTPField.Name {
+    /// The bytes a resumable upload has (tus, `/api/uploads`).
+    static let uploadOffset = HTTPField.Name("Upload-Offset")!
+    /// The size of a resumable upload's file.
+    static let uploadLength = HTTPField.Name("Upload-Length")!
+    /// When a resumable upload no request writes to ends (tus's `expiration`).
+    static let uploadExpires = HTTPField.Name("Upload-Expires")!
 }

@@ -274,7 +274,7 @@ extension WebDAVFace {
         if resource.isCollection { throw DAVError(status: 405, message: "'\(path)' is a folder") }
         try await davRequireParent(path)
         try await davRequireTokens(tokens, changing: [path], members: resource.exists ? [] : [path.parent])
-        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        let declared = try UploadBody.declaredSize(request.headers)
         try UploadBody.checkSize(declared, core: core)
         let file = try await core.blocking { try StagedFile.create(in: folder, prefix: "dav-") }
         let written: Int64
