@@ -275,8 +275,11 @@ struct WebDAVHostileTests {
             #expect(reader.status == 403, "\(reader.status) \(reader.body)")
             let dropper = try await share.request(
                 "dropper", "COPY", "Other/._admins", headers: ["Destination: \(share.dav)Drop/._copy"])
-            // A drop box is seen (as an empty folder) but takes new files only: 403, as for any change there.
-            #expect(dropper.status == 403, "\(dropper.status) \(dropper.body)")
+            // The source's folder is closed to the drop box user: 404, as for any path they may not see.
+            #expect(dropper.status == 404, "\(dropper.status) \(dropper.body)")
+            // Their drop box is seen (as an empty folder) but takes no Finder files: 403, as for any change there.
+            let planted = try await share.request("dropper", "PUT", "Drop/._planted", body: "x")
+            #expect(planted.status == 403, "\(planted.status) \(planted.body)")
             // Alice's own folder still works, both ways.
             let own = try await share.request(
                 "alice", "COPY", "Alice/._mine", headers: ["Destination: \(share.dav)Alice/._copy"])
