@@ -136,6 +136,21 @@ struct ServeCommandTests {
         }
     }
 
+    @Test(
+        "a mistyped command or option: exit 2 and the one meant",
+        arguments: [
+            (["srve", "D"], "'srve' is not a fileshare command; did you mean 'serve'?"),
+            (["wach", "D"], "did you mean 'watch'?"), (["audti"], "did you mean 'audit'?"),
+            (["serve", "D", "--prot", "1"], "Did you mean '--port'?"),
+        ])
+    func typos(arguments: [String], meant: String) async throws {
+        let dir = try TemporaryFolder()
+        let run = try CommandProcess(arguments.map { $0 == "D" ? dir.path + "/new" : $0 }, in: dir.path)
+        #expect(await run.exitStatus() == 2)
+        #expect(run.errorOutput.contains(meant), "\(run.errorOutput)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/new"))
+    }
+
     @Test("--accept and --types: the line names the problem")
     func badTypes() async throws {
         try await MachineSettings.shared {
