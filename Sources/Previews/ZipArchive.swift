@@ -107,8 +107,12 @@ struct ZipArchive {
     /// - Throws: ``ThumbnailError`` (`failed`) when the entry claims or
     ///   inflates to more than `limit` bytes, lies outside the archive, or is damaged.
     func data(of entry: Entry, zlib: OpaquePointer?, limit: Int = maximumEntryBytes) throws(ThumbnailError) -> [UInt8] {
-        guard entry.size >= 0, entry.size <= limit, entry.compressedSize >= 0, entry.localHeaderOffset >= 0 else {
-            throw ThumbnailError(.failed, "'\(entry.name)' claims \(entry.size) bytes, more than a page may have")
+        guard entry.size >= 0, entry.compressedSize >= 0, entry.localHeaderOffset >= 0 else {
+            throw ThumbnailError(.failed, "'\(entry.name)' has a damaged directory entry")
+        }
+        guard entry.size <= limit else {
+            throw ThumbnailError(
+                .tooCostly, "'\(entry.name)' claims \(entry.size) bytes, more than the \(limit) an entry read may have")
         }
         let header = ZipArchive.read(fd, at: entry.localHeaderOffset, count: 30)
         guard header.count == 30, le32(header, 0) == 0x0403_4B50 else {
