@@ -132,14 +132,21 @@ struct ZipArchive {
             return bytes
         case 8:
             guard let zlib else { throw ThumbnailError(.failed, "zlib is not installed (Debian: zlib1g)") }
-            var out: UnsafeMutablePointer<UInt8>? = nil
-            var count = 0
-            // Inflated up to the size the directory declares: more is a lie, or a bomb.
-            guard cit_inflate(zlib, fd, start, entry.compressedSize, max(1, Int(entry.size)), &out, &count) == 0,
-                let out
-            else { throw ThumbnailError(.failed, "'\(entry.name)' does not inflate to its declared size") }
-            defer { free(out) }
-            return Array(UnsafeBufferPointer(start: out, count: count))
+            // Inflated straight into the array, up to the size the directory
+            // declares (more is a lie, or a bomb): the page is held once.
+            var inflated = true
+            let bytes = [UInt8](unsafeUninitializedCapacity: Int(entry.size)) { buffer, count in
+                var written = 0
+                inflated =
+                    cit_inflate(zlib, fd, start, entry.compressedSize, buffer.baseAddress, Int(entry.size), &written)
+                    == 0
+                // What was not written is never read: the array ends where the data did.
+                count = inflated ? written : 0
+            }
+            guard inflated else {
+                throw ThumbnailError(.failed, "'\(entry.name)' does not inflate to its declared size")
+            }
+            return bytes
         default:
             throw ThumbnailError(.failed, "'\(entry.name)' is compressed with method \(entry.method), not DEFLATE")
         }

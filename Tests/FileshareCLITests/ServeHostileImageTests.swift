@@ -7,7 +7,8 @@ import Testing
 #endif
 
 /// `fileshare serve` given images made to cost a decoder: each is refused
-/// from its headers (its icon, 415), and the server's memory and CPU barely move.
+/// from its headers (its icon, 415), and the server's memory and CPU barely
+/// move; a comic's page is held once.
 @Suite("fileshare serve and hostile images", .serialized)
 struct ServeHostileImageTests {
     /// A server of `dir` with its URL and its usage, once it serves image
@@ -84,5 +85,57 @@ struct ServeHostileImageTests {
         #expect(try await curl([url + "api/info"]).0 == 200, "the server is up")
         serve.send(SIGTERM)
         #expect(await serve.exitStatus() == 0)
+    }
+
+    @Test("a comic's 60 MiB page is held once while its cover is made, not read into one buffer and copied to another")
+    func comicPageHeldOnce() async throws {
+        let dir = try TemporaryFolder()
+        // A JPEG of 60 MiB: 960 comment segments of 64 KiB before a small
+        // picture; deflated in the comic to a few hundred KiB.
+        var page: [UInt8] = [0xFF, 0xD8]
+        let comment: [UInt8] = [0xFF, 0xFE, 0xFF, 0xFF] + [UInt8](repeating: 0x20, count: 65_533)
+        for _ in 0..<960 { page += comment }
+        page += try Self.photo().dropFirst(2)
+        let pageMiB = Double(page.count) / 1_048_576
+        try dir.write(page, to: "page.jpg")
+        try Self.comic(dir, "big.cbz", page: dir.path + "/page.jpg")
+        try FileManager.default.removeItem(atPath: dir.path + "/page.jpg")
+        let (serve, url, usage) = try await Self.serve(dir)
+        #expect(await waitFor { (try? await curl([url + "api/list"]).1.contains("big.cbz")) == true })
+        // Listed: its cover was made ahead; asked for, it is read from the cache.
+        #expect(await usage.waitUntilQuiet(), "the thumbnails made ahead are done")
+        try FileManager.default.removeItem(atPath: dir.path + "/.fileshare/thumbnails")
+        try FileManager.default.createDirectory(
+            atPath: dir.path + "/.fileshare/thumbnails", withIntermediateDirectories: true)
+        // Made again, measured: the cache is empty.
+        let before = try #require(usage.residentMiB)
+        try usage.resetPeak()
+        let response = try await curlResponse(["--max-time", "120", url + "api/thumbnail/big.cbz"])
+        #expect(response.status == 200, "\(response.body.prefix(200))")
+        let peak = try #require(usage.peakMiB)
+        print("a comic's \(pageMiB) MiB page: server RSS \(before) MiB, peak \(peak) MiB (+\(peak - before))")
+        // The page once (60 MiB), with a few MiB for the decode of its
+        // 640×480 picture; read into one buffer and copied it was twice that.
+        #expect(peak - before < pageMiB * 1.4, "the server's peak rose by \(peak - before) MiB")
+        serve.send(SIGTERM)
+        #expect(await serve.exitStatus() == 0)
+    }
+
+    /// A 640×480 grey JPEG with no embedded thumbnail, made by hand: a
+    /// baseline frame of one component, every block an end of block (it
+    /// decodes to mid-grey).
+    static func photo() throws -> [UInt8] {
+        var bytes: [UInt8] = [0xFF, 0xD8]
+        func segment(_ marker: UInt8, _ body: [UInt8]) -> [UInt8] {
+            [0xFF, marker, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 0xFF)] + body
+        }
+        bytes += segment(0xDB, [0] + [UInt8](repeating: 1, count: 64))
+        bytes += segment(0xC0, [8, 0x01, 0xE0, 0x02, 0x80, 1, 1, 0x11, 0])
+        bytes += segment(0xC4, [0x00, 1] + [UInt8](repeating: 0, count: 15) + [0])
+        bytes += segment(0xC4, [0x10, 1] + [UInt8](repeating: 0, count: 15) + [0])
+        bytes += segment(0xDA, [1, 1, 0x00, 0, 63, 0])
+        // Two bits a block (DC category 0, end of block), 80×60 blocks.
+        bytes += [UInt8](repeating: 0, count: 80 * 60 * 2 / 8)
+        return bytes + [0xFF, 0xD9]
     }
 }

@@ -144,11 +144,13 @@ int cit_gif_thumbnail(const cit_library *gif, cit_input input, int max_side, cit
 int cit_heif_thumbnail(const cit_library *heif, cit_input input, int max_side, cit_image *out);
 
 /// Inflates the raw DEFLATE data of `compressed_size` bytes at `offset` in
-/// the file open at `fd`, read 64 KiB at a time, into a malloc'ed buffer.
-/// Returns 0, or -1 when the data is damaged, ends early, or inflates to
-/// more than `limit` bytes (a bomb stops there).
-int cit_inflate(const cit_library *zlib, int fd, int64_t offset, int64_t compressed_size, size_t limit,
-                unsigned char **out, size_t *out_size);
+/// the file open at `fd`, read 64 KiB at a time, into `out`: `capacity`
+/// bytes, the size the entry declares, so the content is held once. The
+/// bytes written go in `out_size`. Returns 0, or -1 when the data is
+/// damaged, ends early, or inflates to more than `capacity` bytes (a bomb
+/// stops there).
+int cit_inflate(const cit_library *zlib, int fd, int64_t offset, int64_t compressed_size, unsigned char *out,
+                size_t capacity, size_t *out_size);
 
 /// Test support: encodes RGB pixels as a HEIC with libheif's HEVC encoder,
 /// with `orientation` (1 to 8, as EXIF's) stored as irot/imir, and, when
