@@ -7,8 +7,8 @@ import Testing
 #endif
 
 /// `fileshare serve` given images made to cost a decoder: each is refused
-/// from its headers (its icon, 415), and the server's memory and CPU barely
-/// move; a comic's page is held once.
+/// from its headers (its icon, 415), the server's memory and CPU barely
+/// move, a file that fails is not decoded again; a comic's page is held once.
 @Suite("fileshare serve and hostile images", .serialized)
 struct ServeHostileImageTests {
     /// A server of `dir` with its URL and its usage, once it serves image
@@ -83,6 +83,45 @@ struct ServeHostileImageTests {
         // Milliseconds of work; one decode of the 3,000 scans took 13 s.
         #expect(spent < 3, "the server spent \(spent) s of CPU")
         #expect(try await curl([url + "api/info"]).0 == 200, "the server is up")
+        serve.send(SIGTERM)
+        #expect(await serve.exitStatus() == 0)
+    }
+
+    @Test(
+        "a JPEG that fails after most of a second of decoding is decoded once per version: asked for again and listed, at no cost; a new version is tried"
+    )
+    func failureRemembered() async throws {
+        let dir = try TemporaryFolder()
+        // Within the budgets (6000×6000 in 29 scans: 70 MiB, 0.83 of the
+        // work allowed), refused by libjpeg at its last scan, after the others.
+        let failing = HostileJPEG.successive(width: 6_000, height: 6_000, failingLast: true)
+        try dir.write(failing, to: "failing.jpg")
+        let (serve, url, usage) = try await Self.serve(dir)
+        #expect(await usage.waitUntilQuiet(), "the server has started")
+        let start = try #require(usage.cpuSeconds)
+        // Listed: its thumbnail is made ahead, and fails; that is the one decode, measured.
+        #expect(await waitFor { (try? await curl([url + "api/list"]).1.contains("failing.jpg")) == true })
+        #expect(await usage.waitUntilQuiet(), "the thumbnails made ahead are done")
+        let cpu = try #require(usage.cpuSeconds)
+        let decode = cpu - start
+        try #require(decode > 0.1, "the sample's decode costs too little to be told apart (\(decode) s)")
+        for _ in 0..<5 {
+            let response = try await curlResponse(["--max-time", "120", url + "api/thumbnail/failing.jpg"])
+            #expect(response.status == 415, "\(response.body)")
+            #expect(try await curl([url + "api/list"]).0 == 200)
+        }
+        #expect(await usage.waitUntilQuiet(), "the thumbnails made ahead are done")
+        let spent = try #require(usage.cpuSeconds) - cpu
+        print("failing JPEG: decoded ahead in \(decode) s of CPU; then asked for and listed 5 times: +\(spent) s")
+        // Without the memory each request and each listing decoded it again: ten times the decode.
+        #expect(spent < decode / 2, "the server spent \(spent) s of CPU on a file that had failed")
+        // A new version (another size) is tried afresh: a good photo now.
+        let photo = try Self.photo()
+        try dir.write(photo, to: "failing.jpg")
+        #expect(
+            await waitFor(timeout: .seconds(30)) {
+                (try? await curlResponse(["--max-time", "60", url + "api/thumbnail/failing.jpg"]).status) == 200
+            }, "the new version's thumbnail")
         serve.send(SIGTERM)
         #expect(await serve.exitStatus() == 0)
     }
