@@ -13,9 +13,11 @@ public import Logging
 /// thumbnail or decoded whole up to 50 megapixels; a comic's cover or first
 /// page and a book's declared cover, read from the ZIP with bounded reads.
 /// Every result is a JPEG (quality 80) whose longer side is at most
-/// ``size``, turned as its EXIF orientation says. Decoding runs off the
-/// cooperative pool, at most ``concurrent`` at once, so a burst of large
-/// images costs a bounded share of memory and cores.
+/// ``size``, turned as its EXIF orientation says. Decoding runs on threads
+/// of its own, at most ``concurrent`` at once: off the cooperative pool and
+/// off the threads the server's disk work runs on (`runBlocking`), so a
+/// burst of large images costs a bounded share of memory and cores and
+/// never makes a listing wait.
 ///
 /// Each decode is bounded: the file's headers are read first, and one that
 /// declares more than its kind's budget (pixels, memory, a JPEG's scans and
@@ -35,7 +37,10 @@ public struct ImageThumbnailer: Sendable {
     /// decoding work, at most about a second of CPU; WebP's and HEIF's pixels).
     public let timeLimit: Duration
     let libraries: ImageLibraries
+    /// Who decodes next: a request before what is made ahead.
     let pool: RunPool
+    /// Where decodes run: ``concurrent`` threads of their own.
+    let decoders: BlockingPool
     let logger: Logger
 
     /// A thumbnailer with the libraries this process finds.
@@ -56,6 +61,7 @@ public struct ImageThumbnailer: Sendable {
         self.size = max(1, size)
         self.concurrent = max(1, concurrent)
         self.pool = RunPool(limit: max(1, concurrent))
+        self.decoders = BlockingPool(threads: max(1, concurrent))
         self.logger = logger
     }
 
@@ -63,8 +69,7 @@ public struct ImageThumbnailer: Sendable {
     public var kinds: [ImageKind] { libraries.kinds }
 
     /// A JPEG thumbnail of the file open as `fd` (read from the start with
-    /// positioned reads; the descriptor stays open), made off the
-    /// cooperative pool.
+    /// positioned reads; the descriptor stays open), made on the decoding threads.
     /// - Parameter priority: A request's decode goes before those made ahead of time.
     /// - Throws: ``ThumbnailError``: `libraryMissing`, `failed` for a file
     ///   the library cannot decode (corrupt, truncated before its first
@@ -75,7 +80,7 @@ public struct ImageThumbnailer: Sendable {
     {
         await pool.acquire(priority)
         defer { Task { await pool.release() } }
-        let result: Result<[UInt8], ThumbnailError> = await runBlocking {
+        let result: Result<[UInt8], ThumbnailError> = await decoders.run {
             do throws(ThumbnailError) {
                 return .success(try self.encoded(fd: fd, bytes: nil, kind: kind))
             } catch {

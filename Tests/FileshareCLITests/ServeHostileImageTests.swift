@@ -1,5 +1,6 @@
 import FileshareTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -8,7 +9,8 @@ import Testing
 
 /// `fileshare serve` given images made to cost a decoder: each is refused
 /// from its headers (its icon, 415), the server's memory and CPU barely
-/// move, a file that fails is not decoded again; a comic's page is held once.
+/// move, a file that fails is not decoded again, and decodes never hold up
+/// another client's listing.
 @Suite("fileshare serve and hostile images", .serialized)
 struct ServeHostileImageTests {
     /// A server of `dir` with its URL and its usage, once it serves image
@@ -126,6 +128,68 @@ struct ServeHostileImageTests {
         #expect(await serve.exitStatus() == 0)
     }
 
+    @Test(
+        "another client's listing is answered while two slow decodes run: decodes have threads of their own, the disk work its own"
+    )
+    func listingWhileDecoding() async throws {
+        let dir = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: dir.path + "/Photos", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir.path + "/Other", withIntermediateDirectories: true)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Samples/make_sample.py").path
+        // Two of the largest PNGs allowed, 16384×16384, 3.4 s of CPU each here (read row by row).
+        for name in ["a.png", "b.png"] {
+            let python = Process()
+            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            python.arguments = ["python3", script, "png", dir.path + "/Photos/" + name, "16384", "16384"]
+            try python.run()
+            python.waitUntilExit()
+            try #require(python.terminationStatus == 0, "make_sample.py could not write \(name)")
+        }
+        for index in 0..<20 { try dir.write(Array("note \(index)".utf8), to: "Other/note\(index).txt") }
+        let (serve, url, usage) = try await Self.serve(dir)
+        #expect(await waitFor { (try? await curl([url + "api/list?path=Other"]).1.contains("note19.txt")) == true })
+        #expect(await usage.waitUntilQuiet(), "the server has started")
+        let cpu = try #require(usage.cpuSeconds)
+        // The two decodes, asked for by one client (not listed: nothing is made ahead).
+        let answered = AnswerCount()
+        let decodes = Task {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for name in ["a.png", "b.png"] {
+                    group.addTask {
+                        let response = try await curlResponse([
+                            "--max-time", "300", url + "api/thumbnail/Photos/" + name,
+                        ])
+                        answered.count.add(1, ordering: .sequentiallyConsistent)
+                        return response.status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        // Under way: the server has spent a second of CPU on them (both run at once).
+        #expect(await waitFor(timeout: .seconds(120)) { (usage.cpuSeconds ?? 0) - cpu > 1 }, "the decodes run")
+        let clock = ContinuousClock()
+        let start = clock.now
+        let listing = try await curlResponse([url + "api/list?path=Other"])
+        let waited = clock.now - start
+        let spent = (usage.cpuSeconds ?? 0) - cpu
+        print("listing answered in \(waited) while two 16384×16384 PNGs decode (server CPU +\(spent) s so far)")
+        #expect(listing.status == 200 && listing.body.contains("note19.txt"))
+        // Still decoding when the listing came back: the listing did not wait for one to end.
+        #expect(
+            answered.count.load(ordering: .sequentiallyConsistent) == 0,
+            "a decode had ended: the listing was not answered while both ran")
+        // A listing takes milliseconds; with the decodes on the disk work's
+        // threads (Dispatch's global queue, one a core) it waited for one
+        // to end: 3.4 s of CPU at least, 12 to 26 s in the review.
+        #expect(waited < .seconds(2), "the listing took \(waited)")
+        let statuses = try await decodes.value
+        #expect(statuses == [200, 200], "the thumbnails are made")
+        serve.send(SIGTERM)
+        #expect(await serve.exitStatus() == 0)
+    }
+
     @Test("a comic's 60 MiB page is held once while its cover is made, not read into one buffer and copied to another")
     func comicPageHeldOnce() async throws {
         let dir = try TemporaryFolder()
@@ -177,4 +241,9 @@ struct ServeHostileImageTests {
         bytes += [UInt8](repeating: 0, count: 80 * 60 * 2 / 8)
         return bytes + [0xFF, 0xD9]
     }
+}
+
+/// How many thumbnail requests have been answered.
+private final class AnswerCount: Sendable {
+    let count = Atomic<Int>(0)
 }
