@@ -38,7 +38,7 @@ typedef struct {
 enum { HEIF_OK = 0, HEIF_COLORSPACE_RGB = 1, HEIF_CHROMA_RGB = 10 };
 enum { HEIF_CHANNEL_INTERLEAVED = 10, HEIF_COMPRESSION_HEVC = 1 };
 enum { HEIF_GROW_SIZE_REACHED = 0, HEIF_GROW_BEYOND_EOF = 2 };
-enum { HEIF_SUBERROR_SECURITY_LIMIT = 1000 };
+enum { HEIF_SUBERROR_SECURITY_LIMIT = CIT_HEIF_SECURITY_LIMIT };
 
 typedef struct {
     cit_library base;
@@ -132,6 +132,11 @@ cit_library *cit_heif_open(const char *name, char *message, size_t message_size)
     if (heif->init && heif->deinit && heif->init(NULL).code != HEIF_OK) {
         cit_copy_message(message, message_size, "heif_init failed");
         heif->init = NULL;
+        cit_library_close(&heif->base);
+        return NULL;
+    }
+    // Without the check on the stream's own picture size, no HEIF is decoded: fail closed.
+    if (cit_heif_wrap_decoders(handle, message, message_size) != 0) {
         cit_library_close(&heif->base);
         return NULL;
     }
@@ -245,14 +250,21 @@ int cit_heif_thumbnail(const cit_library *library, cit_input input, int max_side
         status = CIT_TOO_COSTLY;
         goto done;
     }
-    // A grid's canvas is made at the size its grid says, not the one
-    // declared above: no side of it may be longer than the longer side declared.
-    if (heif->set_maximum_image_size_limit) heif->set_maximum_image_size_limit(context, (int)(width > height ? width : height) + 1);
+    // A grid's canvas (or an overlay's) is made at the size its grid says,
+    // 3 bytes a pixel, not at the one declared above: no side of it may be
+    // longer than the longer side declared, nor than a square canvas within
+    // the budget (6,687 pixels) allows. Each tile is checked on its own (hevc.c).
+    long side = width > height ? width : height;
+    long square = 6687;  // floor(sqrt(CIT_MAX_HEIF_MEMORY / 3))
+    if (heif->set_maximum_image_size_limit) heif->set_maximum_image_size_limit(context, (int)(side < square ? side : square) + 1);
     // With no options libheif applies the image's rotation and mirroring.
     // RGB, 3 bytes a pixel: the whole image is held, so no alpha byte.
     heif_error decoded = heif->decode(source, &image, HEIF_COLORSPACE_RGB, HEIF_CHROMA_RGB, NULL);
     if (decoded.code != HEIF_OK) {
-        if (decoded.subcode == HEIF_SUBERROR_SECURITY_LIMIT) status = CIT_TOO_COSTLY;
+        if (decoded.subcode == HEIF_SUBERROR_SECURITY_LIMIT) {
+            out->refusal = "its HEVC stream declares a larger picture than the file does, more than a thumbnail may decode";
+            status = CIT_TOO_COSTLY;
+        }
         goto done;
     }
     int stride = 0;

@@ -200,6 +200,9 @@ public struct ImageThumbnailer: Sendable {
     /// declares against the budget it went over.
     static func refusal(_ out: cit_image, kind: ImageKind) -> ThumbnailError {
         let size = "\(out.declared_width)×\(out.declared_height) pixels"
+        if let refusal = out.refusal {
+            return ThumbnailError(.tooCostly, "the \(kind.name) is refused: " + String(cString: refusal))
+        }
         if out.declared_width < 0 {
             return ThumbnailError(.tooCostly, "the \(kind.name) declares a side longer than its library decodes")
         }

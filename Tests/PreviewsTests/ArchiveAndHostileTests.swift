@@ -1,3 +1,4 @@
+import CImageThumbnail
 import FileshareTestSupport
 import Foundation
 import Testing
@@ -208,6 +209,42 @@ struct ArchiveAndHostileTests {
         // (Large enough that libpng has read rows before the data runs out.)
         let halfPNG = try ImageSamples.png(folder.path + "/half.png", width: 4000, height: 3000, ["--truncate", "0.6"])
         #expect(try image(folder, halfPNG, .png).quadrantColours.first == .red)
+    }
+
+    @Test(
+        "a HEIC whose HEVC stream is larger than the file declares is refused before libheif decodes it; within the budget it is made"
+    )
+    func heifStreamLargerThanDeclared() throws {
+        try requireImageLibraries()
+        let heif = try #require(ImageLibraries.shared.heif)
+        let folder = try TemporaryFolder()
+        // 4096×4096: 160 MiB to decode whole, over the 128 MiB budget.
+        let pixels = JPEGBudgetTests.pattern(width: 4_096, height: 4_096)
+        let path = folder.path + "/large.heic"
+        let encoded = pixels.withUnsafeBufferPointer {
+            cit_heif_encode(heif, $0.baseAddress, 4_096, 4_096, 1, nil, 0, path)
+        }
+        try #require(encoded == 0, "libheif has no HEVC encoder here")
+        let honest = try refusal(folder, path, .heif)
+        #expect(
+            honest?.reason == .tooCostly && honest?.message.contains("4096×4096") == true,
+            "\(String(describing: honest))")
+        // The file made to declare 256×256 (its ispe box): within the budget by
+        // what it declares, refused by what its stream says before a picture is made.
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let ispe = Array("ispe".utf8)
+        let box = try #require((0..<bytes.count - 16).first { Array(bytes[$0..<$0 + 4]) == ispe })
+        bytes.replaceSubrange(box + 8..<box + 16, with: [0, 0, 1, 0, 0, 0, 1, 0])
+        let lying = try folder.write(bytes, to: "lying.heic")
+        let start = cit_now()
+        let lie = try refusal(folder, lying, .heif)
+        let cpu = Duration.nanoseconds(cit_now() - start)
+        #expect(lie?.reason == .tooCostly && lie?.message.contains("HEVC stream") == true, "\(String(describing: lie))")
+        // Refused before its 16.7 megapixels were decoded (0.4 s of CPU here, and 121 MiB).
+        #expect(cpu < .milliseconds(200), "took \(cpu) of CPU")
+        // A HEIC within the budget still decodes whole.
+        let small = try ImageSamples.heic(folder.path + "/small.heic", width: 640, height: 480)
+        #expect(try image(folder, small, .heif).size == [256, 192])
     }
 
     @Test("a PNG or GIF read row by row is given up at the time limit")

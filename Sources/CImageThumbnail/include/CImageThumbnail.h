@@ -97,6 +97,9 @@ typedef struct cit_image {
     long declared_height;
     /// The memory the decode would take besides the file (see `CIT_MAX_MEMORY`), once known.
     uint64_t memory;
+    /// Why a refusal was made, when the size declared does not say it (a
+    /// static string, for a person).
+    const char *refusal;
 } cit_image;
 
 /// Frees what `image` holds (not `image` itself).
@@ -138,9 +141,11 @@ int cit_webp_thumbnail(const cit_library *webp, cit_input input, int max_side, c
 int cit_gif_thumbnail(const cit_library *gif, cit_input input, int max_side, cit_image *out);
 /// HEIF and HEIC: the largest embedded thumbnail whose longer side is at
 /// least `max_side`, or else the primary image decoded whole (within
-/// `CIT_MAX_MEMORY`, on the calling thread: libheif starts no thread of its
-/// own for a grid's tiles). Its rotation and mirroring (irot, imir) are
-/// applied by libheif.
+/// `CIT_MAX_HEIF_MEMORY`, on the calling thread: libheif starts no thread
+/// of its own for a grid's tiles). The size the file declares is judged
+/// first, then each HEVC picture's own size before it is decoded (libheif
+/// decodes at the latter); only HEVC is decoded. Its rotation and
+/// mirroring (irot, imir) are applied by libheif.
 int cit_heif_thumbnail(const cit_library *heif, cit_input input, int max_side, cit_image *out);
 
 /// Inflates the raw DEFLATE data of `compressed_size` bytes at `offset` in
