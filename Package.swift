@@ -235,7 +235,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PreviewsTests",
-            dependencies: ["Previews", "CImageThumbnail", "FileWatching", "FileshareTestSupport"],
+            dependencies: ["Previews", "CImageThumbnail", "CJPEGThumbnail", "FileWatching", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

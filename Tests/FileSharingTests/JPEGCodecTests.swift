@@ -82,20 +82,23 @@ struct JPEGCodecTests {
         let pixels = [UInt8](repeating: 0x80, count: width * height * 3)
         let photo = try #require(codec.encode(rgb: pixels, width: width, height: height, quality: 90))
         for (maxSide, expectedWidth) in [(1000, 1000), (400, 500), (200, 250), (100, 125), (10, 125)] {
-            let image = try #require(try folder.withFile(photo) { codec.decode(fd: $0, maxSide: maxSide) })
+            let image = try folder.withFile(photo) { try codec.decode(fd: $0, maxSide: maxSide) }
             #expect(image.width == expectedWidth && image.height == (expectedWidth * 7 + 9) / 10, "max side \(maxSide)")
             // The same from bytes in memory (a comic's page).
-            #expect(codec.decode(fd: -1, bytes: photo, maxSide: maxSide)?.width == expectedWidth)
+            #expect(try codec.decode(fd: -1, bytes: photo, maxSide: maxSide).width == expectedWidth)
         }
         for garbage in [
             [UInt8](), [0xFF, 0xD8], Array("not a JPEG at all".utf8),
             [0xFF, 0xD8, 0xFF, 0xC0] + [UInt8](repeating: 0xFF, count: 300),
         ] {
-            #expect(try folder.withFile(garbage) { codec.decode(fd: $0, maxSide: 256) } == nil)
+            let error = #expect(throws: ThumbnailError.self) {
+                try folder.withFile(garbage) { try codec.decode(fd: $0, maxSide: 256) }
+            }
+            #expect(error?.reason == .failed, "\(garbage.prefix(8))")
         }
         // A photo cut short still gives a picture (libjpeg's warning, not an error).
         let cut = Array(photo.prefix(photo.count / 2))
-        #expect(try folder.withFile(cut) { codec.decode(fd: $0, maxSide: 256) } != nil)
+        #expect(try folder.withFile(cut) { try codec.decode(fd: $0, maxSide: 256) }.width == 500)
     }
 
     @Test("one codec serves many threads at once", .enabled(if: libraryIsPresentOrRequired))
@@ -110,7 +113,7 @@ struct JPEGCodecTests {
                 group.addTask {
                     let fd = open(path, O_RDONLY)
                     defer { close(fd) }
-                    return codec.decode(fd: fd, maxSide: 64)?.width
+                    return try? codec.decode(fd: fd, maxSide: 64).width
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }
