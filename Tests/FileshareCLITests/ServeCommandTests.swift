@@ -61,9 +61,9 @@ struct ServeCommandTests {
     }
 
     @Test(
-        "HTTPS with --tls-cert and --tls-key",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+        "HTTPS with --tls-cert and --tls-key")
     func https() async throws {
+        try ExternalTool.openssl.require()
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             let openssl = Process()
