@@ -81,6 +81,39 @@ struct InboxCommandTests {
     }
 
     @Test(
+        "symbolic links dropped in the Inbox (to a file, to a folder outside the share) are refused; what they lead to is neither moved nor copied in"
+    )
+    func symbolicLinks() async throws {
+        try await MachineSettings.shared {
+            let folder = try TemporaryFolder()
+            let root = folder.path + "/share"
+            let outside = folder.path + "/outside"
+            try InboxCommandTests.write(outside + "/secret.pdf", Array(InboxCommandTests.pdf.utf8))
+            try InboxCommandTests.write(outside + "/Album/private.txt", Array("private\n".utf8))
+            try FileManager.default.createDirectory(atPath: root + "/Inbox", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(
+                atPath: root + "/Inbox/secret.pdf", withDestinationPath: outside + "/secret.pdf")
+            try FileManager.default.createSymbolicLink(
+                atPath: root + "/Inbox/Album", withDestinationPath: "../../outside/Album")
+            let process = try CommandProcess(["inbox", root, "--once", "--accept", "pdf,txt", "--folders", "unpack"])
+            #expect(await process.exitStatus(timeout: .seconds(60)) == 0, "\(process.errorOutput)")
+            // What the links led to is where it was, as it was.
+            #expect(InboxCommandTests.read(outside + "/secret.pdf") == InboxCommandTests.pdf)
+            #expect(InboxCommandTests.read(outside + "/Album/private.txt") == "private\n")
+            // Nothing of it inside the share: no regular file holds its content.
+            let files = InboxCommandTests.files(in: root)
+            #expect(!files.values.contains(InboxCommandTests.pdf) && !files.values.contains("private\n"), "\(files)")
+            let refused = process.lines.filter { $0.contains("\"type\":\"refused\"") }
+            for name in ["secret.pdf", "Album"] {
+                #expect(
+                    refused.contains { $0.contains(name) && $0.contains("symbolic link") },
+                    "\(name) refused as a link: \(process.lines)")
+            }
+            #expect(!process.lines.contains { $0.contains("\"type\":\"taken-in\"") }, "\(process.lines)")
+        }
+    }
+
+    @Test(
         "names that lie (text named .png, a PDF named .txt): quarantined with the reason, or with --fix-extensions taken in under the corrected names",
         arguments: [false, true])
     func misleadingNames(fixing: Bool) async throws {
