@@ -189,6 +189,7 @@ let package = Package(
         .executableTarget(
             name: "fileshare",
             dependencies: [
+                "CFileshareShim",
                 "FileWatching",
                 "ChangeLog",
                 "FileSharing",
