@@ -207,6 +207,7 @@ let package = Package(
         .executableTarget(
             name: "fileshare",
             dependencies: [
+                "CFileshareShim",
                 "FileWatching",
                 "ChangeLog",
                 "FileSharing",

@@ -1,10 +1,19 @@
 import ArgumentParser
+import CFileshareShim
 
 /// `fileshare`: observe, share and take in a folder's documents.
 @main
 struct Fileshare: AsyncParsableCommand {
-    /// The version `fileshare --version` prints.
-    static let version = "0.9.0"
+    /// The release this source is.
+    static let release = "0.9.0"
+
+    /// What `fileshare --version` prints: the release and the commit it was
+    /// built from, which only a release build knows (a build from source
+    /// says so rather than guess).
+    static let version: String = {
+        guard let commit = cfs_build_commit() else { return "\(release) (unknown commit)" }
+        return "\(release) (commit \(String(cString: commit)))"
+    }()
 
     static let configuration = CommandConfiguration(
         commandName: "fileshare",
