@@ -134,7 +134,11 @@ extension ObserverCore {
     /// or rotated) is broken before anything is taken for gone. A cycle is
     /// broken by removing one of its items, which comes back under its id at
     /// its new name, as a stream that renames onto a name still taken could
-    /// not be replayed.
+    /// not be replayed. So is a chain of names whose disk item at one is a
+    /// folder: the folder is listed only once it has its name, and the
+    /// tree's item of the name at the chain's end may be in it (moved into
+    /// the folder before the folder moved): taken for gone, that item would
+    /// lose its id, and the file at its name would take it.
     private mutating func settleDisputes(pass: inout RescanPass) {
         while !pass.disputes.isEmpty {
             var claimant: [FileIdentity: Int] = [:]
@@ -172,17 +176,28 @@ extension ObserverCore {
                 setAside(occupant, pass: &pass)
                 continue
             }
+            // A folder on disk at a waiting name is not listed yet, and an
+            // undecided name's tree item may be in it (moved into the folder
+            // before the folder took the name): its name is freed first, as
+            // in a cycle, so that it arrives and is listed before anything
+            // is taken for gone.
+            if let folder = waiting.first(where: { $0.metadata.kind == .directory }),
+                let occupant = tree.child(of: folder.directory, named: folder.name)
+            {
+                setAside(occupant, pass: &pass)
+                continue
+            }
             // Every folder is listed and no name waits on a cycle: the
-            // undecided names' tree items are nowhere on disk.
+            // undecided names' tree items are nowhere on disk. Those where a
+            // folder is at stake go first: a folder that arrives is listed,
+            // and may hold the tree item of a name where a file is disputed.
+            var betweenFiles: [RescanPass.Dispute] = []
             for dispute in undecided {
                 guard tree.isLive(dispute.directory),
                     let occupant = tree.child(of: dispute.directory, named: dispute.name)
                 else { continue }
                 if tree[occupant].kind != .directory && dispute.metadata.kind != .directory {
-                    // Another file under the same name: moved here over it, or written anew.
-                    let source = movedSource(dispute.metadata, byIdentity: pass.byIdentity)
-                    replace(occupant, with: dispute.metadata, replacedBy: source)
-                    tree.set(occupant, flag: Tree.Flag.visited, true)
+                    betweenFiles.append(dispute)
                 } else if pass.renewsFolders && tree[occupant].kind == .directory
                     && dispute.metadata.kind == .directory
                 {
@@ -199,6 +214,19 @@ extension ObserverCore {
                     setAside(occupant, pass: &pass)
                     arrive(dispute.name, in: dispute.directory, metadata: dispute.metadata, pass: &pass)
                 }
+            }
+            if !pass.directories.isEmpty {
+                pass.disputes = waiting + betweenFiles
+                return
+            }
+            for dispute in betweenFiles {
+                guard tree.isLive(dispute.directory),
+                    let occupant = tree.child(of: dispute.directory, named: dispute.name)
+                else { continue }
+                // Another file under the same name: moved here over it, or written anew.
+                let source = movedSource(dispute.metadata, byIdentity: pass.byIdentity)
+                replace(occupant, with: dispute.metadata, replacedBy: source)
+                tree.set(occupant, flag: Tree.Flag.visited, true)
             }
             pass.disputes = waiting
             if !pass.directories.isEmpty { return }

@@ -21,9 +21,12 @@ struct ObserverCoreRandomTests {
         let latency: Duration = [.zero, .milliseconds(50)].randomElement(using: &random)!
         // Some sequences detect copies (new files are then reported once complete).
         let duplicates = Int.random(in: 0..<3, using: &random)
+        // Some sequences poll the whole tree (`--poll`): found by rescans alone.
+        let polling = Int.random(in: 0..<4, using: &random) == 0
         var h = CoreHarness(
             options: ObserverOptions(
                 settleTime: .milliseconds(200), latency: latency,
+                pollingInterval: polling ? .milliseconds(Int64.random(in: 50...400, using: &random)) : nil,
                 storesIdentityAttribute: duplicates == 1,
                 detectsDuplicateContent: duplicates == 2)
         ) { fs in
@@ -145,7 +148,7 @@ struct ObserverCoreRandomTests {
             if Int.random(in: 0..<8, using: &random) == 0 {
                 // The observer catches up (as at a sync()): its ids must follow the disk's identities.
                 trace.append("catch up")
-                h.process(force: true)
+                h.catchUp()
                 trace.append(contentsOf: h.newChanges().map(\.traced))
                 checkIdentities(h)
                 continue
@@ -164,9 +167,9 @@ struct ObserverCoreRandomTests {
         }
         // The writers finish; the observer catches up.
         h.fs.closeAllWriters()
-        h.process(force: true)
+        h.catchUp()
         h.advance(by: .seconds(1))
-        h.process(force: true)
+        h.catchUp()
 
         checkIdentities(h)
         let disk = h.fs.snapshot(includeHidden: false)

@@ -85,6 +85,19 @@ public actor MachineSettings {
     public static var canChangeInotifySettings: Bool {
         FileManager.default.isWritableFile(atPath: "/proc/sys/fs/inotify/max_queued_events")
     }
+
+    /// Returns when this process may change inotify settings. Otherwise the
+    /// test is skipped, saying why, and fails under CI (`CI` set), whose
+    /// runs are made as root with a writable `/proc/sys`.
+    public static func requireInotifySettings(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        if canChangeInotifySettings { return }
+        let message =
+            "the inotify settings in /proc/sys/fs/inotify cannot be changed here (it needs root and a writable /proc/sys)"
+        if ProcessInfo.processInfo.environment["CI"] != nil {
+            Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+        }
+        try Test.cancel("skipped: \(message)", sourceLocation: sourceLocation)
+    }
 }
 
 /// Each test of a suite (or the one test) with this trait runs inside

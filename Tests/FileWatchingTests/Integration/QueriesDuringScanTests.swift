@@ -29,7 +29,7 @@ struct QueriesDuringScanTests {
         "children(of:) and item(at:) answer during the scan and a rescan of 100,000 items without waiting for either",
         .serialized, arguments: [RescanTrigger.poll, .overflow])
     func queriesDuringRescan(trigger: RescanTrigger) async throws {
-        if trigger == .overflow && !MachineSettings.canChangeInotifySettings { return }
+        if trigger == .overflow { try MachineSettings.requireInotifySettings() }
         let dir = try TemporaryFolder()
         try QueriesDuringScanTests.makeTree(dir.path)
         let options =

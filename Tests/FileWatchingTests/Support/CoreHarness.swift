@@ -60,6 +60,14 @@ struct CoreHarness {
         delivered += core.takeBatch(force: force)
     }
 
+    /// Catches up with the disk as `sync()` does: reads the queue, polls
+    /// the polled subtrees now, and delivers everything pending.
+    mutating func catchUp() {
+        process()
+        if !core.polledRoots.isEmpty { core.poll() }
+        process(force: true)
+    }
+
     /// Lets time pass, ticking at each deadline on the way.
     mutating func advance(by duration: Duration) {
         let end = clock + duration.nanoseconds
