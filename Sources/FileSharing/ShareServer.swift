@@ -59,13 +59,7 @@ public final class ShareServer: Service {
         self.logger = logger
         // Checked and read before the folder is opened: a refusal changes nothing.
         try configuration.refusePrivateFilesInsideShare()
-        signIn = try configuration.usersFile.map { path in
-            let users = try LiveUsers(path: path, logger: logger)
-            return SignIn(
-                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
-                limits: configuration.signInLimits,
-                sessions: configuration.sharedDatabase?.sessions ?? MemorySessionStore(), logger: logger)
-        }
+        let users = try configuration.usersFile.map { path in try LiveUsers(path: path, logger: logger) }
         let folder: SharedFolder
         do {
             folder = try SharedFolder(
@@ -83,15 +77,25 @@ public final class ShareServer: Service {
                 FileLockStore(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
             }
         let state = WebDAVState(store: lockStore, activity: activity)
+        // Without a database, sessions are kept in the private folder: a restart signs no one out.
+        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
+        signIn = users.map { users in
+            SignIn(
+                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
+                limits: configuration.signInLimits,
+                sessions: configuration.sharedDatabase?.sessions
+                    ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/sessions.json", logger: logger)),
+                logger: logger)
+        }
         core = try ShareCore(
             folder: folder, configuration: configuration, locks: state, activity: activity, logger: logger,
             changePrinter: changePrinter)
         webDAV = WebDAVFace(core: core, state: state, logger: logger)
-        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
         links = LinkStore(
             records: configuration.sharedDatabase?.links
                 ?? ShareLinksFile(path: privateFolder + "/shares.json", logger: logger),
-            visitors: configuration.sharedDatabase?.linkVisitors ?? MemorySessionStore(),
+            visitors: configuration.sharedDatabase?.linkVisitors
+                ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/link-sessions.json", logger: logger)),
             hasher: configuration.passwordHasher, limits: configuration.signInLimits)
         audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
         auditMiddleware = AuditMiddleware(audit: audit)
