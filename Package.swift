@@ -44,6 +44,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(
+            url: "https://github.com/apple/swift-configuration",
+            from: "1.4.0",
+            traits: [.defaults, "YAML", "Reloading"]
+        ),
     ],
     targets: [
         .target(name: "CFileshareShim"),
@@ -196,6 +201,11 @@ let package = Package(
                 "Inbox",
                 "Accounts",
                 "SharedState",
+                "Previews",
+                "Versions",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

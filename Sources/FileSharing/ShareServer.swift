@@ -9,6 +9,7 @@ import NIOCore
 import NIOPosix
 public import ServiceLifecycle
 import Synchronization
+import Versions
 
 /// Shares a folder over HTTP: the web page at `/`, the JSON API at `/api/`
 /// (`http-api.md`) and WebDAV at `/dav/`, with the folder watched beside it so every change (made
@@ -167,6 +168,25 @@ public final class ShareServer: Service {
 
     /// The shared folder's absolute path.
     public var root: String { core.folder.rootPath }
+
+    /// How many versions and trash items are kept in force now.
+    public var history: HistoryOptions {
+        HistoryOptions(versions: core.folder.history.versions.retention, trash: core.folder.history.trash.retention)
+    }
+
+    /// Keeps versions and trash items as `options` say from now on, and
+    /// removes at once what they no longer keep.
+    public func applyHistory(_ options: HistoryOptions) async {
+        core.folder.history.versions.setRetention(options.versions)
+        core.folder.history.trash.setRetention(options.trash)
+        await core.trimHistory()
+    }
+
+    /// Reads the users file again now if it changed (it is looked at once a
+    /// second anyway): its users and their rights apply from the next request.
+    public func reloadUsers() {
+        signIn?.check.users.reloadIfChanged()
+    }
 
     /// The port the server listens on, once it runs.
     public var port: Int? { boundPort.withLock { $0 } }

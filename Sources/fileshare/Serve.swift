@@ -6,6 +6,7 @@ import FileSharing
 import FileWatching
 import Inbox
 import Logging
+import Previews
 import ServiceLifecycle
 import UnixSignals
 
@@ -29,14 +30,25 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The folder to share (created if missing).")
-    var directory: String = "./Documents"
+    @Argument(help: "The folder to share (created if missing; ./Documents unless given here or in the configuration).")
+    var directory: String?
 
-    @Option(help: "The port (0 picks a free one).")
-    var port: Int = 8080
+    @Option(
+        help: ArgumentHelp(
+            "A configuration file (YAML or JSON; FILESHARE_CONFIG): every setting below, and those with no flag. The environment, then flags, override it.",
+            valueName: "FILE"))
+    var config: String?
 
-    @Option(help: ArgumentHelp("The address to listen on.", valueName: "ADDRESS"))
-    var bind: String = "127.0.0.1"
+    @Flag(
+        name: .customLong("check-config"),
+        help: "Print the settings that would apply and where each came from, then exit (2 when one is wrong).")
+    var checkConfig = false
+
+    @Option(help: "The port (0 picks a free one; 8080 unless set).")
+    var port: Int?
+
+    @Option(help: ArgumentHelp("The address to listen on (127.0.0.1 unless set).", valueName: "ADDRESS"))
+    var bind: String?
 
     @Option(help: "The user name for HTTP Basic authentication.")
     var user: String?
@@ -91,24 +103,24 @@ struct Serve: AsyncParsableCommand {
     var typesFile: String?
 
     @Option(
-        name: .customLong("header-timeout"),
+        name: .customLong("header-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
-            "The most time from a request's first byte to the end of its header; past it: 408 and close.",
+            "The most time from a request's first byte to the end of its header; past it: 408 and close (60 unless set).",
             valueName: "SECONDS"))
-    var headerTimeout: Double = 60
+    var headerTimeout: String?
 
     @Option(
-        name: .customLong("keep-alive-timeout"),
+        name: .customLong("keep-alive-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
-            "How long a connection may stay open with no request under way.", valueName: "SECONDS"))
-    var keepAliveTimeout: Double = 75
+            "How long a connection may stay open with no request under way (75 unless set).", valueName: "SECONDS"))
+    var keepAliveTimeout: String?
 
     @Option(
-        name: .customLong("body-timeout"),
+        name: .customLong("body-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
-            "How long a request body may go without a byte (a slow but live upload goes on).",
+            "How long a request body may go without a byte (a slow but live upload goes on; 300 unless set).",
             valueName: "SECONDS"))
-    var bodyTimeout: Double = 300
+    var bodyTimeout: String?
 
     @Option(
         name: .customLong("database"),
@@ -123,103 +135,103 @@ struct Serve: AsyncParsableCommand {
         ))
     var fixExtensions = false
 
-    func validate() throws {
-        for (name, seconds) in [
-            ("--header-timeout", headerTimeout), ("--keep-alive-timeout", keepAliveTimeout),
-            ("--body-timeout", bodyTimeout),
-        ] where !(seconds > 0 && seconds <= 86_400) {
-            throw ValidationError("\(name) takes seconds, more than 0 and at most 86400")
+    /// The flags given, by the key of their setting, as text: the first layer.
+    var givenFlags: [String: String] {
+        var given: [String: String?] = [
+            "folder": directory, "port": port.map(String.init), "bind": bind, "user": user, "password": password,
+            "users": users, "tls-cert": tlsCertificate, "tls-key": tlsKey, "max-upload": maxUpload,
+            "accept": accept, "types": typesFile, "header-timeout": headerTimeout,
+            "keep-alive-timeout": keepAliveTimeout, "body-timeout": bodyTimeout, "database": database,
+        ]
+        // A switch given turns its setting on; not given, it leaves it to the other layers.
+        for (key, on) in [
+            ("no-auth", noAuth), ("read-only", readOnly), ("inbox", takesInInbox), ("fix-extensions", fixExtensions),
+        ] where on {
+            given[key] = "true"
         }
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        if (tlsCertificate == nil) != (tlsKey == nil) {
-            throw ValidationError("--tls-cert and --tls-key go together; give both")
-        }
-        if let maxUpload, Serve.parseSize(maxUpload) == nil {
-            throw ValidationError("--max-upload takes a size such as 500M or 2G")
-        }
-        if let accept, TypeOptions.listItems(accept).isEmpty {
-            throw ValidationError(
-                "--accept takes type identifiers or extensions separated by commas, such as public.image,com.adobe.pdf")
-        }
+        return given.compactMapValues { $0 }
     }
 
-    static func parseSize(_ text: String) -> Int64? {
-        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
-        if let last = text.uppercased().last, let unit = units[last], let value = Int64(text.dropLast()), value >= 0 {
-            return value * unit
-        }
-        return Int64(text).flatMap { $0 >= 0 ? $0 : nil }
-    }
+    /// Bytes from a size such as `500M` (see ``ServeSetting/parseSize(_:)``).
+    static func parseSize(_ text: String) -> Int64? { ServeSetting.parseSize(text) }
 
     static func isLoopback(_ address: String) -> Bool {
         address == "localhost" || address == "::1" || address.hasPrefix("127.")
     }
 
-    /// The connection limits the options give.
-    var limits: ConnectionLimits {
+    /// The connection limits `settings` give.
+    static func limits(_ settings: ServeSettings) -> ConnectionLimits {
         ConnectionLimits(
-            requestHeaderTimeout: .milliseconds(Int64(headerTimeout * 1000)),
-            keepAliveTimeout: .milliseconds(Int64(keepAliveTimeout * 1000)),
-            bodyIdleTimeout: .milliseconds(Int64(bodyTimeout * 1000)))
+            requestHeaderTimeout: .milliseconds(settings.headerTimeout.nanoseconds / 1_000_000),
+            keepAliveTimeout: .milliseconds(settings.keepAliveTimeout.nanoseconds / 1_000_000),
+            bodyIdleTimeout: .milliseconds(settings.bodyTimeout.nanoseconds / 1_000_000))
     }
 
     func run() async throws {
-        let logger = CommandOutput.startLogging("fileshare.serve", level: .notice)
-        var tls: (certificate: String, key: String)? = nil
-        if let tlsCertificate, let tlsKey {
-            for file in [tlsCertificate, tlsKey] where access(file, R_OK) != 0 {
-                CommandOutput.fail("cannot read \(file); give a readable PEM file", code: 2)
-            }
-            tls = (tlsCertificate, tlsKey)
+        let environment = ProcessInfoLite.environment
+        let loader = ServeConfigurationLoader(
+            flags: givenFlags, environment: environment,
+            filePath: config ?? environment["FILESHARE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 })
+        let loaded: LoadedConfiguration
+        do {
+            loaded = try await loader.load()
+        } catch {
+            for problem in error.problems { CommandOutput.writeError("fileshare: \(problem)\n") }
+            Glibc.exit(2)
         }
+        let settings = loaded.settings
+        let tls = Serve.checkedTLS(settings)
         let acceptedTypes: AcceptedTypes?
         do {
-            acceptedTypes = try TypeOptions.acceptedTypes(typesFile: typesFile, accept: accept)
+            acceptedTypes = try TypeOptions.acceptedTypes(typesFile: settings.types, accept: settings.accept)
         } catch {
             CommandOutput.fail(error.message, code: 2)
         }
-        let environment = ProcessInfoLite.environment
-        let user = self.user ?? environment["FILESHARE_USER"]
-        let password = self.password ?? environment["FILESHARE_PASSWORD"]
-        var credentials: ShareConfiguration.Credentials? = nil
-        if users != nil {
-            if noAuth || self.user != nil || self.password != nil {
-                CommandOutput.fail("--users cannot be combined with --user, --password or --no-auth", code: 2)
-            }
-        } else if noAuth {
-            guard Serve.isLoopback(bind) else {
-                CommandOutput.fail(
-                    "--no-auth is accepted only on a loopback address; bind to 127.0.0.1 or give credentials", code: 2)
-            }
-            if user != nil || password != nil {
-                CommandOutput.fail("--no-auth cannot be combined with credentials", code: 2)
-            }
-        } else if let user, let password {
-            guard !user.isEmpty, !password.isEmpty, !user.contains(":") else {
-                CommandOutput.fail(
-                    "the user name and password must not be empty, and the user name has no ':'", code: 2)
-            }
-            credentials = .init(user: user, password: password)
-        } else if user != nil || password != nil {
-            CommandOutput.fail("give both --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD)", code: 2)
-        } else {
-            let made = Serve.randomPassword()
-            credentials = .init(user: "fileshare", password: made)
-            CommandOutput.writeError(
-                "fileshare: sign in as user 'fileshare' with password '\(made)' (choose your own with --user and --password)\n"
-            )
+        if checkConfig {
+            CommandOutput.write(ServeConfigurationLoader.report(loaded.resolved))
+            return
         }
+        // Trapped before the server starts: an untrapped SIGHUP ends the process.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let logger = CommandOutput.startLogging("fileshare.serve", level: .notice)
+        if let path = loader.filePath { logger.notice("read the configuration from \(path)") }
+        var credentials: ShareConfiguration.Credentials? = nil
+        if settings.users == nil && !settings.noAuth {
+            if let user = settings.user, let password = settings.password {
+                credentials = .init(user: user, password: password)
+            } else {
+                let made = Serve.randomPassword()
+                credentials = .init(user: "fileshare", password: made)
+                CommandOutput.writeError(
+                    "fileshare: sign in as user 'fileshare' with password '\(made)' (choose your own with --user and --password)\n"
+                )
+            }
+        }
+        let directory = settings.folder
         if !Serve.makeDirectories(directory) {
             CommandOutput.fail("cannot create \(directory): \(String(cString: strerror(errno)))", code: 2)
         }
         var configuration = ShareConfiguration(
-            root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
-            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes,
-            misleadingNames: fixExtensions ? .correct : .refuse, limits: limits)
-        configuration.usersFile = users
+            root: directory, host: settings.bind, port: settings.port, credentials: credentials,
+            readOnly: settings.readOnly, maxUploadBytes: settings.maxUpload, tls: tls, acceptedTypes: acceptedTypes,
+            misleadingNames: settings.fixExtensions ? .correct : .refuse,
+            changeLog: FileChangeLog.Options(retention: settings.changeRetention), limits: Serve.limits(settings))
+        configuration.usersFile = settings.users
+        configuration.history = settings.history
+        configuration.pendingUploads = settings.pendingUploads
+        configuration.thumbnailsAhead = settings.thumbnailsAhead
+        configuration.thumbnailer = ExternalThumbnailer(
+            limits: ExternalThumbnailer.Limits(
+                time: settings.thumbnailTimeLimit, concurrent: settings.thumbnailsConcurrent),
+            size: settings.thumbnailSize)
+        configuration.imageThumbnailer = ImageThumbnailer(
+            size: settings.thumbnailSize, concurrent: settings.thumbnailsConcurrent,
+            timeLimit: settings.thumbnailTimeLimit)
         Serve.raiseOpenFileLimit(logger: logger)
         var shared: SharedChangeLog?
-        if let text = database ?? environment["FILESHARE_DATABASE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        let takesInInbox = settings.inbox
+        let fixExtensions = settings.fixExtensions
+        if let text = settings.database {
             shared = await SharedChangeLog.open(text, sharedFolder: directory, logger: logger)
             // Only the leader takes in the Inbox, with its observer, while it leads.
             let inbox: (@Sendable (FileObserver) async -> Void)? =
@@ -250,7 +262,11 @@ struct Serve: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(
                 service: ListeningServer(server: server, announcement: announced),
-                successTerminationBehavior: .gracefullyShutdownGroup)
+                successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
+                service: ConfigurationReloader(
+                    loader: loader, loaded: loaded, server: server, signals: hangups, logger: logger),
+                successTerminationBehavior: .ignore),
         ]
         if takesInInbox && shared == nil {
             do {
@@ -280,13 +296,23 @@ struct Serve: AsyncParsableCommand {
             let text = "\(error)"
             if text.contains("Address already in use") || text.contains("EADDRINUSE") {
                 CommandOutput.fail(
-                    "port \(port) on \(bind) is taken; choose another with --port (0 picks a free one)", code: 1)
+                    "port \(settings.port) on \(settings.bind) is taken; choose another with --port (0 picks a free one)",
+                    code: 1)
             }
             if text.contains("Cannot assign requested address") || text.contains("EADDRNOTAVAIL") {
-                CommandOutput.fail("cannot listen on \(bind): this machine has no such address", code: 1)
+                CommandOutput.fail("cannot listen on \(settings.bind): this machine has no such address", code: 1)
             }
             CommandOutput.fail("the server stopped: \(text)", code: 1)
         }
+    }
+
+    /// The TLS files of `settings`, each readable; exits 2 naming one that is not.
+    static func checkedTLS(_ settings: ServeSettings) -> (certificate: String, key: String)? {
+        guard let certificate = settings.tlsCertificate, let key = settings.tlsKey else { return nil }
+        for file in [certificate, key] where access(file, R_OK) != 0 {
+            CommandOutput.fail("cannot read \(file); give a readable PEM file", code: 2)
+        }
+        return (certificate, key)
     }
 
     /// Takes in the Inbox with `observer` until cancelled (a leader's, through a database).
