@@ -8,6 +8,7 @@ import Inbox
 import Logging
 import Previews
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 #if canImport(Glibc)
@@ -23,7 +24,7 @@ struct Serve: AsyncParsableCommand {
             give them with --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD); without \
             them a random password is made and printed to stderr. With --users FILE, people sign in as \
             the users of FILE ('fileshare users') and see and change only what they are granted; FILE is \
-            read again when it changes. Changes to DIR are printed to stderr \
+            read again when it changes. With --print-changes, changes to DIR are printed to stderr \
             as JSON lines. With --accept or --types, uploads of other types are refused (415); with \
             --inbox, what arrives in DIR/Inbox is taken in as 'fileshare inbox' does. Stops cleanly on \
             SIGINT or SIGTERM.
@@ -63,6 +64,14 @@ struct Serve: AsyncParsableCommand {
 
     @Flag(name: .customLong("no-auth"), help: "No credentials (only when bound to a loopback address).")
     var noAuth = false
+
+    @Flag(help: "Log only warnings and errors on stderr (no notices).")
+    var quiet = false
+
+    @Flag(
+        name: .customLong("print-changes"),
+        help: "Print each change of DIR (and each Inbox event) to stderr as a JSON line.")
+    var printChanges = false
 
     @Option(
         name: .customLong("tls-cert"), help: ArgumentHelp("A PEM certificate chain, to serve HTTPS.", valueName: "FILE")
@@ -146,6 +155,7 @@ struct Serve: AsyncParsableCommand {
         // A switch given turns its setting on; not given, it leaves it to the other layers.
         for (key, on) in [
             ("no-auth", noAuth), ("read-only", readOnly), ("inbox", takesInInbox), ("fix-extensions", fixExtensions),
+            ("quiet", quiet), ("print-changes", printChanges),
         ] where on {
             given[key] = "true"
         }
@@ -193,23 +203,31 @@ struct Serve: AsyncParsableCommand {
         }
         // Trapped before the server starts: an untrapped SIGHUP ends the process.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        let logger = CommandOutput.startLogging("fileshare.serve", level: .notice)
+        let logger = CommandOutput.startLogging("fileshare.serve", level: settings.quiet ? .warning : .notice)
         if let path = loader.filePath { logger.notice("read the configuration from \(path)") }
         var credentials: ShareConfiguration.Credentials? = nil
+        // A password made here is printed only once the server listens: a start that fails shows none.
+        var madePassword: String?
         if settings.users == nil && !settings.noAuth {
             if let user = settings.user, let password = settings.password {
                 credentials = .init(user: user, password: password)
             } else {
                 let made = Serve.randomPassword()
                 credentials = .init(user: "fileshare", password: made)
-                CommandOutput.writeError(
-                    "fileshare: sign in as user 'fileshare' with password '\(made)' (choose your own with --user and --password)\n"
-                )
+                madePassword = made
             }
         }
-        let directory = settings.folder
-        if !Serve.makeDirectories(directory) {
-            CommandOutput.fail("cannot create \(directory): \(String(cString: strerror(errno)))", code: 2)
+        let folder: ServeFolder
+        do {
+            folder = try ServeFolder.prepare(settings.folder, readOnly: settings.readOnly)
+        } catch {
+            CommandOutput.fail(error.message, code: 2)
+        }
+        let directory = folder.path
+        /// Ends the command, first taking back what a start that failed made.
+        func failStart(_ message: String, code: Int32) -> Never {
+            folder.undo()
+            CommandOutput.fail(message, code: code)
         }
         var configuration = ShareConfiguration(
             root: directory, host: settings.bind, port: settings.port, credentials: credentials,
@@ -231,6 +249,7 @@ struct Serve: AsyncParsableCommand {
         var shared: SharedChangeLog?
         let takesInInbox = settings.inbox
         let fixExtensions = settings.fixExtensions
+        let printChanges = settings.printChanges
         if let text = settings.database {
             shared = await SharedChangeLog.open(text, sharedFolder: directory, logger: logger)
             // Only the leader takes in the Inbox, with its observer, while it leads.
@@ -239,26 +258,32 @@ struct Serve: AsyncParsableCommand {
                 ? { @Sendable observer in
                     await Serve.runInbox(
                         observer: observer, acceptedTypes: acceptedTypes,
-                        fixExtensions: fixExtensions, logger: logger)
+                        fixExtensions: fixExtensions, printChanges: printChanges, logger: logger)
                 } : nil
             configuration.sharedDatabase = shared?.configuration(whileLeading: inbox)
         }
+        let changePrinter: (@Sendable (String) -> Void)?
+        if settings.printChanges {
+            changePrinter = { line in CommandOutput.writeError(line + "\n") }
+        } else {
+            changePrinter = nil
+        }
         let server: ShareServer
         do {
-            server = try ShareServer(configuration: configuration, logger: logger) { line in
-                CommandOutput.writeError(line + "\n")
-            }
+            server = try ShareServer(configuration: configuration, logger: logger, changePrinter: changePrinter)
         } catch let error as FileWatchingError {
-            CommandOutput.fail(error.message, code: 2)
+            failStart(error.message, code: 2)
         } catch let error as ChangeLogError {
             // Another server on the folder, or a log that cannot be written: a failure at run time.
+            // Nothing is taken back: the private state may be that other server's.
             CommandOutput.fail(error.message, code: 1)
         } catch let error as AccountsError {
-            CommandOutput.fail(error.message, code: 2)
+            failStart(error.message, code: 2)
         } catch let error as ConfigurationError {
-            CommandOutput.fail(error.message, code: 2)
+            failStart(error.message, code: 2)
         }
-        let announced = ShareAnnouncement(root: server.root)
+        let announced = ShareAnnouncement(
+            root: server.root, madePassword: madePassword, madeFolder: folder.made ? directory : nil)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(
                 service: ListeningServer(server: server, announcement: announced),
@@ -276,10 +301,11 @@ struct Serve: AsyncParsableCommand {
                         acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
                     logger: logger,
                     observer: server.observer,
-                    report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
+                    report: { event in if printChanges { CommandOutput.writeError(event.jsonLine + "\n") } },
+                    handler: { _ in })
                 services.append(.init(service: processor))
             } catch {
-                CommandOutput.fail(error.message, code: 2)
+                failStart(error.message, code: 2)
             }
         }
         let group = ServiceGroup(
@@ -293,6 +319,8 @@ struct Serve: AsyncParsableCommand {
         } catch let error as FileWatchingError where error.code == .rootRemoved {
             CommandOutput.fail(error.message, code: 1)
         } catch {
+            // Failed before it listened: the start leaves nothing behind.
+            if !announced.hasAnnounced { folder.undo() }
             let text = "\(error)"
             if text.contains("Address already in use") || text.contains("EADDRINUSE") {
                 CommandOutput.fail(
@@ -317,7 +345,8 @@ struct Serve: AsyncParsableCommand {
 
     /// Takes in the Inbox with `observer` until cancelled (a leader's, through a database).
     static func runInbox(
-        observer: FileObserver, acceptedTypes: AcceptedTypes?, fixExtensions: Bool, logger: Logger
+        observer: FileObserver, acceptedTypes: AcceptedTypes?, fixExtensions: Bool, printChanges: Bool,
+        logger: Logger
     ) async {
         do {
             let processor = try InboxProcessor(
@@ -326,7 +355,8 @@ struct Serve: AsyncParsableCommand {
                     acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
                 logger: logger,
                 observer: observer,
-                report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
+                report: { event in if printChanges { CommandOutput.writeError(event.jsonLine + "\n") } },
+                handler: { _ in })
             try await processor.run()
         } catch {
             logger.error("the Inbox stopped", metadata: ["error": "\(error)"])
@@ -334,16 +364,11 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// Each connection takes a descriptor: raise the soft limit (often 1,024
-    /// for services) to the hard one, and say what there is.
+    /// for services) to the hard one, quietly; only a limit too low for
+    /// many connections is worth a line.
     static func raiseOpenFileLimit(logger: Logger) {
         do {
-            let (before, after) = try OpenFileLimit.raiseSoftToHard()
-            let metadata: Logger.Metadata = ["before": "\(before)", "after": "\(after)"]
-            if after.soft > before.soft {
-                logger.notice("raised the open file limit to the hard limit, \(after.soft)", metadata: metadata)
-            } else {
-                logger.notice("the open file limit is already the hard limit, \(after.soft)", metadata: metadata)
-            }
+            let (_, after) = try OpenFileLimit.raiseSoftToHard()
             // A few descriptors go to the listener, the change log and the
             // observer; the rest are connections.
             if after.soft < 4096 {
@@ -362,21 +387,34 @@ struct Serve: AsyncParsableCommand {
         return String((0..<20).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] })
     }
 
-    static func makeDirectories(_ path: String) -> Bool {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o755) != 0 && errno != EEXIST { return false }
-        }
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
-    }
 }
 
-/// Prints the first stdout line once the server listens.
-struct ShareAnnouncement: Sendable {
+/// Prints the first stdout line once the server listens, and on stderr
+/// what the start made: the folder, a password (only now, when it is sure
+/// to be of use).
+final class ShareAnnouncement: Sendable {
     let root: String
+    let madePassword: String?
+    let madeFolder: String?
+    private let done = Mutex(false)
+
+    init(root: String, madePassword: String?, madeFolder: String?) {
+        self.root = root
+        self.madePassword = madePassword
+        self.madeFolder = madeFolder
+    }
+
+    /// Whether the server has listened.
+    var hasAnnounced: Bool { done.withLock { $0 } }
+
     func announce(_ url: String) {
+        done.withLock { $0 = true }
+        if let madeFolder { CommandOutput.writeError("fileshare: created the folder \(madeFolder)\n") }
+        if let madePassword {
+            CommandOutput.writeError(
+                "fileshare: sign in as user 'fileshare' with password '\(madePassword)' (choose your own with --user and --password)\n"
+            )
+        }
         CommandOutput.write("Serving \(root) at \(url)\n")
     }
 }

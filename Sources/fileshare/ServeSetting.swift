@@ -128,6 +128,11 @@ extension ServeSetting {
             "fix-extensions", flag: "--fix-extensions", .onOff, default: "false",
             "Put an upload whose name lies about its content in place under the corrected name."),
         ServeSetting(
+            "quiet", flag: "--quiet", .onOff, default: "false", "Log only warnings and errors on stderr (no notices)."),
+        ServeSetting(
+            "print-changes", flag: "--print-changes", .onOff, default: "false",
+            "Print each change of the folder (and each Inbox event) to stderr as a JSON line."),
+        ServeSetting(
             "versions.max-count", .count(0...Int.max), default: "20", reloads: true,
             "The most versions kept of one file."),
         ServeSetting(

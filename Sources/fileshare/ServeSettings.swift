@@ -24,6 +24,8 @@ struct ServeSettings: Sendable, Equatable {
     var bodyTimeout: Duration
     var database: String?
     var fixExtensions: Bool
+    var quiet: Bool
+    var printChanges: Bool
     var history: HistoryOptions
     var changeRetention: ChangeLogRetention
     var thumbnailSize: Int
@@ -63,6 +65,8 @@ struct ServeSettings: Sendable, Equatable {
         bodyTimeout = duration("body-timeout") ?? .seconds(300)
         database = text("database")
         fixExtensions = flag("fix-extensions")
+        quiet = flag("quiet")
+        printChanges = flag("print-changes")
         history = HistoryOptions(
             versions: VersionRetention(
                 maximumCount: count("versions.max-count"), maximumAge: duration("versions.max-age")?.nanoseconds,

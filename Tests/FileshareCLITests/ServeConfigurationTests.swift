@@ -342,7 +342,7 @@ struct ServeConfigurationTests {
             environment: ["FILESHARE_CONFIG": config, "FILESHARE_TRASH_MAX_SIZE": "5G"])
         #expect(await run.exitStatus() == 0, "\(run.errorOutput)")
         let settings = Self.settings(run.lines)
-        #expect(run.lines.count == 33 && settings.count == 33, "\(run.lines)")
+        #expect(run.lines.count == 35 && settings.count == 35, "\(run.lines)")
         #expect(settings["port"]?.value == "9000" && settings["port"]?.source == "file \(config), line 2")
         #expect(settings["password"]?.value == "(secret)" && settings["password"]?.source == "file \(config), line 3")
         #expect(!run.lines.joined().contains("hunter22") && !run.errorOutput.contains("hunter22"))
