@@ -24,6 +24,8 @@ struct ConfigurationFileCheck: Sendable {
     let path: String
     /// The line of each key the file sets.
     private(set) var lines: [String: Int] = [:]
+    /// The text of each key the file sets, as written.
+    private(set) var values: [String: String] = [:]
     /// What is wrong in it, in the order of the file.
     private(set) var problems: [ConfigurationProblem] = []
     /// Whether the document holds no key at all (empty, or only comments).
@@ -119,7 +121,9 @@ struct ConfigurationFileCheck: Sendable {
             }
             if let problem = setting.problem(with: scalar.string) {
                 problems.append(ConfigurationProblem(place: place(keyNode.mark), message: problem))
+                continue
             }
+            values[key] = scalar.string
         }
     }
 
