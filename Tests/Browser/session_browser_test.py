@@ -177,9 +177,11 @@ def main():
             link = driver.find_element(By.ID, "session-signin")
             if not link.get_attribute("href").endswith("/signin"):
                 raise AssertionError(f"the sign-in link goes to {link.get_attribute('href')}")
+            # Read before the click: the page it leaves takes the banner with it.
+            said = banner.text
             link.click()
             wait().until(EC.presence_of_element_located((By.CSS_SELECTOR, "input[name=password]")))
-            return banner.text
+            return said
         checks.run("a session ended elsewhere: the page says so and offers the sign-in", ended_elsewhere,
                    requires=["the server restarts: the page goes on with its session"])
     except KeyboardInterrupt as stop:
