@@ -62,6 +62,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(
+            url: "https://github.com/apple/swift-configuration",
+            from: "1.4.0",
+            traits: [.defaults, "YAML", "Reloading"]
+        ),
     ],
     targets: [
         .target(name: "CFileshareShim"),
@@ -215,6 +220,11 @@ let package = Package(
                 "Inbox",
                 "Accounts",
                 "SharedState",
+                "Previews",
+                "Versions",
+                .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Server"])),
+                .product(name: "Yams", package: "Yams", condition: .when(traits: ["Server"])),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(traits: ["Server"])),
                 .product(
                     name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),

@@ -9,6 +9,7 @@ import NIOCore
 import NIOPosix
 public import ServiceLifecycle
 import Synchronization
+import Versions
 
 /// Shares a folder over HTTP: the web page at `/`, the JSON API at `/api/`
 /// (`http-api.md`) and WebDAV at `/dav/`, with the folder watched beside it so every change (made
@@ -59,13 +60,7 @@ public final class ShareServer: Service {
         self.logger = logger
         // Checked and read before the folder is opened: a refusal changes nothing.
         try configuration.refusePrivateFilesInsideShare()
-        signIn = try configuration.usersFile.map { path in
-            let users = try LiveUsers(path: path, logger: logger)
-            return SignIn(
-                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
-                limits: configuration.signInLimits,
-                sessions: configuration.sharedDatabase?.sessions ?? MemorySessionStore(), logger: logger)
-        }
+        let users = try configuration.usersFile.map { path in try LiveUsers(path: path, logger: logger) }
         let folder: SharedFolder
         do {
             folder = try SharedFolder(
@@ -83,15 +78,25 @@ public final class ShareServer: Service {
                 FileLockStore(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
             }
         let state = WebDAVState(store: lockStore, activity: activity)
+        // Without a database, sessions are kept in the private folder: a restart signs no one out.
+        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
+        signIn = users.map { users in
+            SignIn(
+                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
+                limits: configuration.signInLimits,
+                sessions: configuration.sharedDatabase?.sessions
+                    ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/sessions.json", logger: logger)),
+                logger: logger)
+        }
         core = try ShareCore(
             folder: folder, configuration: configuration, locks: state, activity: activity, logger: logger,
             changePrinter: changePrinter)
         webDAV = WebDAVFace(core: core, state: state, logger: logger)
-        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
         links = LinkStore(
             records: configuration.sharedDatabase?.links
                 ?? ShareLinksFile(path: privateFolder + "/shares.json", logger: logger),
-            visitors: configuration.sharedDatabase?.linkVisitors ?? MemorySessionStore(),
+            visitors: configuration.sharedDatabase?.linkVisitors
+                ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/link-sessions.json", logger: logger)),
             hasher: configuration.passwordHasher, limits: configuration.signInLimits)
         audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
         auditMiddleware = AuditMiddleware(audit: audit)
@@ -163,6 +168,25 @@ public final class ShareServer: Service {
 
     /// The shared folder's absolute path.
     public var root: String { core.folder.rootPath }
+
+    /// How many versions and trash items are kept in force now.
+    public var history: HistoryOptions {
+        HistoryOptions(versions: core.folder.history.versions.retention, trash: core.folder.history.trash.retention)
+    }
+
+    /// Keeps versions and trash items as `options` say from now on, and
+    /// removes at once what they no longer keep.
+    public func applyHistory(_ options: HistoryOptions) async {
+        core.folder.history.versions.setRetention(options.versions)
+        core.folder.history.trash.setRetention(options.trash)
+        await core.trimHistory()
+    }
+
+    /// Reads the users file again now if it changed (it is looked at once a
+    /// second anyway): its users and their rights apply from the next request.
+    public func reloadUsers() {
+        signIn?.check.users.reloadIfChanged()
+    }
 
     /// The port the server listens on, once it runs.
     public var port: Int? { boundPort.withLock { $0 } }

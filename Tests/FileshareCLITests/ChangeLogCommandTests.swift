@@ -16,7 +16,7 @@ struct ChangeLogCommandTests {
     }
 
     static func serve(_ dir: String) async throws -> (CommandProcess, String) {
-        let serve = try CommandProcess(["serve", dir, "--port", "0", "--no-auth"])
+        let serve = try CommandProcess(["serve", dir, "--port", "0", "--no-auth", "--print-changes"])
         #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
         let url = String(serve.lines.first?.split(separator: " ").last ?? "")
         return (serve, url)

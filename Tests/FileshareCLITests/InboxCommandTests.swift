@@ -209,7 +209,9 @@ struct InboxCommandTests {
             let dir = try TemporaryFolder()
             try InboxCommandTests.write(dir.path + "/report.pdf", Array(InboxCommandTests.pdf.utf8))
             try InboxCommandTests.write(dir.path + "/photo.png", InboxCommandTests.png)
-            let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth", "--inbox"])
+            let serve = try CommandProcess([
+                "serve", dir.path + "/share", "--port", "0", "--no-auth", "--inbox", "--print-changes",
+            ])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(try await curl(["-T", dir.path + "/report.pdf", url + "api/files/Inbox/report.pdf"]).0 == 201)
@@ -237,7 +239,9 @@ struct InboxCommandTests {
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)
             // With --accept, an upload into the Inbox is checked at the door already; one put there on disk goes to the quarantine.
-            let limited = try CommandProcess(["serve", root, "--port", "0", "--no-auth", "--inbox", "--accept", "pdf"])
+            let limited = try CommandProcess([
+                "serve", root, "--port", "0", "--no-auth", "--inbox", "--accept", "pdf", "--print-changes",
+            ])
             #expect(await limited.waitForLine { $0.hasPrefix("Serving ") })
             try InboxCommandTests.write(dir.path + "/.drop/photo.png", InboxCommandTests.png)
             #expect(rename(dir.path + "/.drop/photo.png", root + "/Inbox/photo.png") == 0)

@@ -13,7 +13,8 @@ struct ServeCommandTests {
     func startsAndStops() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let serve = try CommandProcess(["serve", "Shared/Docs", "--port", "0"], in: dir.path)
+            try FileManager.default.createDirectory(atPath: dir.path + "/Shared", withIntermediateDirectories: false)
+            let serve = try CommandProcess(["serve", "Shared/Docs", "--port", "0", "--print-changes"], in: dir.path)
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let first = try #require(serve.lines.first)
             let url = String(first.split(separator: " ").last ?? "")
@@ -33,7 +34,7 @@ struct ServeCommandTests {
                 "-u", "fileshare:" + password, "-T", "/etc/hostname", url + "api/files/host.txt",
             ])
             #expect(upload.0 == 201)
-            // Changes go to stderr as JSON lines, with their origin.
+            // With --print-changes, changes go to stderr as JSON lines, with their origin.
             #expect(
                 await waitFor {
                     serve.errorOutput.contains(#""path":"host.txt""#) && serve.errorOutput.contains(#""origin""#)
@@ -184,7 +185,7 @@ struct ServeCommandTests {
             try Data(pdf.prefix(2000)).write(to: URL(fileURLWithPath: dir.path + "/small.pdf"))
             try pdf.write(to: URL(fileURLWithPath: dir.path + "/large.pdf"))
             let serve = try CommandProcess([
-                "serve", dir.path + "/share", "--port", "0", "--no-auth", "--accept", "public.image",
+                "serve", dir.path + "/share", "--port", "0", "--no-auth", "--print-changes", "--accept", "public.image",
             ])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")

@@ -318,7 +318,7 @@ struct SeveralServersTests {
                 var servers: [Server?] = []
                 for _ in 0..<2 {
                     let (process, url) = try await DatabaseCommandTests.serve(
-                        root, ["--database", database.url, "--inbox"])
+                        root, ["--database", database.url, "--inbox", "--print-changes"])
                     servers.append(Server(process: process, url: url))
                 }
                 defer { for server in servers { server?.process.send(SIGKILL) } }

@@ -21,7 +21,9 @@ struct TusClientTests {
     func tuspy() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let serve = try CommandProcess(["serve", dir.path, "--port", "0", "--user", "tus", "--password", "resume"])
+            let serve = try CommandProcess([
+                "serve", dir.path, "--port", "0", "--user", "tus", "--password", "resume", "--print-changes",
+            ])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             let run = try CommandProcess(

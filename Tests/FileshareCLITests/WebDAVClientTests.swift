@@ -458,11 +458,12 @@ private struct DAVShare {
         root = folder.path + "/share"
         if credentialsFromEnvironment {
             serve = try CommandProcess(
-                ["serve", root, "--port", "0"] + extra,
+                ["serve", root, "--port", "0", "--print-changes"] + extra,
                 environment: ["FILESHARE_USER": Self.user, "FILESHARE_PASSWORD": Self.password])
         } else {
             serve = try CommandProcess(
-                ["serve", root, "--port", "0", "--user", Self.user, "--password", Self.password] + extra)
+                ["serve", root, "--port", "0", "--print-changes", "--user", Self.user, "--password", Self.password]
+                    + extra)
         }
         let started = await serve.waitForLine { $0.hasPrefix("Serving ") }
         try #require(started, "fileshare serve did not start: \(serve.errorOutput)")

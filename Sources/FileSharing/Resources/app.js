@@ -305,8 +305,8 @@
       try { body = await response.json(); } catch (e) { body = null; }
     }
     if (!response.ok) {
-      // Signed in with a users file, and the session ended: to the sign-in form.
-      if (response.status === 401 && body && body.signIn) location.assign(serverURL(body.signIn));
+      // Signed in with a users file, and the session ended: say so and offer the sign-in.
+      if (response.status === 401 && body && body.signIn) sessionEnded(body.signIn);
       if (response.status === 403 && !state.info.readOnly) refreshInfo();
       throw new ApiError(response.status, messageFor(response.status, body));
     }
@@ -2520,8 +2520,42 @@
     scheduleRefresh(0); // changes made while we were away
   }
 
+  let signedOut = false;
+
+  // The session ended (expired, signed out elsewhere, the user removed):
+  // nothing will work until the person signs in again, so stop trying
+  // and say so, with the way to the sign-in form.
+  function sessionEnded(signIn) {
+    if (signedOut) return;
+    signedOut = true;
+    clearTimeout(eventsTimer);
+    if (events) { events.close(); events = null; }
+    connectionLost = false;
+    clearTimeout(lostTimer);
+    setConnectionLost(false);
+    $('#session-signin').href = serverURL(signIn || '/signin');
+    $('#session-ended').hidden = false;
+    document.body.classList.add('offline');
+  }
+
+  // The event stream failed: an EventSource does not tell why, so ask the
+  // API (a 401 there is the session's end; anything else, try again later).
+  async function eventsFailed() {
+    try {
+      const response = await fetch(serverURL('/api/info'), { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      if (response.status === 401) {
+        let body = null;
+        try { body = await response.json(); } catch (e) { body = null; }
+        if (body && body.signIn) { sessionEnded(body.signIn); return true; }
+      }
+    } catch (e) {
+      // The server cannot be reached: it may be restarting.
+    }
+    return false;
+  }
+
   function connectEvents() {
-    if (!window.EventSource) return;
+    if (!window.EventSource || signedOut) return;
     clearTimeout(eventsTimer);
     if (events) events.close();
     const source = new EventSource(serverURL('/api/events'));
@@ -2540,10 +2574,13 @@
       if (events !== source || unloading) return;
       markLost();
       if (source.readyState === EventSource.CLOSED) {
-        // The browser gave up (e.g. the server answered with an error): try again ourselves.
+        // The browser gave up (the server answered with an error, such as
+        // 401 for a session that ended): find out why, else try again ourselves.
         source.close();
         const delay = Math.min(15000, 1000 * Math.pow(2, eventsRetry++));
-        eventsTimer = setTimeout(connectEvents, delay);
+        eventsFailed().then((ended) => {
+          if (!ended && events === source) eventsTimer = setTimeout(connectEvents, delay);
+        });
       }
     };
   }
