@@ -195,7 +195,8 @@ public final class ShareServer: Service {
         router.add(
             middleware: LinkFace(core: core, links: links, api: api, signIn: signIn, secure: configuration.tls != nil))
         if let signIn {
-            router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil))
+            let share = core.folder.rootPath.split(separator: "/").last.map(String.init) ?? "/"
+            router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil, share: share))
         } else if let credentials = configuration.credentials {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
         }
