@@ -87,7 +87,8 @@
     if (dialog) dialog.remove();
     dialog = el('dialog', { id, class: 'modal wide link-dialog', 'aria-labelledby': id + '-title' });
     dialog.append(el('h2', { id: id + '-title', text: title }));
-    document.body.append(dialog);
+    // Inside <main>, as the page's own dialogs: nothing it shows is outside a landmark.
+    (document.querySelector('main') || document.body).append(dialog);
     dialog.addEventListener('close', () => dialog.remove());
     return dialog;
   }
