@@ -30,7 +30,7 @@ struct SessionFace {
     func answer(_ request: Request, context: ShareContext) async throws -> Response? {
         switch (request.method, request.uri.path) {
         case (.get, "/signin"):
-            let next = (try? APIFace.query(request, "next"))?.flatMap(SessionFace.returnPath)
+            let next = (try? APIRequest.query(request, "next"))?.flatMap(SessionFace.returnPath)
             return SessionFace.page(status: .ok, message: nil, form: SignInForm(share: share, next: next))
         case (.get, "/app.css"): return PageFace.asset(WebAssets.css, type: "text/css; charset=utf-8")
         case (.post, "/signin"):
