@@ -113,16 +113,20 @@ let package = Package(
         .target(
             name: "Accounts",
             dependencies: [
-                "FileWatching",
+                "FileWatching", "ConfigText",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
+        // The positioned reader of configuration text (JSON, with the place
+        // of every value), shared by the document types and the users file.
+        .target(name: "ConfigText", swiftSettings: swiftSettings),
         .target(
             name: "DocumentTypes",
             dependencies: [
+                "ConfigText",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
@@ -265,7 +269,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentTypesTests",
-            dependencies: ["DocumentTypes", "ZipStream", "FileshareTestSupport"],
+            dependencies: ["DocumentTypes", "ConfigText", "ZipStream", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
