@@ -59,13 +59,7 @@ public final class ShareServer: Service {
         self.logger = logger
         // Checked and read before the folder is opened: a refusal changes nothing.
         try configuration.refusePrivateFilesInsideShare()
-        signIn = try configuration.usersFile.map { path in
-            let users = try LiveUsers(path: path, logger: logger)
-            return SignIn(
-                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
-                limits: configuration.signInLimits,
-                sessions: configuration.sharedDatabase?.sessions ?? MemorySessionStore(), logger: logger)
-        }
+        signIn = try ShareServer.signIn(configuration, logger: logger)
         let folder: SharedFolder
         do {
             folder = try SharedFolder(
@@ -95,6 +89,32 @@ public final class ShareServer: Service {
             hasher: configuration.passwordHasher, limits: configuration.signInLimits)
         audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
         auditMiddleware = AuditMiddleware(audit: audit)
+    }
+
+    /// How people sign in: against the users file, or as the one user of
+    /// `--user`/`--password` through the same sign-in page and sessions (the
+    /// page never shows the browser's password dialog); `nil` when no
+    /// credentials are asked, for a name a users file could not hold, or
+    /// when servers share a database (their sessions are tied to a stamp of
+    /// the password, which each server keys differently): then HTTP Basic
+    /// alone, ``AuthMiddleware``.
+    static func signIn(_ configuration: ShareConfiguration, logger: Logger) throws -> SignIn? {
+        let sessions = configuration.sharedDatabase?.sessions ?? MemorySessionStore()
+        if let path = configuration.usersFile {
+            let users = try LiveUsers(path: path, logger: logger)
+            return SignIn(
+                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
+                limits: configuration.signInLimits, sessions: sessions, logger: logger)
+        }
+        guard let credentials = configuration.credentials, configuration.sharedDatabase == nil else { return nil }
+        let hasher = MemorySecretHasher()
+        let user = UserDirectory.User(passwordHash: hasher.hash(credentials.password), isAdmin: true)
+        guard let directory = try? UserDirectory(users: [credentials.user: user], groups: [:], grants: []) else {
+            return nil
+        }
+        return SignIn(
+            check: PasswordCheck(users: LiveUsers(fixed: directory, logger: logger), hasher: hasher),
+            limits: configuration.signInLimits, sessions: sessions, logger: logger)
     }
 
     /// What answers small reads on the event loops, with the router's authentication.
