@@ -136,16 +136,20 @@ let package = Package(
         .target(
             name: "Accounts",
             dependencies: [
-                "FileWatching",
+                "FileWatching", "ConfigText",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
+        // The positioned reader of configuration text (JSON, with the place
+        // of every value), shared by the document types and the users file.
+        .target(name: "ConfigText", swiftSettings: swiftSettings),
         .target(
             name: "DocumentTypes",
             dependencies: [
+                "ConfigText",
                 .product(name: "Yams", package: "Yams", condition: .when(traits: ["DocumentTypes"])),
                 .product(name: "TOMLKit", package: "TOMLKit", condition: .when(traits: ["DocumentTypes"])),
             ],
@@ -295,7 +299,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentTypesTests",
-            dependencies: ["DocumentTypes", "ZipStream", "FileshareTestSupport"],
+            dependencies: ["DocumentTypes", "ConfigText", "ZipStream", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -80,14 +80,11 @@ public final class ShareServer: Service {
         let state = WebDAVState(store: lockStore, activity: activity)
         // Without a database, sessions are kept in the private folder: a restart signs no one out.
         let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
-        signIn = users.map { users in
-            SignIn(
-                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
-                limits: configuration.signInLimits,
-                sessions: configuration.sharedDatabase?.sessions
-                    ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/sessions.json", logger: logger)),
-                logger: logger)
-        }
+        signIn = ShareServer.signIn(
+            configuration, users: users,
+            sessions: configuration.sharedDatabase?.sessions
+                ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/sessions.json", logger: logger)),
+            logger: logger)
         core = try ShareCore(
             folder: folder, configuration: configuration, locks: state, activity: activity, logger: logger,
             changePrinter: changePrinter)
@@ -100,6 +97,35 @@ public final class ShareServer: Service {
             hasher: configuration.passwordHasher, limits: configuration.signInLimits)
         audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
         auditMiddleware = AuditMiddleware(audit: audit)
+    }
+
+    /// How people sign in: against the users file, or as the one user of
+    /// `--user`/`--password` through the same sign-in page and sessions (the
+    /// page never shows the browser's password dialog); `nil` when no
+    /// credentials are asked, for a name a users file could not hold, or
+    /// when servers share a database (their sessions are tied to a stamp of
+    /// the password, which each server keys differently): then HTTP Basic
+    /// alone, ``AuthMiddleware``.
+    /// - Parameters:
+    ///   - users: The users file, read already (before the folder is opened).
+    ///   - sessions: Where the sessions are kept.
+    static func signIn(
+        _ configuration: ShareConfiguration, users: LiveUsers?, sessions: any SessionStore, logger: Logger
+    ) -> SignIn? {
+        if let users {
+            return SignIn(
+                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
+                limits: configuration.signInLimits, sessions: sessions, logger: logger)
+        }
+        guard let credentials = configuration.credentials, configuration.sharedDatabase == nil else { return nil }
+        let hasher = MemorySecretHasher()
+        let user = UserDirectory.User(passwordHash: hasher.hash(credentials.password), isAdmin: true)
+        guard let directory = try? UserDirectory(users: [credentials.user: user], groups: [:], grants: []) else {
+            return nil
+        }
+        return SignIn(
+            check: PasswordCheck(users: LiveUsers(fixed: directory, logger: logger), hasher: hasher),
+            limits: configuration.signInLimits, sessions: sessions, logger: logger)
     }
 
     /// What answers small reads on the event loops, with the router's authentication.
@@ -219,7 +245,8 @@ public final class ShareServer: Service {
         router.add(
             middleware: LinkFace(core: core, links: links, api: api, signIn: signIn, secure: configuration.tls != nil))
         if let signIn {
-            router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil))
+            let share = core.folder.rootPath.split(separator: "/").last.map(String.init) ?? "/"
+            router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil, share: share))
         } else if let credentials = configuration.credentials {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
         }

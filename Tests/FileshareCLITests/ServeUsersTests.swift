@@ -48,6 +48,57 @@ struct ServeUsersTests {
         }
     }
 
+    @Test(
+        "with --user and --password, the page signs in through the same form and sessions as with a users file; Basic still works for scripts and WebDAV"
+    )
+    func signInPageWithoutUsersFile() async throws {
+        let dir = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: dir("Family"), withIntermediateDirectories: true)
+        try dir.write("plan\n", to: "Family/plan.txt")
+        let serve = try CommandProcess([
+            "serve", dir.path + "/Family", "--port", "0", "--user", "mum", "--password", "mum-pw-1234",
+        ])
+        #expect(await serve.waitForLine { $0.hasPrefix("Serving ") }, "\(serve.errorOutput)")
+        let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+        let cookies = dir.path + "/cookies.txt"
+        let browser = ["-H", "Accept: text/html", "-H", "Sec-Fetch-Mode: navigate", "-b", cookies, "-c", cookies]
+
+        // A browser opening the page goes to the form, never to the password dialog.
+        let opened = try await curlResponse(browser + [url])
+        #expect(opened.status == 303 && opened.header("Location") == "/signin", "\(opened.status) \(opened.headers)")
+        #expect(opened.header("WWW-Authenticate") == nil)
+        let form = try await curlResponse(browser + [url + "signin"])
+        #expect(form.status == 200 && form.body.contains("Sign in to “Family”"), "\(form.body)")
+
+        // A wrong password: the form again, the name kept, no dialog.
+        let wrong = try await curlResponse(
+            browser + ["--data-urlencode", "name=mum", "--data-urlencode", "password=wrong", url + "signin"])
+        #expect(wrong.status == 401 && wrong.body.contains("value=\"mum\""), "\(wrong.status) \(wrong.body)")
+        #expect(wrong.header("WWW-Authenticate") == nil)
+
+        // The right one: a session, the page, and sign-out.
+        let signedIn = try await curlResponse(
+            browser + ["--data-urlencode", "name=mum", "--data-urlencode", "password=mum-pw-1234", url + "signin"])
+        #expect(signedIn.status == 303 && signedIn.header("Location") == "/", "\(signedIn.status)")
+        #expect(try await curl(["-b", cookies, url + "api/files/plan.txt"]) == (200, "plan\n"))
+        #expect(try await curl(["-b", cookies, url + "api/session"]).1.contains("\"mum\""))
+        let signedOut = try await curlResponse(["-b", cookies, "-c", cookies, "-X", "POST", url + "signout"])
+        #expect(signedOut.status == 303, "\(signedOut.status)")
+        #expect(try await curl(["-b", cookies, url + "api/files/plan.txt"]).0 == 401)
+
+        // Scripts and WebDAV clients: HTTP Basic, as before.
+        #expect(try await curl(["-u", "mum:mum-pw-1234", url + "api/files/plan.txt"]) == (200, "plan\n"))
+        let challenged = try await curlResponse([url + "api/files/plan.txt"])
+        #expect(challenged.status == 401 && challenged.header("WWW-Authenticate")?.hasPrefix("Basic") == true)
+        let propfind = try await curl([
+            "-u", "mum:mum-pw-1234", "-X", "PROPFIND", "-H", "Depth: 0", url + "dav/plan.txt",
+        ])
+        #expect(propfind.0 == 207, "\(propfind)")
+        #expect(try await curl(["-u", "mum:wrong", url + "api/files/plan.txt"]).0 == 401)
+        serve.send(SIGTERM)
+        #expect(await serve.exitStatus() == 0)
+    }
+
     @Test("--users with --user, or a missing users file: exit 2 naming the problem")
     func refusals() async throws {
         let dir = try TemporaryFolder()
