@@ -261,8 +261,12 @@ struct LinkFace: RouterMiddleware {
         let items = (core.observer.children(of: path.itemPath) ?? [])
             .filter { ($0.kind == .file || $0.kind == .directory) && !$0.name.hasPrefix(".") }
             .filter { item in policy.shows(path.child(item.name)) }
-            .sorted { ($0.kind == .directory ? 0 : 1, $0.name) < ($1.kind == .directory ? 0 : 1, $1.name) }
-            .map { LinkPages.Entry(name: $0.name, isFolder: $0.kind == .directory, size: $0.size) }
+            .map { item in
+                LinkPages.Entry(
+                    name: item.name, isFolder: item.kind == .directory, size: item.size,
+                    hasThumbnail: item.kind == .file && (try? core.thumbnailMaker(for: item.name)) != nil)
+            }
+            .sorted { $0.precedes($1) }
         return LinkPages.folder(
             base: visit.base, title: visit.root.name, relative: relative.components, items: items, link: visit.link)
     }

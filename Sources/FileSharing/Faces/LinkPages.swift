@@ -1,5 +1,6 @@
 import Accounts
 import ChangeLog
+import Foundation
 import Hummingbird
 
 /// The pages a share link shows (``LinkFace``), made here: small, with the
@@ -10,6 +11,16 @@ enum LinkPages {
         var name: String
         var isFolder: Bool
         var size: Int64
+        /// Whether the server makes a small image of it (shown beside its name).
+        var hasThumbnail = false
+
+        /// Whether `self` is listed before `other`: folders first, then by
+        /// name as the page sorts (case aside, numbers by value: `IMG_2` before `IMG_10`).
+        func precedes(_ other: Entry) -> Bool {
+            if isFolder != other.isFolder { return isFolder }
+            let order = name.compare(other.name, options: [.caseInsensitive, .numeric])
+            return order == .orderedSame ? name < other.name : order == .orderedAscending
+        }
     }
 
     static func escape(_ text: String) -> String {
@@ -120,8 +131,17 @@ enum LinkPages {
             if item.isFolder {
                 rows += "<li class=\"folder\"><a href=\"\(base)/page/\(target)\">\(escape(item.name))/</a></li>\n"
             } else {
+                // A small image is no download; the file itself is shown only
+                // where looking is free (a link that counts downloads has its
+                // Download alone, so that opening nothing spends one).
+                let thumbnail =
+                    item.hasThumbnail
+                    ? "<img class=\"link-thumb\" src=\"\(base)/thumbnail/\(target)\" alt=\"\" loading=\"lazy\"> " : ""
+                let name =
+                    link.maxDownloads == nil
+                    ? "<a href=\"\(base)/view/\(target)\">\(escape(item.name))</a>" : escape(item.name)
                 rows +=
-                    "<li class=\"file\"><a href=\"\(base)/download/\(target)\">\(escape(item.name))</a> "
+                    "<li class=\"file\">\(thumbnail)\(name) "
                     + "<span class=\"size\">\(size(item.size))</span> "
                     + "<a href=\"\(base)/download/\(target)?download=1\" download>download</a></li>\n"
             }
