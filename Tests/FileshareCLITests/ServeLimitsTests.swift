@@ -44,7 +44,7 @@ struct ServeLimitsTests {
             var answers: [(status: String, elapsed: Duration, allOpen: Bool)] = []
             let start = ContinuousClock.now
             while clients.tally.open > 0 && ContinuousClock.now - start < .seconds(30) {
-                let request = try await onOwnThread { timedRequest(port: port) }
+                let request = await onOwnThread { timedRequest(port: port) }
                 answers.append((request.status, request.elapsed, clients.tally.closedAfter.isEmpty))
                 try await Task.sleep(for: .milliseconds(20))
             }
