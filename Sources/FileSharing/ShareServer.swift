@@ -132,10 +132,12 @@ public final class ShareServer: Service {
     var smallReads: SmallReads? {
         guard configuration.smallReadsOnEventLoop else { return nil }
         let authentication: SmallReads.Authentication
-        if let signIn {
-            authentication = .users(signIn)
-        } else if let credentials = configuration.credentials {
+        if configuration.usersFile == nil, let credentials = configuration.credentials {
+            // The one user of --user: the lane checks HTTP Basic itself at
+            // once; a request with the page's session goes to the router.
             authentication = .basic(AuthMiddleware(user: credentials.user, password: credentials.password))
+        } else if let signIn {
+            authentication = .users(signIn)
         } else {
             authentication = .none
         }

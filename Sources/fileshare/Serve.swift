@@ -20,9 +20,10 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Share DIR over HTTP: a web page at /, a JSON API at /api/, WebDAV at /dav/.",
         discussion: """
-            Listens on 127.0.0.1:8080 by default. Every request needs the credentials (HTTP Basic): \
-            give them with --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD); without \
-            them a random password is made and printed to stderr. With --users FILE, people sign in as \
+            Listens on 127.0.0.1:8080 by default. Every request needs credentials: give them with \
+            FILESHARE_USER and FILESHARE_PASSWORD (or --user and --password); the page signs in with \
+            its form, scripts and WebDAV clients send HTTP Basic. Without them a random password is \
+            made and printed to stderr once the server listens. With --users FILE, people sign in as \
             the users of FILE ('fileshare users') and see and change only what they are granted; FILE is \
             read again when it changes. With --print-changes, changes to DIR are printed to stderr \
             as JSON lines. With --accept or --types, uploads of other types are refused (415); with \
@@ -51,10 +52,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address to listen on (127.0.0.1 unless set).", valueName: "ADDRESS"))
     var bind: String?
 
-    @Option(help: "The user name for HTTP Basic authentication.")
+    @Option(help: "The one user's name (FILESHARE_USER), for the page's sign-in and HTTP Basic.")
     var user: String?
 
-    @Option(help: "The password for HTTP Basic authentication.")
+    @Option(help: "The one user's password (FILESHARE_PASSWORD; the environment keeps it out of the process list).")
     var password: String?
 
     @Option(

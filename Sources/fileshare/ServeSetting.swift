@@ -86,10 +86,11 @@ extension ServeSetting {
             "The folder to share (created if missing); given on the command line as DIR."),
         ServeSetting("port", flag: "--port", .count(0...65535), default: "8080", "The port (0 picks a free one)."),
         ServeSetting("bind", flag: "--bind", .text, default: "127.0.0.1", "The address to listen on."),
-        ServeSetting("user", flag: "--user", .text, default: nil, "The user name for HTTP Basic authentication."),
+        ServeSetting(
+            "user", flag: "--user", .text, default: nil, "The one user's name, for the page's sign-in and HTTP Basic."),
         ServeSetting(
             "password", flag: "--password", .text, default: nil, secret: true,
-            "The password for HTTP Basic authentication."),
+            "The one user's password."),
         ServeSetting(
             "users", flag: "--users", .text, default: nil,
             "The users file ('fileshare users'): sign-in as its users, with their rights; read again when it changes."),
