@@ -67,15 +67,7 @@ struct ServeCommandTests {
         try ExternalTool.openssl.require()
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.arguments = [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem",
-            ]
-            openssl.standardError = FileHandle.nullDevice
-            try openssl.run()
-            openssl.waitUntilExit()
+            try ServeConfigurationTests.makeCertificate(in: dir)
             let serve = try CommandProcess([
                 "serve", dir.path + "/share", "--port", "0", "--no-auth",
                 "--tls-cert", dir.path + "/cert.pem", "--tls-key", dir.path + "/key.pem",
