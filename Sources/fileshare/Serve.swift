@@ -238,6 +238,7 @@ struct Serve: AsyncParsableCommand {
         configuration.usersFile = settings.users
         configuration.history = settings.history
         configuration.pendingUploads = settings.pendingUploads
+        configuration.signInLimits = settings.signInLimits
         configuration.thumbnailsAhead = settings.thumbnailsAhead
         configuration.thumbnailer = ExternalThumbnailer(
             limits: ExternalThumbnailer.Limits(

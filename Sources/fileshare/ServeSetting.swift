@@ -174,6 +174,12 @@ extension ServeSetting {
         ServeSetting(
             "uploads.total", .count(1...1_000_000), default: "1000",
             "How many resumable uploads the folder holds under way."),
+        ServeSetting(
+            "sign-in.free-failures", .count(1...1_000_000), default: "5",
+            "Failed sign-ins from one address, or for one name, before each further attempt must wait."),
+        ServeSetting(
+            "sign-in.longest-wait", .duration(most: 86_400, optional: false), default: "5m",
+            "The longest wait between attempts after failed sign-ins (from 1 s, doubled after each failure)."),
     ]
 
     /// The setting of `key`, if there is one.

@@ -1,3 +1,4 @@
+import Accounts
 import ChangeLog
 import FileSharing
 import Versions
@@ -33,6 +34,7 @@ struct ServeSettings: Sendable, Equatable {
     var thumbnailTimeLimit: Duration
     var thumbnailsAhead: Int
     var pendingUploads: PendingUploadLimits
+    var signInLimits: SignInThrottle.Limits
 
     /// Reads the typed values of `resolved`.
     init(_ resolved: ResolvedSettings) {
@@ -83,6 +85,8 @@ struct ServeSettings: Sendable, Equatable {
         pendingUploads = PendingUploadLimits(
             lifetime: duration("uploads.lifetime") ?? .seconds(86_400), perOwner: count("uploads.per-user"),
             total: count("uploads.total"))
+        signInLimits = SignInThrottle.Limits(
+            freeFailures: count("sign-in.free-failures"), maxDelay: duration("sign-in.longest-wait") ?? .seconds(300))
     }
 
     /// What the settings say together that none says alone (`--tls-cert`

@@ -227,6 +227,54 @@ struct ServeConfigurationTests {
         }
     }
 
+    @Test(
+        "sign-in.free-failures and sign-in.longest-wait: failures past the free ones make every attempt wait, the right password too, never longer than the longest wait"
+    )
+    func signInThrottleSettings() async throws {
+        let dir = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: dir.path + "/share", withIntermediateDirectories: true)
+        let config = try dir.write(
+            """
+            folder: \(dir.path)/share
+            port: 0
+            user: ann
+            password: right-one
+            sign-in:
+              free-failures: 2
+              longest-wait: 2s
+            """, to: "fileshare.yaml")
+        let serve = try CommandProcess(["serve", "--config", config])
+        #expect(await serve.waitForLine { $0.hasPrefix("Serving ") }, "\(serve.errorOutput)")
+        let url = Self.url(of: serve)
+        func attempt(_ password: String) async throws -> CurlResponse {
+            try await curlResponse(["-u", "ann:" + password, url + "api/info"])
+        }
+        // Two free failures (five by default), and a third that is checked and counted.
+        for _ in 0..<3 { #expect(try await attempt("wrong").status == 401) }
+        // Now even the right password waits its second.
+        let refused = try await attempt("right-one")
+        #expect(refused.status == 429, "\(refused.status) \(refused.body)")
+        #expect(refused.header("Retry-After") == "1", "\(refused.headers)")
+        // Each failure after the wait doubles it (1 s, 2 s, then 4 s), held to 2 s.
+        var waits: [String] = []
+        for _ in 0..<3 {
+            #expect(
+                await waitFor(timeout: .seconds(20)) { (try? await attempt("wrong").status) == 401 },
+                "a wrong password was checked again after its wait")
+            let waiting = try await attempt("wrong")
+            #expect(waiting.status == 429, "\(waiting.status)")
+            waits.append(waiting.header("Retry-After") ?? "none")
+        }
+        // Seconds rounded up: 2, then 4 and 8 held to 2.
+        #expect(waits == ["2", "2", "2"], "Retry-After after each failure: \(waits)")
+        // After the wait the right password signs in.
+        #expect(
+            await waitFor(timeout: .seconds(20)) { (try? await attempt("right-one").status) == 200 },
+            "the right password after the wait")
+        serve.send(SIGTERM)
+        #expect(await serve.exitStatus() == 0)
+    }
+
     @Test("the environment overrides the file, and a flag overrides both")
     func layers() async throws {
         let dir = try TemporaryFolder()
