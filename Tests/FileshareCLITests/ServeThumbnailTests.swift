@@ -91,7 +91,9 @@ struct ServeThumbnailTests {
         try "5".write(toFile: "/proc/\(pid)/clear_refs", atomically: false, encoding: .utf8)
         // (Seconds of decoding: a loaded machine may take far longer than curl's usual 10 s limit.)
         let response = try await curlResponse(["--max-time", "120", url + "api/thumbnail/large.png"])
-        #expect(response.status == 200 && response.header("Content-Type") == "image/jpeg")
+        #expect(
+            response.status == 200 && response.header("Content-Type") == "image/jpeg",
+            "\(response.status) \(response.header("Content-Type") ?? "") \(response.body.prefix(300))")
         let peak = try #require(status("VmHWM"))
         let raisedMiB = Double(peak - before) / 1024
         print(
