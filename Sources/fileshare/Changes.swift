@@ -39,6 +39,13 @@ struct Changes: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --since: print at most this many records.", valueName: "N"))
     var limit: Int?
 
+    @Option(
+        name: .customLong("state-folder"),
+        help: ArgumentHelp(
+            "With --since: the server's state folder, when it was given one (serve --state-folder); the default one is found.",
+            valueName: "DIR"))
+    var stateFolder: String?
+
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
@@ -118,7 +125,8 @@ extension Changes {
         let log: FileChangeLog
         do {
             log = try FileChangeLog(
-                folder: FileChangeLog.folder(forSharedFolder: directory), mode: .reading, logger: logger)
+                folder: ServeFolder.stateFolder(forReading: directory, state: stateFolder) + "/changes", mode: .reading,
+                logger: logger)
         } catch  where error.code == .notFound {
             CommandOutput.fail(error.message, code: 2)
         } catch {

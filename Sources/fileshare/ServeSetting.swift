@@ -102,6 +102,10 @@ extension ServeSetting {
         ServeSetting(
             "read-only", flag: "--read-only", .onOff, default: "false", "Allow no change through the server (403)."),
         ServeSetting(
+            "state-folder", flag: "--state-folder", .text, default: nil,
+            "Where the server keeps its state when the folder is shared read-only (by default inside it, or in ~/.local/state/fileshare when it cannot be written)."
+        ),
+        ServeSetting(
             "inbox", flag: "--inbox", .onOff, default: "false",
             "Also take in the documents that arrive in the folder's Inbox."),
         ServeSetting(

@@ -24,6 +24,7 @@ struct ServeSettings: Sendable, Equatable {
     var keepAliveTimeout: Duration
     var bodyTimeout: Duration
     var database: String?
+    var stateFolder: String?
     var fixExtensions: Bool
     var quiet: Bool
     var printChanges: Bool
@@ -66,6 +67,7 @@ struct ServeSettings: Sendable, Equatable {
         keepAliveTimeout = duration("keep-alive-timeout") ?? .seconds(75)
         bodyTimeout = duration("body-timeout") ?? .seconds(300)
         database = text("database")
+        stateFolder = text("state-folder")
         fixExtensions = flag("fix-extensions")
         quiet = flag("quiet")
         printChanges = flag("print-changes")
