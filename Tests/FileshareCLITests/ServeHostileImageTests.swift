@@ -15,8 +15,11 @@ import Testing
 struct ServeHostileImageTests {
     /// A server of `dir` with its URL and its usage, once it serves image
     /// thumbnails (skipped where the image libraries are missing; CI has them).
-    static func serve(_ dir: TemporaryFolder) async throws -> (CommandProcess, String, ProcessUsage) {
-        let serve = try CommandProcess(["serve", dir.path, "--port", "0", "--no-auth"])
+    /// - Parameter environment: Settings beyond the defaults (`FILESHARE_…`).
+    static func serve(
+        _ dir: TemporaryFolder, environment: [String: String] = [:]
+    ) async throws -> (CommandProcess, String, ProcessUsage) {
+        let serve = try CommandProcess(["serve", dir.path, "--port", "0", "--no-auth"], environment: environment)
         #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
         let url = String(serve.lines.first?.split(separator: " ").last ?? "")
         let info = try await curl([url + "api/info"]).1
@@ -173,7 +176,9 @@ struct ServeHostileImageTests {
             try #require(python.terminationStatus == 0, "make_sample.py could not write \(name)")
         }
         for index in 0..<20 { try dir.write(Array("note \(index)".utf8), to: "Other/note\(index).txt") }
-        let (serve, url, usage) = try await Self.serve(dir)
+        // Each decode may take 6 times its CPU limit on the clock: 6 minutes
+        // here, as a loaded machine (the whole suite) may need for these two.
+        let (serve, url, usage) = try await Self.serve(dir, environment: ["FILESHARE_THUMBNAILS_TIME_LIMIT": "60s"])
         #expect(await waitFor { (try? await curl([url + "api/list?path=Other"]).1.contains("note19.txt")) == true })
         #expect(await usage.waitUntilQuiet(), "the server has started")
         let cpu = try #require(usage.cpuSeconds)
@@ -184,7 +189,7 @@ struct ServeHostileImageTests {
                 for name in ["a.png", "b.png"] {
                     group.addTask {
                         let response = try await curlResponse([
-                            "--max-time", "300", url + "api/thumbnail/Photos/" + name,
+                            "--max-time", "400", url + "api/thumbnail/Photos/" + name,
                         ])
                         answered.count.add(1, ordering: .sequentiallyConsistent)
                         return response.status
