@@ -72,16 +72,14 @@ struct ServeConfigurationTests {
     }
 
     /// Makes a self-signed certificate and key in `dir`.
-    static func makeCertificate(in dir: TemporaryFolder) throws {
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-            "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem",
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
+    static func makeCertificate(in dir: TemporaryFolder) async throws {
+        let openssl = try await ProgramRun.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem",
+            ])
+        try #require(openssl.status == 0, "openssl: \(openssl.errorOutput)")
     }
 
     @Test(
@@ -90,7 +88,7 @@ struct ServeConfigurationTests {
     func fileSetsServingOptions() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            try Self.makeCertificate(in: dir)
+            try await Self.makeCertificate(in: dir)
             let users = dir.path + "/users.json"
             for arguments in [["add", "alice"], ["grant", "alice", "/", "write"]] {
                 let run = try await UsersCommandTests.run(arguments, users: users, input: "first password\n")
@@ -127,15 +125,8 @@ struct ServeConfigurationTests {
     func fileSetsLimits() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Samples/make_sample.py").path
             try FileManager.default.createDirectory(atPath: dir.path + "/share", withIntermediateDirectories: true)
-            let python = Process()
-            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            python.arguments = ["python3", script, "png", dir.path + "/share/wide.png", "400", "200"]
-            try python.run()
-            python.waitUntilExit()
-            try #require(python.terminationStatus == 0)
+            try await Samples.make(["png", dir.path + "/share/wide.png", "400", "200"])
             let config = try dir.write(
                 """
                 folder: \(dir.path)/share
@@ -227,19 +218,6 @@ struct ServeConfigurationTests {
         }
     }
 
-    /// Runs `program` with `arguments` and returns its exit status and standard output.
-    static func run(_ program: String, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     @Test(
         "sign-in.free-failures and sign-in.longest-wait: failures past the free ones make every attempt wait, the right password too, never longer than the longest wait"
     )
@@ -272,10 +250,9 @@ struct ServeConfigurationTests {
                     url + "api/info",
                 ]
             }
-            let all = arguments
-            let (status, output) = try await onOwnThread { try Self.run("/usr/bin/curl", all) }
-            try #require(status == 0, "curl: \(output)")
-            return output.split(separator: "\n").map { line in
+            let curl = try await ProgramRun.run("/usr/bin/curl", arguments)
+            try #require(curl.status == 0, "curl: \(curl.errorOutput)")
+            return curl.output.split(separator: "\n").map { line in
                 let parts = line.split(separator: " ", maxSplits: 1)
                 return (Int(parts.first ?? "") ?? 0, parts.count > 1 ? String(parts[1]) : "")
             }
