@@ -1,5 +1,12 @@
 import Foundation
-import Synchronization
+public import Synchronization
+
+/// Held while a process is made and started. In the child, Foundation's
+/// `Process` closes the descriptors that were open when it began to launch:
+/// one that another thread opens meanwhile (the pipes of another process)
+/// would be inherited, and would keep that other process's output from
+/// ending, and its exit from being seen, for as long as the child lives.
+public let processLaunch = Mutex(())
 
 /// A program run to its end on a thread of its own (see ``onOwnThread(_:)``):
 /// its exit status and what it wrote.
@@ -28,11 +35,14 @@ public struct ProgramRun: Sendable {
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        // One launch at a time (see `processLaunch`): from the pipes to the start.
+        let (output, errors) = try processLaunch.withLock { _ in
+            let pipes = (Pipe(), Pipe())
+            process.standardOutput = pipes.0
+            process.standardError = pipes.1
+            try process.run()
+            return pipes
+        }
         // Standard error is read beside standard output: a program that
         // fills one pipe while the other is read would wait forever.
         let errorText = Mutex("")
