@@ -18,12 +18,7 @@ struct AuditCommand: AsyncParsableCommand {
     @Argument(help: "The shared folder.")
     var directory: String = "./Documents"
 
-    @Option(
-        name: .customLong("state-folder"),
-        help: ArgumentHelp(
-            "The server's state folder, when it was given one (serve --state-folder); the default one is found.",
-            valueName: "DIR"))
-    var stateFolder: String?
+    @OptionGroup var state: StateFolderOption
 
     @Option(
         help: ArgumentHelp(
@@ -47,8 +42,7 @@ struct AuditCommand: AsyncParsableCommand {
         if let since, !filter.setSince(since) {
             CommandOutput.fail("--since takes an RFC 3339 time or an ISO 8601 duration, not '\(since)'", code: 2)
         }
-        let folder = AuditReader.folder(
-            forPrivateFolder: ServeFolder.stateFolder(forReading: directory, state: stateFolder))
+        let folder = AuditReader.folder(forPrivateFolder: state.folder(sharing: directory))
         if AuditReader.files(in: folder).isEmpty {
             CommandOutput.fail("\(directory) has no audit (is it shared with 'fileshare serve'?)", code: 1)
         }

@@ -39,12 +39,8 @@ struct Changes: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --since: print at most this many records.", valueName: "N"))
     var limit: Int?
 
-    @Option(
-        name: .customLong("state-folder"),
-        help: ArgumentHelp(
-            "With --since: the server's state folder, when it was given one (serve --state-folder); the default one is found.",
-            valueName: "DIR"))
-    var stateFolder: String?
+    /// With `--since`: where the server kept its log.
+    @OptionGroup var stateFolder: StateFolderOption
 
     @Flag(help: "Print one JSON object per line.")
     var json = false
@@ -125,7 +121,7 @@ extension Changes {
         let log: FileChangeLog
         do {
             log = try FileChangeLog(
-                folder: ServeFolder.stateFolder(forReading: directory, state: stateFolder) + "/changes", mode: .reading,
+                folder: FileChangeLog.folder(forPrivateFolder: stateFolder.folder(sharing: directory)), mode: .reading,
                 logger: logger)
         } catch  where error.code == .notFound {
             CommandOutput.fail(error.message, code: 2)

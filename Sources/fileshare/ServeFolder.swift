@@ -1,3 +1,5 @@
+import ArgumentParser
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -234,4 +236,18 @@ struct ServeFolder: Sendable {
 
     /// What an `errno` value says.
     static func errorText(_ code: Int32) -> String { String(cString: strerror(code)) }
+}
+
+/// `--state-folder DIR` of the commands that read what a server kept
+/// (`audit`, `changes --since`): needed only when the server was given one.
+struct StateFolderOption: ParsableArguments {
+    @Option(
+        name: .customLong("state-folder"),
+        help: ArgumentHelp(
+            "The server's state folder, when it was given one (serve --state-folder); the default one is found.",
+            valueName: "DIR"))
+    var path: String?
+
+    /// The state folder of the server that shared `folder`.
+    func folder(sharing folder: String) -> String { ServeFolder.stateFolder(forReading: folder, state: path) }
 }

@@ -100,7 +100,7 @@ final class ShareCore: Sendable {
             changeLog = shared.changeLog
         } else {
             changeLog = try FileChangeLog(
-                folder: folder.privatePath + "/changes", options: configuration.changeLog,
+                folder: FileChangeLog.folder(forPrivateFolder: folder.privatePath), options: configuration.changeLog,
                 logger: logger)
         }
         self.changePrinter = changePrinter
