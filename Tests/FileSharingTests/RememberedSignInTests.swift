@@ -2,6 +2,7 @@ import Accounts
 import FileshareTestSupport
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 @testable import FileSharing
@@ -33,6 +34,67 @@ struct RememberedSignInTests {
         return (
             SignIn(check: PasswordCheck(users: users, hasher: ReversingHasher()), logger: Logger(label: "test")), path
         )
+    }
+
+    /// ``ReversingHasher`` that holds every check until the test opens it, and counts them.
+    final class GatedHasher: PasswordHasher, Sendable {
+        let open = DispatchSemaphore(value: 0)
+        let calls = Mutex(0)
+        func hash(_ password: String) -> String { ReversingHasher().hash(password) }
+        func verify(_ password: String, against hash: String) -> Bool {
+            calls.withLock { $0 += 1 }
+            open.wait()
+            open.signal()
+            return ReversingHasher().verify(password, against: hash)
+        }
+    }
+
+    @Test(
+        "twelve requests at once with the right password are one check, none slowed; wrong ones are each counted"
+    )
+    func sameCredentialsAtOnce() async throws {
+        let folder = try TemporaryFolder()
+        var directory = UserDirectory()
+        try directory.addUser("alice", passwordHash: ReversingHasher().hash("secret"))
+        let path = folder("users.json")
+        try UsersFile.write(directory, to: path)
+        let users = try LiveUsers(path: path, checkInterval: .zero, logger: Logger(label: "test"))
+        let hasher = GatedHasher()
+        let signIn = SignIn(check: PasswordCheck(users: users, hasher: hasher), logger: Logger(label: "test"))
+        // A WebDAV client opening twelve connections: each request reaches
+        // the sign-in while the first check is held.
+        let outcomes = Task {
+            await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        if case .signedIn = await signIn.signIn(name: "alice", password: "secret", address: "a") {
+                            return true
+                        }
+                        return false
+                    }
+                }
+                return await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+        }
+        #expect(await eventually { hasher.calls.withLock { $0 } >= 1 }, "the first check began")
+        // Counted as attempts, the other eleven would each begin a check
+        // (six admitted, the rest slowed): a second of the clock for them to.
+        let end = ContinuousClock.now + .seconds(1)
+        while ContinuousClock.now < end, hasher.calls.withLock({ $0 }) < 2 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        hasher.open.signal()
+        let signedIn = await outcomes.value
+        #expect(signedIn == Array(repeating: true, count: 12), "\(signedIn)")
+        #expect(hasher.calls.withLock { $0 } == 1, "one check for the twelve")
+        // Wrong passwords are not joined to each other's answer for free: each different one is counted.
+        for guess in 0..<6 {
+            _ = await signIn.signIn(name: "alice", password: "guess\(guess)", address: "b")
+        }
+        guard case .throttled = await signIn.signIn(name: "alice", password: "guess6", address: "b") else {
+            Issue.record("the seventh wrong password was not slowed")
+            return
+        }
     }
 
     @Test("remembered while the cache vouches: not before a verification, not past its entry, not once emptied")

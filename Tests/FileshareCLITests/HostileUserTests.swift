@@ -313,13 +313,14 @@ struct HostileUserTests {
     func guessesAtOnce() async throws {
         try await MachineSettings.shared {
             let share = try await Share()
-            // 32 wrong passwords for one user at once, from one address: 5 free and the 6th checked, the
-            // rest slowed. A loaded machine may take seconds to answer them all: each wait that passed
-            // meanwhile (1 s, then 2, 4…) lets one more be checked, as the limits say, and no more.
+            // 32 different wrong passwords for one user at once, from one address: 5 free and the 6th
+            // checked, the rest slowed (the same password sent at once is one check, counted once).
+            // A loaded machine may take seconds to answer them all: each wait that passed meanwhile
+            // (1 s, then 2, 4…) lets one more be checked, as the limits say, and no more.
             let started = ContinuousClock.now
             let statuses = try await parallelStatuses(
-                ["-u", "alice:wrong password"], urls: Array(repeating: share.url + "api/info", count: 32),
-                address: "127.0.0.3")
+                [], urls: Array(repeating: share.url + "api/info", count: 32), address: "127.0.0.3",
+                each: { ["-u", "alice:wrong password \($0)"] })
             #expect(statuses.count == 32, "\(statuses)")
             #expect(statuses.filter { $0 == 401 }.count <= 6 + waitsPassed(since: started), "\(statuses)")
             #expect(statuses.allSatisfy { $0 == 401 || $0 == 429 }, "\(statuses)")
@@ -395,15 +396,20 @@ struct HostileUserTests {
 }
 
 /// The statuses of `urls` fetched by one curl at once (`--parallel`), with
-/// `arguments` for each, from `address` (a loopback address of its own, so
-/// the throttle of one test's address is not another's).
-func parallelStatuses(_ arguments: [String], urls: [String], address: String = "127.0.0.1") async throws -> [Int] {
-    var command = [
-        "--no-progress-meter", "--parallel", "--parallel-immediate", "--parallel-max", String(urls.count),
-        "--interface", address,
-    ]
-    for url in urls { command += arguments + ["-o", "/dev/null", "-w", "%{http_code}\\n", url] }
-    let output = try await ProgramRun.run("/usr/bin/curl", ["-s", "--max-time", "30"] + command).output
+/// `arguments` and `each(index)` for each, from `address` (a loopback
+/// address of its own, so the throttle of one test's address is not
+/// another's). Each transfer is a set of its own (`--next`): curl applies an
+/// option given twice in one set, such as `-u`, to every URL of that set.
+func parallelStatuses(
+    _ arguments: [String], urls: [String], address: String = "127.0.0.1", each: (Int) -> [String] = { _ in [] }
+) async throws -> [Int] {
+    var command = ["--parallel", "--parallel-immediate", "--parallel-max", String(urls.count)]
+    for (index, url) in urls.enumerated() {
+        if index > 0 { command.append("--next") }
+        command += ["-s", "--no-progress-meter", "--max-time", "30", "--interface", address]
+        command += arguments + each(index) + ["-o", "/dev/null", "-w", "%{http_code}\\n", url]
+    }
+    let output = try await ProgramRun.run("/usr/bin/curl", command).output
     return output.split(separator: "\n").compactMap { Int($0) }
 }
 

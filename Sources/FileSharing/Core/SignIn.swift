@@ -23,8 +23,24 @@ final class SignIn: Sendable {
         case throttled(Duration)
     }
 
+    /// How a check of a name and password begins: started here, joined to
+    /// the same check under way, or refused by the throttle.
+    private enum CheckStart {
+        case started(Task<AccessPolicy?, Never>)
+        case joined(Task<AccessPolicy?, Never>)
+        case throttled(Duration)
+    }
+
     let check: PasswordCheck
     private let throttle: Mutex<SignInThrottle>
+    /// The checks under way, by name and password: a request that brings
+    /// the same ones waits for that check's answer instead of counting an
+    /// attempt of its own. A WebDAV client or a page opening many
+    /// connections at once with the right password was otherwise counted as
+    /// that many failures until the first hash ended, and its seventh
+    /// request was slowed down (429); a guesser's passwords differ, and
+    /// each is counted.
+    private let checking = Mutex<[String: Task<AccessPolicy?, Never>]>([:])
     /// Where the page's sessions are.
     let sessions: any SessionStore
     private let logger: Logger
@@ -113,18 +129,38 @@ final class SignIn: Sendable {
         if let found = verifiedCached(name: name, password: password, address: address, now: now) {
             return .signedIn(found.requester)
         }
-        // Counted before the slow hash, so guesses sent at once cannot all pass the check.
-        if let wait = throttle.withLock({ $0.attempt(address: address, name: name, now: now) }) {
+        // The same name and password being checked for another request: its answer, counted once.
+        let key = name + "\u{0}" + password
+        let check = self.check
+        let start: CheckStart = checking.withLock { checking in
+            if let running = checking[key] { return .joined(running) }
+            // Counted before the slow hash, so guesses sent at once cannot all pass the check.
+            if let wait = throttle.withLock({ $0.attempt(address: address, name: name, now: now) }) {
+                return .throttled(wait)
+            }
+            let task = Task { await check.verify(name: name, password: password, now: now) }
+            checking[key] = task
+            return .started(task)
+        }
+        let policy: AccessPolicy?
+        switch start {
+        case .throttled(let wait):
             logger.notice(
                 "a sign-in was refused: too many failures",
                 metadata: ["address": "\(address)", "user": "\(name)", "retry-after": "\(wait)"])
             return .throttled(wait)
+        case .joined(let running):
+            policy = await running.value
+        case .started(let task):
+            policy = await task.value
+            checking.withLock { $0[key] = nil }
+            guard policy != nil else {
+                logger.notice("a sign-in failed", metadata: ["address": "\(address)", "user": "\(name)"])
+                return .failed
+            }
+            throttle.withLock { $0.attemptSucceeded(address: address, name: name, now: now) }
         }
-        guard let policy = await check.verify(name: name, password: password, now: now) else {
-            logger.notice("a sign-in failed", metadata: ["address": "\(address)", "user": "\(name)"])
-            return .failed
-        }
-        throttle.withLock { $0.attemptSucceeded(address: address, name: name, now: now) }
+        guard let policy else { return .failed }
         return .signedIn(Requester(user: name, policy: policy))
     }
 
