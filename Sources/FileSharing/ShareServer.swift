@@ -274,6 +274,7 @@ public final class ShareServer: Service {
             let machine = core.leadership.withLock { $0 }
             let latest = log.latest
             let oldest = log.oldest
+            let thumbnails = core.thumbnailFlights
             return [
                 ("fileshare_event_streams", Double(core.changeStream.openStreams)),
                 ("fileshare_change_log_latest_seq", Double(latest)),
@@ -286,6 +287,9 @@ public final class ShareServer: Service {
                 ("fileshare_change_log_lag_seconds", lag.seconds),
                 ("fileshare_takeovers", Double(machine.takeovers)),
                 ("fileshare_last_takeover_seconds", machine.lastTakeover.map(ShareServer.seconds) ?? 0),
+                ("fileshare_thumbnails_started", Double(thumbnails.startedCount)),
+                ("fileshare_thumbnails_running", Double(thumbnails.count)),
+                ("fileshare_thumbnail_failures_remembered", Double(thumbnails.failureCount)),
             ]
         }
     }
