@@ -251,6 +251,8 @@ public final class ShareServer: Service {
             router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil, share: share))
         } else if let credentials = configuration.credentials {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
+        } else {
+            router.add(middleware: OpenShareMiddleware())
         }
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
         router.add(middleware: webDAV)
@@ -379,15 +381,21 @@ public final class ShareServer: Service {
             audit.finish()
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            group.addTask { await self.core.trimChangeLog() }
-            group.addTask { await self.webDAV.maintain() }
-            group.addTask { await self.core.expireUploadsWhileLeading() }
+            // Requests start as nobody whoever runs the server: only their
+            // authentication, or a link, says who they are (`Requester`).
+            group.addTask { try await Requester.$current.withValue(.nobody) { try await app.run() } }
+            // The server's own work, outside any request, may do everything.
+            group.addTask { await Requester.$current.withValue(.everyone) { await self.core.trimChangeLog() } }
+            group.addTask { await Requester.$current.withValue(.everyone) { await self.webDAV.maintain() } }
+            group.addTask {
+                await Requester.$current.withValue(.everyone) { await self.core.expireUploadsWhileLeading() }
+            }
             if let shared = configuration.sharedDatabase, let lock = shared.lock {
                 let driver = LeadershipDriver(
                     core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)
                 group.addTask {
-                    await driver.run()
+                    // The takeover (the log's replay) and what runs while leading (the Inbox).
+                    await Requester.$current.withValue(.everyone) { await driver.run() }
                     // Ended by cancellation only: wait for the others.
                     try await Task.sleep(for: .seconds(86_400 * 365))
                 }
