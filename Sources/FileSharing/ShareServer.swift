@@ -72,11 +72,8 @@ public final class ShareServer: Service {
         let activity = ActivityFeed()
         // Through a database, every server of the folder sees the same locks.
         let lockStore: any DAVLockStore =
-            if let shared = configuration.sharedDatabase, let database = shared.database {
-                PostgresLockStore(database: database, folder: shared.folderKey, logger: logger)
-            } else {
-                FileLockStore(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
-            }
+            configuration.sharedDatabase?.locks
+            ?? FileLockStore(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
         let state = WebDAVState(store: lockStore, activity: activity)
         // Without a database, sessions are kept in the private folder: a restart signs no one out.
         let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder

@@ -261,7 +261,8 @@ struct Serve: AsyncParsableCommand {
                         observer: observer, acceptedTypes: acceptedTypes,
                         fixExtensions: fixExtensions, printChanges: printChanges, logger: logger)
                 } : nil
-            configuration.sharedDatabase = shared?.configuration(whileLeading: inbox)
+            configuration.sharedDatabase = shared?.configuration(
+                whileLeading: inbox, uploadLifetime: configuration.pendingUploads.lifetime)
         }
         let changePrinter: (@Sendable (String) -> Void)?
         if settings.printChanges {
