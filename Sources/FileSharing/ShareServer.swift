@@ -64,7 +64,7 @@ public final class ShareServer: Service {
         let folder: SharedFolder
         do {
             folder = try SharedFolder(
-                rootPath: configuration.root, history: configuration.history,
+                rootPath: configuration.root, stateFolder: configuration.stateFolder, history: configuration.history,
                 sharedByServers: configuration.sharedDatabase != nil, logger: logger)
         } catch {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
@@ -73,10 +73,10 @@ public final class ShareServer: Service {
         // Through a database, every server of the folder sees the same locks.
         let lockStore: any DAVLockStore =
             configuration.sharedDatabase?.locks
-            ?? FileLockStore(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
+            ?? FileLockStore(persistencePath: folder.privatePath + "/dav-locks.json")
         let state = WebDAVState(store: lockStore, activity: activity)
         // Without a database, sessions are kept in the private folder: a restart signs no one out.
-        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
+        let privateFolder = folder.privatePath
         signIn = ShareServer.signIn(
             configuration, users: users,
             sessions: configuration.sharedDatabase?.sessions
@@ -92,7 +92,7 @@ public final class ShareServer: Service {
             visitors: configuration.sharedDatabase?.linkVisitors
                 ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/link-sessions.json", logger: logger)),
             hasher: configuration.passwordHasher, limits: configuration.signInLimits)
-        audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
+        audit = AuditLog(folder: AuditReader.folder(forPrivateFolder: folder.privatePath), logger: logger)
         auditMiddleware = AuditMiddleware(audit: audit)
     }
 
