@@ -377,42 +377,46 @@ public final class ShareServer: Service {
             core.stop()
             audit.finish()
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            // Requests start as nobody whoever runs the server: only their
-            // authentication, or a link, says who they are (`Requester`).
-            group.addTask { try await Requester.$current.withValue(.nobody) { try await app.run() } }
-            // The server's own work, outside any request, may do everything.
-            group.addTask { await Requester.$current.withValue(.everyone) { await self.core.trimChangeLog() } }
-            group.addTask { await Requester.$current.withValue(.everyone) { await self.webDAV.maintain() } }
-            group.addTask {
-                await Requester.$current.withValue(.everyone) { await self.core.expireUploadsWhileLeading() }
-            }
-            if let shared = configuration.sharedDatabase, let lock = shared.lock {
-                let driver = LeadershipDriver(
-                    core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)
-                group.addTask {
-                    // The takeover (the log's replay) and what runs while leading (the Inbox).
-                    await Requester.$current.withValue(.everyone) { await driver.run() }
-                    // Ended by cancellation only: wait for the others.
-                    try await Task.sleep(for: .seconds(86_400 * 365))
-                }
-            }
-            group.addTask {
-                // The folder removed or moved away ends the server (an
-                // observer replaced when the role changed does not).
-                while true {
-                    let observer = self.core.observer
-                    try await observer.waitUntilStopped()
-                    if observer === self.core.observer || self.core.isStopped { return }
-                }
-            }
-            // The first to end (a graceful shutdown, or the folder gone) ends the rest.
-            defer {
-                core.stop()
-                group.cancelAll()
-            }
-            try await group.next()
+        // Asked to end in the reverse of this order: requests first (they
+        // finish), then the server's own work, then the observer, and
+        // leadership (which lets go of the folder's lock) last. The server's
+        // own work, outside any request, may do everything; requests start as
+        // nobody whoever runs the server: only their authentication, or a
+        // link, says who they are (`Requester`).
+        let core = self.core
+        let webDAV = self.webDAV
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let shared = configuration.sharedDatabase, let lock = shared.lock {
+            // The takeover (the log's replay) and what runs while leading (the Inbox).
+            let driver = LeadershipDriver(core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)
+            services.append(
+                .init(
+                    service: ActingService(base: LastingWork("leadership") { await driver.run() }, requester: .everyone)
+                )
+            )
         }
+        services += [
+            // The folder removed or moved away ends the server with the observer's error.
+            .init(service: FolderPresence(core: core), successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
+                service: ActingService(
+                    base: LastingWork("change log trim") { await core.trimChangeLog() }, requester: .everyone)
+            ),
+            .init(
+                service: ActingService(
+                    base: LastingWork("WebDAV maintenance") { await webDAV.maintain() }, requester: .everyone)
+            ),
+            .init(
+                service: ActingService(
+                    base: LastingWork("upload expiry") { await core.expireUploadsWhileLeading() }, requester: .everyone)
+            ),
+            .init(
+                service: ActingService(base: app, requester: .nobody),
+                successTerminationBehavior: .gracefullyShutdownGroup
+            ),
+        ]
+        // The first to end (a graceful shutdown, or the folder gone) ends the rest.
+        try await ServiceGroup(configuration: .init(services: services, logger: logger)).run()
         // The observer writes its final state on its delivery thread: let it
         // finish before the process may end, so the next start reads the state
         // that goes with the change log.

@@ -440,10 +440,8 @@ struct ListeningServer: Service {
     let announcement: ShareAnnouncement
 
     func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await server.run { url in announcement.announce(url) }
-        } onGracefulShutdown: {
-        }
+        // The server's own group hears the graceful shutdown and ends its services in order.
+        try await server.run { url in announcement.announce(url) }
     }
 }
 
