@@ -89,12 +89,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // What several servers of one folder share, in PostgreSQL: the change
-        // log, sessions and share links.
+        // The cluster: what several servers of one folder share, in
+        // PostgreSQL. It implements the stores the server's library declares
+        // (the change log, sessions, share links, WebDAV locks, resumable
+        // uploads), so it depends on FileSharing, never the other way round:
+        // only the fileshare command imports both, and wires the database.
         .target(
             name: "SharedState",
             dependencies: [
-                "ChangeLog", "FileWatching", "Accounts",
+                "ChangeLog", "FileWatching", "Accounts", "FileSharing",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
@@ -170,6 +173,8 @@ let package = Package(
         // libpng16, libwebp, giflib, libheif and zlib, the same way: loaded
         // at run time, so building needs none of their headers or libraries.
         .target(name: "CImageThumbnail", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // The server (its core and its faces): no database. What several
+        // servers share is behind its store protocols, given by the caller.
         .target(
             name: "FileSharing",
             dependencies: [
@@ -181,8 +186,6 @@ let package = Package(
                 "CFileshareShim",
                 "Previews",
                 "Versions",
-                "SharedState",
-                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Server"])),

@@ -1,14 +1,15 @@
 public import Accounts
 public import ChangeLog
 public import FileWatching
-public import SharedState
 import Synchronization
 
 extension ShareConfiguration {
-    /// The shared database several servers of one folder use (see the
-    /// SharedState library): its change log, opened by whoever runs the
-    /// server, the folder's lock that makes one server the leader, and what
-    /// `/api/info` says of it.
+    /// The shared database several servers of one folder use: its change
+    /// log, the folder's lock that makes one server the leader, the stores
+    /// the servers share, and what `/api/info` says of it. Each is a
+    /// protocol of this library; the SharedState library implements them in
+    /// PostgreSQL, and whoever runs the server (the `fileshare` command)
+    /// opens the database and gives them here: this library knows no database.
     public struct SharedDatabase: Sendable {
         /// The folder's change log in the database.
         public var changeLog: any ChangeLog
@@ -29,22 +30,20 @@ extension ShareConfiguration {
         public var links: (any ShareLinkStore)?
         /// The visitors who gave a share link's password; `nil`: each server keeps its own.
         public var linkVisitors: (any SessionStore)?
-        /// The database itself, for what else the servers share there (the
-        /// WebDAV locks); `nil` keeps those in this server.
-        public var database: Database?
-        /// The folder's key in ``database`` (see `FolderKey`).
-        public var folderKey: String
+        /// The WebDAV locks, shared by the servers; `nil`: the private folder's file.
+        package var locks: (any DAVLockStore)?
+        /// The state of resumable uploads, shared by the servers (an upload
+        /// goes on on any of them); `nil`: each server keeps its own.
+        package var uploads: (any SharedUploadState)?
 
         /// Creates the description of a shared database.
         public init(
             changeLog: any ChangeLog, description: String, lock: (any FolderLock)? = nil,
             origins: (any SharedOrigins)? = nil, whileLeading: (@Sendable (FileObserver) async -> Void)? = nil,
             sessions: (any SessionStore)? = nil, links: (any ShareLinkStore)? = nil,
-            linkVisitors: (any SessionStore)? = nil, database: Database? = nil, folderKey: String = ""
+            linkVisitors: (any SessionStore)? = nil
         ) {
             self.changeLog = changeLog
-            self.database = database
-            self.folderKey = folderKey
             self.description = description
             self.lock = lock
             self.origins = origins

@@ -72,11 +72,8 @@ public final class ShareServer: Service {
         let activity = ActivityFeed()
         // Through a database, every server of the folder sees the same locks.
         let lockStore: any DAVLockStore =
-            if let shared = configuration.sharedDatabase, let database = shared.database {
-                PostgresLockStore(database: database, folder: shared.folderKey, logger: logger)
-            } else {
-                FileLockStore(persistencePath: folder.privatePath + "/dav-locks.json")
-            }
+            configuration.sharedDatabase?.locks
+            ?? FileLockStore(persistencePath: folder.privatePath + "/dav-locks.json")
         let state = WebDAVState(store: lockStore, activity: activity)
         // Without a database, sessions are kept in the private folder: a restart signs no one out.
         let privateFolder = folder.privatePath
@@ -251,6 +248,8 @@ public final class ShareServer: Service {
             router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil, share: share))
         } else if let credentials = configuration.credentials {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
+        } else {
+            router.add(middleware: OpenShareMiddleware())
         }
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
         router.add(middleware: webDAV)
@@ -378,36 +377,46 @@ public final class ShareServer: Service {
             core.stop()
             audit.finish()
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
-            group.addTask { await self.core.trimChangeLog() }
-            group.addTask { await self.webDAV.maintain() }
-            group.addTask { await self.core.expireUploadsWhileLeading() }
-            if let shared = configuration.sharedDatabase, let lock = shared.lock {
-                let driver = LeadershipDriver(
-                    core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)
-                group.addTask {
-                    await driver.run()
-                    // Ended by cancellation only: wait for the others.
-                    try await Task.sleep(for: .seconds(86_400 * 365))
-                }
-            }
-            group.addTask {
-                // The folder removed or moved away ends the server (an
-                // observer replaced when the role changed does not).
-                while true {
-                    let observer = self.core.observer
-                    try await observer.waitUntilStopped()
-                    if observer === self.core.observer || self.core.isStopped { return }
-                }
-            }
-            // The first to end (a graceful shutdown, or the folder gone) ends the rest.
-            defer {
-                core.stop()
-                group.cancelAll()
-            }
-            try await group.next()
+        // Asked to end in the reverse of this order: requests first (they
+        // finish), then the server's own work, then the observer, and
+        // leadership (which lets go of the folder's lock) last. The server's
+        // own work, outside any request, may do everything; requests start as
+        // nobody whoever runs the server: only their authentication, or a
+        // link, says who they are (`Requester`).
+        let core = self.core
+        let webDAV = self.webDAV
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let shared = configuration.sharedDatabase, let lock = shared.lock {
+            // The takeover (the log's replay) and what runs while leading (the Inbox).
+            let driver = LeadershipDriver(core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)
+            services.append(
+                .init(
+                    service: ActingService(base: LastingWork("leadership") { await driver.run() }, requester: .everyone)
+                )
+            )
         }
+        services += [
+            // The folder removed or moved away ends the server with the observer's error.
+            .init(service: FolderPresence(core: core), successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
+                service: ActingService(
+                    base: LastingWork("change log trim") { await core.trimChangeLog() }, requester: .everyone)
+            ),
+            .init(
+                service: ActingService(
+                    base: LastingWork("WebDAV maintenance") { await webDAV.maintain() }, requester: .everyone)
+            ),
+            .init(
+                service: ActingService(
+                    base: LastingWork("upload expiry") { await core.expireUploadsWhileLeading() }, requester: .everyone)
+            ),
+            .init(
+                service: ActingService(base: app, requester: .nobody),
+                successTerminationBehavior: .gracefullyShutdownGroup
+            ),
+        ]
+        // The first to end (a graceful shutdown, or the folder gone) ends the rest.
+        try await ServiceGroup(configuration: .init(services: services, logger: logger)).run()
         // The observer writes its final state on its delivery thread: let it
         // finish before the process may end, so the next start reads the state
         // that goes with the change log.

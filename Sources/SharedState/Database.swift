@@ -6,7 +6,8 @@ public import PostgresNIO
 
 /// The shared database: a pool of connections to one PostgreSQL database,
 /// checked when it opens. What several servers of one folder share lives
-/// here (the change log for now).
+/// here: the change log, the folder's lock and origins, sessions, share
+/// links, WebDAV locks and resumable uploads.
 ///
 /// Open it with ``open(_:logger:)``; its pool runs in a task of its own
 /// until ``close()``.

@@ -98,17 +98,28 @@ struct SharedChangeLog {
 
     /// What the server is given: the log, followed until this server takes
     /// the folder's lock, the origins of its changes while it follows, and
-    /// the sessions and share links all the folder's servers share.
-    func configuration(whileLeading: (@Sendable (FileObserver) async -> Void)?) -> ShareConfiguration.SharedDatabase {
-        ShareConfiguration.SharedDatabase(
+    /// the sessions, share links, WebDAV locks and resumable uploads all the
+    /// folder's servers share. The one place the server and the database
+    /// meet: the server's library knows only the stores' protocols.
+    /// - Parameter uploadLifetime: How long a resumable upload no request moves is kept.
+    func configuration(whileLeading: (@Sendable (FileObserver) async -> Void)?, uploadLifetime: Duration)
+        -> ShareConfiguration.SharedDatabase
+    {
+        var shared = ShareConfiguration.SharedDatabase(
             changeLog: log, description: database.url.description,
             lock: LeadershipLock(folder: key, url: database.url, logger: logger),
             origins: DatabaseOrigins(origins: PostgresOrigins(folder: key, database: database)),
             whileLeading: whileLeading,
             sessions: PostgresSessionStore(folder: key, database: database),
             links: PostgresLinkStore(folder: key, database: database),
-            linkVisitors: PostgresSessionStore(folder: key, database: database, kind: .link),
-            database: database, folderKey: key)
+            linkVisitors: PostgresSessionStore(folder: key, database: database, kind: .link))
+        shared.locks = PostgresLockStore(database: database, folder: key, logger: logger)
+        // This server, as the writer of the uploads it claims.
+        var random = SystemRandomNumberGenerator()
+        shared.uploads = PostgresUploadState(
+            database: database, folder: key, server: String(random.next(), radix: 16), lifetime: uploadLifetime,
+            logger: logger)
+        return shared
     }
 
     /// Opens it, or exits as `cli.md` says: 2 for a URL that cannot be

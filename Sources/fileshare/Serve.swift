@@ -274,7 +274,8 @@ struct Serve: AsyncParsableCommand {
                         observer: observer, acceptedTypes: acceptedTypes,
                         fixExtensions: fixExtensions, printChanges: printChanges, logger: logger)
                 } : nil
-            configuration.sharedDatabase = shared?.configuration(whileLeading: inbox)
+            configuration.sharedDatabase = shared?.configuration(
+                whileLeading: inbox, uploadLifetime: configuration.pendingUploads.lifetime)
         }
         let changePrinter: (@Sendable (String) -> Void)?
         if settings.printChanges {
@@ -439,10 +440,8 @@ struct ListeningServer: Service {
     let announcement: ShareAnnouncement
 
     func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await server.run { url in announcement.announce(url) }
-        } onGracefulShutdown: {
-        }
+        // The server's own group hears the graceful shutdown and ends its services in order.
+        try await server.run { url in announcement.announce(url) }
     }
 }
 

@@ -36,20 +36,26 @@ public struct PendingUploadLimits: Sendable, Equatable {
 /// A new resumable upload refused because too many are under way. Knows
 /// no HTTP: the faces answer 429 for ``Code/owner`` (the client can end one
 /// of its own) and 503 for ``Code/folder`` (it can only wait).
-struct PendingUploadLimitError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct PendingUploadLimitError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Which limit was reached.
-    enum Code: Sendable, Equatable {
+    package enum Code: Sendable, Equatable {
         /// The requester's own (``PendingUploadLimits/perOwner``).
         case owner
         /// The folder's (``PendingUploadLimits/total``).
         case folder
     }
 
-    var code: Code
-    var limits: PendingUploadLimits
+    package var code: Code
+    package var limits: PendingUploadLimits
+
+    /// Creates the error for the limit `code` of `limits`.
+    package init(code: Code, limits: PendingUploadLimits) {
+        self.code = code
+        self.limits = limits
+    }
 
     /// For a person: which limit, and what to do.
-    var message: String {
+    package var message: String {
         switch code {
         case .owner:
             "you have \(limits.perOwner) uploads under way, the most kept for one user: finish or cancel one "
@@ -59,7 +65,7 @@ struct PendingUploadLimitError: Error, Sendable, Equatable, CustomStringConverti
         }
     }
 
-    var description: String { message }
+    package var description: String { message }
 }
 
 /// The resumable uploads under way in one server, without I/O: who started

@@ -5,10 +5,14 @@ public import Accounts
 /// wherever it decides (`ShareCore.authorize`, `perform`, `commit`).
 ///
 /// It is a task-local value so that the core's own changes check it
-/// without each face handing it down, and a face added later cannot forget
-/// it. Work the server does of its own accord (a held-back WebDAV file put
-/// in place by the maintenance task) runs outside any request, as
-/// ``everyone``, which is what a share without a users file is too.
+/// without each face handing it down. Where it is not set, it is
+/// ``nobody``: a face added later, or a task that does not inherit the
+/// request's values, is refused everything rather than allowed everything.
+/// Where it is set: the authentication middlewares (``everyone`` for a
+/// share without a users file), a share link's face, the small-read lane
+/// (which hands its requester down), and the server's own work outside any
+/// request (a held-back WebDAV file put in place, thumbnails made ahead,
+/// the takeover of a folder, the Inbox), which runs as ``everyone``.
 public struct Requester: Sendable {
     /// The user name, or `nil` when nobody signed in (a share without a users file).
     public var user: String?
@@ -36,9 +40,15 @@ public struct Requester: Sendable {
     /// May do everything: a share without a users file, and the server itself.
     public static let everyone = Requester(user: nil, policy: AccessPolicy(isAdmin: true, rules: []))
 
+    /// May do nothing: no path is seen, read or changed.
+    public static let nobody = Requester(user: nil, policy: AccessPolicy(isAdmin: false, rules: []))
+
     /// Whether every path is open to this requester (nothing to filter).
     public var seesEverything: Bool { policy.isAdmin }
 
-    /// The requester of the request being handled.
-    @TaskLocal public static var current: Requester = .everyone
+    /// The requester of the request being handled; ``nobody`` where no one
+    /// set it. Security fails closed: a code path that forgets to say who
+    /// it acts for (a new face, a task that starts afresh) is refused, as a
+    /// test shows at once, rather than allowed everything unnoticed.
+    @TaskLocal public static var current: Requester = .nobody
 }

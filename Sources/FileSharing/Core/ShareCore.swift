@@ -144,16 +144,8 @@ final class ShareCore: Sendable {
         }
         changeStream = ChangeStream(log: changeLog)
         // Through a database, an upload may go on on any server of the folder.
-        let sharedUploads: (any SharedUploadState)? = configuration.sharedDatabase.flatMap { shared in
-            shared.database.map { database in
-                var random = SystemRandomNumberGenerator()
-                let server = String(random.next(), radix: 16)
-                return PostgresUploadState(
-                    database: database, folder: shared.folderKey, server: server,
-                    lifetime: configuration.pendingUploads.lifetime, logger: logger)
-            }
-        }
-        uploads = ResumableUploads(folder: folder, shared: sharedUploads, limits: configuration.pendingUploads)
+        uploads = ResumableUploads(
+            folder: folder, shared: configuration.sharedDatabase?.uploads, limits: configuration.pendingUploads)
         uploadTypes = UploadTypePolicy(configuration.acceptedTypes, misleadingNames: configuration.misleadingNames)
         maxUploadBytes = configuration.maxUploadBytes
         // Made thumbnails are kept in the private folder; programs write their scratch files there too.

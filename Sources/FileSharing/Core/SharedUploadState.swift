@@ -1,9 +1,10 @@
 /// Where the state of resumable uploads is kept for every server of a
-/// folder (the shared database): which uploads exist, their target, length
+/// folder (the shared database: SharedState's `PostgresUploadState`, given
+/// in ``ShareConfiguration/SharedDatabase/uploads``): which uploads exist, their target, length
 /// and conditions, who started them, how far they are, when they end, and
 /// which server writes to one now. The bytes stay in the folder's staging
 /// area, which every server reaches; this decides who may write them.
-protocol SharedUploadState: Sendable {
+package protocol SharedUploadState: Sendable {
     /// Records a new upload, unless its owner or the folder has as many
     /// under way as `limits` allow (counted for every server at once).
     /// - Returns: The limit reached, when it is not recorded.
@@ -30,19 +31,28 @@ protocol SharedUploadState: Sendable {
 }
 
 /// One resumable upload as the database keeps it.
-struct SharedUpload: Sendable, Equatable {
-    var token: String
-    var path: SharePath
-    var length: Int64
+package struct SharedUpload: Sendable, Equatable {
+    package var token: String
+    package var path: SharePath
+    package var length: Int64
     /// The client's conditions on the file it replaces (`WritePreconditions.lines`).
-    var conditions: [String]
+    package var conditions: [String]
     /// Who started it: the user, or `[address]` for a client not signed in
     /// (``PendingUploads/owner(user:address:)``), as the limit per owner counts.
-    var owner: String
+    package var owner: String
+
+    /// Creates the record of an upload.
+    package init(token: String, path: SharePath, length: Int64, conditions: [String], owner: String) {
+        self.token = token
+        self.path = path
+        self.length = length
+        self.conditions = conditions
+        self.owner = owner
+    }
 }
 
 /// The answer to ``SharedUploadState/claim(_:)``.
-enum UploadClaim: Sendable, Equatable {
+package enum UploadClaim: Sendable, Equatable {
     case claimed
     case busy
     case unknown
@@ -50,7 +60,10 @@ enum UploadClaim: Sendable, Equatable {
 
 /// The uploads' shared state cannot be read or changed now. Knows no HTTP:
 /// the faces answer 503 with ``message``.
-struct UploadStateError: Error, Sendable, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+package struct UploadStateError: Error, Sendable, CustomStringConvertible {
+    package var message: String
+    package var description: String { message }
+
+    /// Creates the error; `message` says why, for a person.
+    package init(message: String) { self.message = message }
 }

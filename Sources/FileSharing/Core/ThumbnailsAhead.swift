@@ -37,10 +37,14 @@ final class ThumbnailsAhead: Sendable {
                 metadata: ["dropped": "\(offered.dropped)", "queued": "\(offered.queued)"])
         }
         guard offered.startWorker else { return }
+        // The worker makes what every listing queued, not only the one that
+        // started it: it runs as the server, not as that listing's requester.
         Task(priority: .background) {
-            while let next = self.queue.withLock({ $0.next() }) {
-                await make(next.job)
-                self.queue.withLock { $0.finished(next.key) }
+            await Requester.$current.withValue(.everyone) {
+                while let next = self.queue.withLock({ $0.next() }) {
+                    await make(next.job)
+                    self.queue.withLock { $0.finished(next.key) }
+                }
             }
         }
     }

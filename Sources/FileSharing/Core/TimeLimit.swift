@@ -3,7 +3,7 @@
 /// pool queues a request while it cannot connect), so that a request is
 /// answered with a reason rather than kept waiting.
 /// - Throws: What `operation` throws.
-func withTimeLimit<T: Sendable>(
+package func withTimeLimit<T: Sendable>(
     _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T? {
     try await withThrowingTaskGroup(of: T?.self) { group in

@@ -2,7 +2,9 @@ import FileWatching
 import Hummingbird
 import NIOCore
 
-/// HTTP Basic authentication for every request.
+/// HTTP Basic authentication for every request, against the one user of
+/// `--user` on a share without a users file: who passes may do everything
+/// (``Requester/everyone``).
 struct AuthMiddleware: RouterMiddleware {
     typealias Context = ShareContext
     let user: String
@@ -36,7 +38,7 @@ struct AuthMiddleware: RouterMiddleware {
         }
         context.user = user
         AuditNote.who(user)
-        return try await next(request, context)
+        return try await Requester.$current.withValue(.everyone) { try await next(request, context) }
     }
 
     static func challenge() -> Response {

@@ -42,7 +42,7 @@ final class ChangeStream: Sendable {
     // MARK: /api/changes
 
     /// - Parameter visibility: What the requester may be told (``ChangeVisibility``).
-    func changes(since: String?, limit: String?, visibility: Visibility = .everything) async throws -> Response {
+    func changes(since: String?, limit: String?, visibility: Visibility) async throws -> Response {
         let cursor = try since.map { text throws(ShareError) -> UInt64 in
             guard let value = UInt64(text) else {
                 throw ShareError(
@@ -131,7 +131,7 @@ final class ChangeStream: Sendable {
         return sinceValue ?? log.latest
     }
 
-    func events(after start: UInt64, visibility: Visibility = .everything) -> Response {
+    func events(after start: UInt64, visibility: Visibility) -> Response {
         let log = self.log
         let body = ResponseBody { [self] writer in
             let stop = StreamStop()
@@ -241,8 +241,6 @@ extension ChangeStream {
     struct Visibility: Sendable {
         var policy: AccessPolicy
         var size: @Sendable (ItemPath) -> Int64?
-
-        static let everything = Visibility(policy: Requester.everyone.policy, size: { _ in nil })
 
         func filter(_ records: [ChangeRecord]) -> [ChangeRecord] {
             if policy.isAdmin { return records }

@@ -1,6 +1,7 @@
 /// Where a share's WebDAV locks live: in this process (``FileLockStore``,
 /// kept in the private folder across restarts) or in the shared database
-/// (``PostgresLockStore``, one table for every server of the folder).
+/// (SharedState's `PostgresLockStore`, one table for every server of the
+/// folder, given in ``ShareConfiguration/SharedDatabase/locks``).
 ///
 /// A store only keeps and hands out the locks; what a lock conflicts with,
 /// what a request must submit, when a lock ends, is decided by
@@ -8,7 +9,7 @@
 /// hands the table its clock's time: monotonic nanoseconds in the process,
 /// the database's `now()` (nanoseconds since the epoch) in the database, so
 /// every server of a folder judges expiry by one clock.
-protocol DAVLockStore: Sendable {
+package protocol DAVLockStore: Sendable {
     /// Calls `body` with the locks as they are now and the store's time.
     /// - Throws: ``DAVLockStoreError`` when the locks cannot be read: never
     ///   an empty table in their place.
@@ -33,14 +34,17 @@ protocol DAVLockStore: Sendable {
 
 extension DAVLockStore {
     /// Locks kept elsewhere (a database) cannot be read without waiting.
-    func readingWithoutWaiting<T>(_ body: (DAVLockTable, Int64) -> T) -> T? { nil }
+    package func readingWithoutWaiting<T>(_ body: (DAVLockTable, Int64) -> T) -> T? { nil }
 }
 
 /// The locks cannot be read or changed now (the database cannot be
 /// reached): a request that depends on them is refused, never answered as
 /// if no lock were held. Knows no HTTP; the faces answer 503 with ``message``.
-struct DAVLockStoreError: Error, Sendable, CustomStringConvertible {
+package struct DAVLockStoreError: Error, Sendable, CustomStringConvertible {
     /// For a person: why.
-    var message: String
-    var description: String { message }
+    package var message: String
+    package var description: String { message }
+
+    /// Creates the error; `message` says why, for a person.
+    package init(message: String) { self.message = message }
 }

@@ -1,26 +1,41 @@
 /// A WebDAV write lock (RFC 4918 section 6).
-struct DAVLock: Sendable, Equatable {
+package struct DAVLock: Sendable, Equatable {
     /// `opaquelocktoken:` and a UUID.
-    var token: String
+    package var token: String
     /// The locked path.
-    var root: SharePath
+    package var root: SharePath
     /// Depth infinity (the folder and everything in it) or 0.
-    var isDeep: Bool
-    var isExclusive: Bool
+    package var isDeep: Bool
+    package var isExclusive: Bool
     /// The `DAV:owner` element as the client sent it, serialized, if any.
-    var owner: String?
+    package var owner: String?
     /// Who took it (the authenticated user).
-    var user: String?
+    package var user: String?
     /// The longest `owner` kept: a lock is held in memory and in the
     /// journal, so 1,000 locks of a user take 4 MiB at most for their owners.
     static let maximumOwnerBytes = 4096
     /// Seconds granted.
-    var timeout: Int64
+    package var timeout: Int64
     /// When it ends, on the table's clock (nanoseconds).
-    var expires: Int64
+    package var expires: Int64
+
+    /// Creates a lock.
+    package init(
+        token: String, root: SharePath, isDeep: Bool, isExclusive: Bool, owner: String?, user: String?,
+        timeout: Int64, expires: Int64
+    ) {
+        self.token = token
+        self.root = root
+        self.isDeep = isDeep
+        self.isExclusive = isExclusive
+        self.owner = owner
+        self.user = user
+        self.timeout = timeout
+        self.expires = expires
+    }
 
     /// Whether the lock applies to `path`: its root, or under it when deep.
-    func covers(_ path: SharePath) -> Bool {
+    package func covers(_ path: SharePath) -> Bool {
         path == root || (isDeep && path.isSame(asOrUnder: root))
     }
 }
@@ -28,13 +43,13 @@ struct DAVLock: Sendable, Equatable {
 /// The locks of a share: a pure state machine over an injected clock (the
 /// caller passes `now`), so timeouts are tested without waiting. The server
 /// keeps it behind a lock.
-struct DAVLockTable: Sendable {
+package struct DAVLockTable: Sendable {
     /// At most this many locks at once by default (a client looping on LOCK gets 503).
-    static let defaultCapacity = 10_000
+    package static let defaultCapacity = 10_000
     /// At most this many locks held by one user by default: Finder and
     /// Windows lock a file before they save it, so one user holding every
     /// lock of the table would stop everyone's saves.
-    static let defaultCapacityPerUser = 1_000
+    package static let defaultCapacityPerUser = 1_000
     /// ``defaultCapacityPerUser`` as a person reads it ("1,000").
     static var perUserLimitText: String {
         let digits = Array(String(defaultCapacityPerUser))
@@ -49,7 +64,7 @@ struct DAVLockTable: Sendable {
     static let maximumTimeout: Int64 = 24 * 3600
     static let defaultTimeout: Int64 = 3600
 
-    private(set) var locks: [String: DAVLock] = [:]
+    package private(set) var locks: [String: DAVLock] = [:]
     /// At most this many locks at once.
     let capacity: Int
     /// At most this many locks taken by one user (those taken without
@@ -67,7 +82,7 @@ struct DAVLockTable: Sendable {
     }
 
     /// A table holding `locks` (as a store read them), whatever their number.
-    init(
+    package init(
         capacity: Int = DAVLockTable.defaultCapacity, capacityPerUser: Int = DAVLockTable.defaultCapacityPerUser,
         locks: [DAVLock]
     ) {

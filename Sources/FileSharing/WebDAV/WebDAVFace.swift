@@ -507,11 +507,15 @@ extension WebDAVFace {
         }
     }
 
-    /// Puts a held-back empty file in place now.
+    /// Puts a held-back empty file in place now: the end of a PUT whose
+    /// rights were checked when it was held back, so done as the server
+    /// (``Requester/everyone``), whichever request or task it ends in.
     func materialize(_ path: SharePath, _ placeholder: WebDAVState.Placeholder) async throws {
         guard state.removePlaceholder(at: path, staging: placeholder.staging) else { return }
-        try await core.perform([path], origin: placeholder.origin) {
-            try folder.materializePlaceholder(named: placeholder.staging, at: path)
+        try await Requester.$current.withValue(.everyone) {
+            try await core.perform([path], origin: placeholder.origin) {
+                try folder.materializePlaceholder(named: placeholder.staging, at: path)
+            }
         }
     }
 

@@ -1,6 +1,6 @@
-import Logging
+package import FileSharing
+package import Logging
 import PostgresNIO
-import SharedState
 
 /// The resumable uploads of a folder several servers share, in the
 /// database's `resumable_uploads` table (migration 3).
@@ -12,7 +12,7 @@ import SharedState
 /// no longer than that. The end of an upload (``lifetime`` after it last
 /// moved) is on the database's clock; so are the limits on how many there
 /// are (``register(_:limits:)``), counted under an advisory lock of the folder.
-struct PostgresUploadState: SharedUploadState {
+package struct PostgresUploadState: SharedUploadState {
     let database: Database
     /// The folder's key.
     let folder: String
@@ -24,7 +24,9 @@ struct PostgresUploadState: SharedUploadState {
     let claimLease: Duration
     let logger: Logger
 
-    init(
+    /// The state of the uploads of the folder whose key is `folder`
+    /// (`FolderKey`), in `database`, for the server named `server`.
+    package init(
         database: Database, folder: String, server: String,
         lifetime: Duration = PendingUploadLimits.standard.lifetime,
         claimLease: Duration = .seconds(3600), logger: Logger
@@ -44,7 +46,7 @@ struct PostgresUploadState: SharedUploadState {
         Double(claimLease.components.seconds) + Double(claimLease.components.attoseconds) / 1e18
     }
 
-    func register(_ upload: SharedUpload, limits: PendingUploadLimits) async throws(UploadStateError)
+    package func register(_ upload: SharedUpload, limits: PendingUploadLimits) async throws(UploadStateError)
         -> PendingUploadLimitError?
     {
         let (folder, logger, seconds) = (self.folder, self.logger, lifetimeSeconds)
@@ -74,7 +76,7 @@ struct PostgresUploadState: SharedUploadState {
         }
     }
 
-    func claim(_ token: String) async throws(UploadStateError) -> UploadClaim {
+    package func claim(_ token: String) async throws(UploadStateError) -> UploadClaim {
         let (folder, logger, server, lease) = (self.folder, self.logger, self.server, leaseSeconds)
         return try await run("claim a resumable upload") { connection -> UploadClaim in
             let rows = try await connection.query(
@@ -97,7 +99,7 @@ struct PostgresUploadState: SharedUploadState {
         }
     }
 
-    func release(_ token: String, offset: Int64) async {
+    package func release(_ token: String, offset: Int64) async {
         let (folder, logger, server, seconds) = (self.folder, self.logger, self.server, lifetimeSeconds)
         do {
             try await run("release a resumable upload") { connection in
@@ -115,7 +117,7 @@ struct PostgresUploadState: SharedUploadState {
         }
     }
 
-    func remove(_ token: String) async {
+    package func remove(_ token: String) async {
         let (folder, logger) = (self.folder, self.logger)
         do {
             try await run("forget a resumable upload") { connection in
@@ -128,7 +130,7 @@ struct PostgresUploadState: SharedUploadState {
         }
     }
 
-    func expire() async throws(UploadStateError) -> [String] {
+    package func expire() async throws(UploadStateError) -> [String] {
         let (folder, logger) = (self.folder, self.logger)
         return try await run("expire resumable uploads") { connection -> [String] in
             let rows = try await connection.query(

@@ -1,6 +1,6 @@
-import Logging
+package import FileSharing
+package import Logging
 import PostgresNIO
-import SharedState
 
 /// The locks of a folder several servers share, in the database's
 /// `dav_locks` table (migration 3), on the database's clock.
@@ -15,7 +15,7 @@ import SharedState
 /// aborting one of two overlapping transactions, to be retried by hand;
 /// the advisory lock makes the second wait a few milliseconds instead, and
 /// never fails. Readers take no lock: each query reads one snapshot.
-struct PostgresLockStore: DAVLockStore {
+package struct PostgresLockStore: DAVLockStore {
     let database: Database
     /// The folder's key.
     let folder: String
@@ -28,9 +28,10 @@ struct PostgresLockStore: DAVLockStore {
     /// while it cannot connect, and a client is answered with a reason instead.
     let timeLimit: Duration
     /// The patience of a server's stores (5 s).
-    static let defaultTimeLimit: Duration = .seconds(5)
+    package static let defaultTimeLimit: Duration = .seconds(5)
 
-    init(
+    /// The store of the locks of the folder whose key is `folder` (`FolderKey`), in `database`.
+    package init(
         database: Database, folder: String, capacity: Int = DAVLockTable.defaultCapacity,
         capacityPerUser: Int = DAVLockTable.defaultCapacityPerUser,
         timeLimit: Duration = PostgresLockStore.defaultTimeLimit, logger: Logger
@@ -43,7 +44,8 @@ struct PostgresLockStore: DAVLockStore {
         self.logger = logger
     }
 
-    func reading<T: Sendable>(_ body: @escaping @Sendable (DAVLockTable, Int64) -> T) async throws(DAVLockStoreError)
+    package func reading<T: Sendable>(_ body: @escaping @Sendable (DAVLockTable, Int64) -> T)
+        async throws(DAVLockStoreError)
         -> T
     {
         let (folder, logger, database) = (self.folder, self.logger, self.database)
@@ -55,7 +57,7 @@ struct PostgresLockStore: DAVLockStore {
         return body(DAVLockTable(capacity: capacity, capacityPerUser: capacityPerUser, locks: locks), now)
     }
 
-    func changing<T: Sendable>(_ body: @escaping @Sendable (inout DAVLockTable, Int64) -> T)
+    package func changing<T: Sendable>(_ body: @escaping @Sendable (inout DAVLockTable, Int64) -> T)
         async throws(DAVLockStoreError) -> (
             T, [String: DAVLock]
         )
