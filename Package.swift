@@ -213,6 +213,7 @@ let package = Package(
                 .embedInCode("Resources/openapi.json"),
                 .embedInCode("Resources/signin.html"),
                 .embedInCode("Resources/shares.js"),
+                .embedInCode("Resources/link.html"),
             ],
             swiftSettings: swiftSettings
         ),

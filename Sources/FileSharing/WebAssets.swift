@@ -20,4 +20,6 @@ enum WebAssets {
     static let signIn = String(decoding: PackageResources.signin_html, as: UTF8.self)
     /// The share links' script: the page's "Share" action and "Links" dialog, and a link's drop zone.
     static let shares = String(decoding: PackageResources.shares_js, as: UTF8.self)
+    /// A read link's folder (`/s/TOKEN`): the page's list, gallery and viewer, read-only, through the link.
+    static let linkFolder = String(decoding: PackageResources.link_html, as: UTF8.self)
 }

@@ -90,7 +90,7 @@ struct ShareLinkLiveTests {
             // Nothing but the file: no folder pages, no other file, no API.
             for uri in [
                 "/s/\(token)/download/x", "/s/\(token)/page/x", "/s/\(token)/zip", "/s/\(token)/files/n.txt",
-                "/s/\(token)/download/..%2FSecret%2Fcode.txt",
+                "/s/\(token)/download/..%2FSecret%2Fcode.txt", "/s/\(token)/list", "/s/\(token)/list/x",
             ] {
                 let response = try await Self.send(client, nil, .get, uri)
                 #expect(response.status == .notFound, "\(uri): \(response.status)")
@@ -126,20 +126,48 @@ struct ShareLinkLiveTests {
         try await share.test(.live) { client in
             #expect(await Self.waitForScan(client))
             let token = try await Self.make(client, "writer", #"{"path":"Team/Sub"}"#)
+            // The page's list, gallery and viewer, through the link's own addresses; the plain list without scripts.
             let page = try await Self.send(client, nil, .get, "/s/" + token)
-            #expect(page.status == .ok && page.text.contains("deep.txt") && !page.text.contains("plan.txt"))
+            #expect(page.status == .ok && page.text.contains("data-link=\"/s/\(token)\""))
+            #expect(page.text.contains(">Sub<"))
+            #expect(!page.text.contains("/api/") && !page.text.contains("Team"))
+            for control in ["upload-input", "new-folder", "trash-button", "preview-history", "signed-in", "select-all"]
+            {
+                #expect(!page.text.contains("id=\"\(control)\""), "\(control)")
+            }
+            let policy = try #require(page.headers[.contentSecurityPolicy])
+            #expect(policy.contains("script-src 'self';") && policy.contains("default-src 'none'"))
+            #expect(!policy.contains("unsafe") && !policy.contains("*"))
+            #expect(try await Self.send(client, nil, .get, "/s/\(token)/page").text.contains("deep.txt"))
+            let listed = try await Self.send(client, nil, .get, "/s/\(token)/list")
+            #expect(listed.status == .ok && listed.json["path"] as? String == "")
+            let items = try #require(listed.json["items"] as? [[String: Any]])
+            #expect(items.map { $0["name"] as? String } == ["deep.txt"])
+            #expect(items.first?["size"] as? Int == 4 && items.first?["modified"] is String)
+            // Nothing that names the share outside the link: no path, id or tag.
+            #expect(items.first?["path"] == nil && items.first?["id"] == nil && items.first?["etag"] == nil)
+            for asset in ["app.js", "gallery.js", "viewer.js", "shares.js", "app.css", "gallery.css"] {
+                #expect(try await Self.send(client, nil, .get, "/s/assets/" + asset).status == .ok, "\(asset)")
+            }
             #expect(try await Self.send(client, nil, .get, "/s/\(token)/download/deep.txt").text == "deep")
             let zip = try await Self.send(client, nil, .get, "/s/\(token)/zip")
             #expect(zip.status == .ok && zip.text.contains("Sub/deep.txt") && !zip.text.contains("plan"))
 
             let whole = try await Self.make(client, "writer", #"{"path":"Team"}"#)
             #expect(try await Self.send(client, nil, .get, "/s/\(whole)/page/Sub").text.contains("deep.txt"))
+            let sub = try await Self.send(client, nil, .get, "/s/\(whole)/list/Sub")
+            #expect(sub.json["path"] as? String == "Sub" && sub.text.contains("deep.txt"))
+            // The symbolic link out is not listed.
+            let top = try await Self.send(client, nil, .get, "/s/\(whole)/list").text
+            #expect(top.contains("plan.txt") && !top.contains("\"out\"") && !top.contains("diary"))
             let tricks = [
                 "/s/\(token)/download/..%2Fplan.txt", "/s/\(token)/download/%2e%2e/plan.txt",
                 "/s/\(token)/download/../plan.txt", "/s/\(token)/download//etc/passwd",
                 "/s/\(token)/download/%2Fetc%2Fpasswd", "/s/\(token)/download/.fileshare/shares.json",
                 "/s/\(token)/page/..", "/s/\(whole)/download/out/diary.txt", "/s/\(whole)/page/out",
                 "/s/\(whole)/zip/out", "/s/\(whole)/download/Sub%2Fdeep.txt",
+                "/s/\(token)/list/..", "/s/\(token)/list/%2e%2e", "/s/\(token)/list/..%2FSecret",
+                "/s/\(whole)/list/out", "/s/\(whole)/list/plan.txt", "/s/\(token)/list/.fileshare",
             ]
             for uri in tricks {
                 let response = try await Self.send(client, nil, .get, uri)
@@ -177,7 +205,8 @@ struct ShareLinkLiveTests {
                     == .notFound)
             #expect(
                 try await Self.send(client, nil, .put, "/s/\(token)/files/out/x.txt", body: "X").status == .notFound)
-            for uri in ["/s/\(token)/download/plan.txt", "/s/\(token)/zip", "/s/\(token)/page/Sub"] {
+            let closed = ["download/plan.txt", "zip", "page/Sub", "list"].map { "/s/\(token)/" + $0 }
+            for uri in closed {
                 #expect(try await Self.send(client, nil, .get, uri).status == .notFound, "\(uri)")
             }
             // Another site's page may not drop files through a visitor's browser.

@@ -120,7 +120,14 @@ struct ServeUsersTests {
             let made = try await curl(
                 owner + ["-X", "POST", "-H", "Content-Type: application/json", "-d", body, url + "api/shares"])
             let link = try #require(made.1.firstMatch(of: #/"url":"(/s/[^"]+)"/#).map { String($0.1) }, "\(made)")
-            let page = try await curl([site + link])
+            // The page's list, gallery and viewer, through the link; looking at a file itself only where it is free.
+            let app = try await curl([site + link])
+            #expect(app.0 == 200 && app.1.contains("data-link=\"\(link)\""), "\(app.1)")
+            #expect(app.1.contains("data-view=") == !body.contains("maxDownloads"), "\(app.1)")
+            let listed = try await curl([site + link + "/list"])
+            #expect(["IMG_10.jpg", "IMG_2.jpg", "b.jpg", "Album"].allSatisfy { listed.1.contains("\"\($0)\"") })
+            // The plain list, for a browser without scripts.
+            let page = try await curl([site + link + "/page"])
             #expect(page.0 == 200)
             // Where each is listed: the folder's link, then each file's Download.
             let order = ["page/Album", "download/b.jpg?", "download/IMG_2.jpg?", "download/IMG_10.jpg?"].map {

@@ -88,16 +88,19 @@ struct APIFace: Sendable {
             + "\"maxUploadBytes\":\(core.maxUploadBytes ?? 0),\"resumableChunkBytes\":\(ResumableUploads.chunkBytes)"
         // Who signed in (with a users file), for the page's sign-out.
         if let user = Requester.current.user { body += ",\"user\":\(JSONText.quoted(user))" }
-        // The kinds whose thumbnails this machine can make.
-        let kinds =
-            (core.imageThumbnailer?.kinds.map(\.rawValue) ?? []) + (core.thumbnailer?.kinds.map(\.rawValue) ?? [])
-        body += ",\"thumbnailKinds\":[" + kinds.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        let kinds = APIFace.thumbnailKinds(of: core).map { "\"\($0)\"" }
+        body += ",\"thumbnailKinds\":[" + kinds.joined(separator: ",") + "]"
         body += core.databaseInfo
         // Only when uploads are limited: no "acceptedTypes" means every type.
         if let identifiers = core.uploadTypes.identifiers {
             body += ",\"acceptedTypes\":[" + identifiers.map(JSONText.quoted).joined(separator: ",") + "]"
         }
         return .json(status: .ok, body: body + "}")
+    }
+
+    /// The kinds whose thumbnails this machine can make (`jpeg`, `cbz`, …), as the page names them.
+    static func thumbnailKinds(of core: ShareCore) -> [String] {
+        (core.imageThumbnailer?.kinds.map(\.rawValue) ?? []) + (core.thumbnailer?.kinds.map(\.rawValue) ?? [])
     }
 
     /// `GET /api/list?path=P`: the folder's items, as the observer knows

@@ -8,9 +8,11 @@ import Synchronization
 /// Share links, opened at `/s/TOKEN` with no account (`http-api.md`):
 ///
 /// - `GET /s/TOKEN`: the link's page: a file (preview, download), a folder
-///   (its listing, downloads, ZIP), or a drop zone (an upload link); a
-///   password form first when the link has one.
-/// - `GET /s/TOKEN/page/P`: a folder link's page of `P` inside it.
+///   (the web page's list, gallery and viewer, read-only, through this
+///   link's addresses: ``LinkPages/folderApp(base:name:link:thumbnailKinds:)``),
+///   or a drop zone (an upload link); a password form first when the link has one.
+/// - `GET /s/TOKEN/list[/P]`: a folder link's listing of `P` inside it, as JSON (``LinkListing``).
+/// - `GET /s/TOKEN/page[/P]`: a folder link's page of `P` as a plain list, for a browser without scripts.
 /// - `GET|HEAD /s/TOKEN/download[/P]`: the file (ranges, validators), counted.
 /// - `GET|HEAD /s/TOKEN/view[/P]`: the file for the page to show, never
 ///   counted, on a link without `maxDownloads` only (404 on the others).
@@ -148,7 +150,14 @@ struct LinkFace: RouterMiddleware {
         case ("", _) where method == .get || method == .head:
             AuditNote.about(path: visit.root.description, action: "link-open")
             if visit.link.access == .upload { return LinkPages.dropZone(base: visit.base, name: visit.root.name) }
-            return try await page(visit, sub: "")
+            guard visit.isFolder else { return try await page(visit, sub: "") }
+            return LinkPages.folderApp(
+                base: visit.base, name: visit.root.name, link: visit.link,
+                thumbnailKinds: APIFace.thumbnailKinds(of: core))
+        case ("list", .read) where method == .get && visit.isFolder:
+            // Browsing is no download, and the page's load is the link's opening (audited above).
+            AuditNote.skip()
+            return try list(visit, sub: sub)
         case ("page", .read) where method == .get:
             AuditNote.about(path: visit.root.description, action: "link-open")
             return try await page(visit, sub: sub)
@@ -259,8 +268,7 @@ struct LinkFace: RouterMiddleware {
         _ = try core.listingScope(path)
         let policy = Requester.current.policy
         let items = (core.observer.children(of: path.itemPath) ?? [])
-            .filter { ($0.kind == .file || $0.kind == .directory) && !$0.name.hasPrefix(".") }
-            .filter { item in policy.shows(path.child(item.name)) }
+            .filter { item in LinkListing.shows(item) && policy.shows(path.child(item.name)) }
             .map { item in
                 LinkPages.Entry(
                     name: item.name, isFolder: item.kind == .directory, size: item.size,
@@ -269,6 +277,17 @@ struct LinkFace: RouterMiddleware {
             .sorted { $0.precedes($1) }
         return LinkPages.folder(
             base: visit.base, title: visit.root.name, relative: relative.components, items: items, link: visit.link)
+    }
+
+    /// `GET /s/TOKEN/list[/P]`: the folder `sub` inside the link, as the link shows it.
+    private func list(_ visit: LinkVisit, sub: Substring) throws -> Response {
+        let relative = try LinkFace.relative(sub)
+        let path = try inside(visit, sub, kind: .directory)
+        _ = try core.listingScope(path)
+        let policy = Requester.current.policy
+        let items = (core.observer.children(of: path.itemPath) ?? [])
+            .filter { LinkListing.shows($0) && policy.shows(path.child($0.name)) }
+        return APIFace.listingResponse(LinkListing.json(relative: relative, items: items))
     }
 
     /// The response, counting the download (for `maxDownloads`) once its
@@ -353,11 +372,17 @@ struct LinkFace: RouterMiddleware {
         return nil
     }
 
-    /// The link pages' own files.
+    /// The link pages' own files: the web page's, served here so that a
+    /// link's page needs no account (with a users file, `/app.js` asks for one).
     static func asset(_ rest: Substring) -> Response {
-        switch rest {
-        case "/shares.js": PageFace.asset(WebAssets.shares, type: "text/javascript; charset=utf-8")
+        let script = "text/javascript; charset=utf-8"
+        return switch rest {
+        case "/shares.js": PageFace.asset(WebAssets.shares, type: script)
+        case "/app.js": PageFace.asset(WebAssets.javaScript, type: script)
+        case "/gallery.js": PageFace.asset(WebAssets.gallery, type: script)
+        case "/viewer.js": PageFace.asset(WebAssets.viewer, type: script)
         case "/app.css": PageFace.asset(WebAssets.css, type: "text/css; charset=utf-8")
+        case "/gallery.css": PageFace.asset(WebAssets.galleryStyle, type: "text/css; charset=utf-8")
         default: LinkPages.notFound()
         }
     }

@@ -84,9 +84,7 @@ enum LinkPages {
         var response = PageFace.asset(html, type: "text/html; charset=utf-8")
         response.status = status
         response.headers[.cacheControl] = "no-store"
-        response.headers[.contentSecurityPolicy] =
-            "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; script-src 'self'; "
-            + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
+        response.headers[.contentSecurityPolicy] = contentSecurityPolicy
         return response
     }
 
@@ -119,7 +117,46 @@ enum LinkPages {
                 """, script: link.expires != nil)
     }
 
-    /// A read link's folder, at `relative` inside it.
+    /// What a link's page may load and do: its own scripts and styles,
+    /// nothing from elsewhere, no inline script.
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; script-src 'self'; "
+        + "connect-src 'self'; form-action 'self'; frame-ancestors 'none'"
+
+    /// The policy of a read link's folder page: ``contentSecurityPolicy``,
+    /// and the viewer's comic pages (images the browser makes from the
+    /// file's bytes, `blob:`) and PDFs (the link's own `view`, framed).
+    static let folderContentSecurityPolicy =
+        "default-src 'none'; style-src 'self'; img-src 'self' blob:; media-src 'self'; script-src 'self'; "
+        + "connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+    /// A read link's folder (`link.html`): the web page's list, gallery and
+    /// viewer, read-only. The scripts list and read through the link's
+    /// addresses (`data-link`); a file is shown only where looking is free
+    /// (`data-view`: a link without `maxDownloads`), else its thumbnail.
+    /// - Parameters:
+    ///   - base: `/s/TOKEN`.
+    ///   - name: The name of the link's folder.
+    ///   - link: The link (its end and downloads left are told).
+    ///   - thumbnailKinds: The kinds this server makes thumbnails of, as `/api/info` names them.
+    static func folderApp(base: String, name: String, link: ShareLink, thumbnailKinds: [String]) -> Response {
+        let href = escape(base)
+        var body = "<body class=\"link-folder\" data-link=\"\(href)\" data-name=\"\(escape(name))\""
+        body += " data-thumbnails=\"\(escape(thumbnailKinds.joined(separator: " ")))\""
+        if link.maxDownloads == nil { body += " data-view=\"1\"" }
+        let html = WebAssets.linkFolder
+            .replacing("<body class=\"link-folder\">", with: body + ">")
+            .replacing("<!--name-->", with: escape(name))
+            .replacing("<!--limits-->", with: "Shared with you to view and download" + limits(link))
+            .replacing("<!--zip-->", with: href + "/zip")
+            .replacing("<!--plain-->", with: href + "/page")
+            .replacing("<!--base-->", with: href)
+        var response = PageFace.page(html, policy: folderContentSecurityPolicy)
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    /// A read link's folder, at `relative` inside it, as a plain list (for a browser without scripts).
     static func folder(base: String, title: String, relative: [String], items: [Entry], link: ShareLink) -> Response {
         let here = relative.isEmpty ? "" : "/" + encode(relative)
         var crumbs = "<a href=\"\(base)\">\(escape(title))</a>"

@@ -1,5 +1,7 @@
 // fileshare web page: browse, upload, preview and manage the shared folder.
 // Plain JavaScript, no framework, nothing fetched from outside this server.
+// On a read link's page (/s/TOKEN, link.html) the same list, gallery and
+// viewer show the link's folder, read-only, through the link's addresses.
 (function () {
   'use strict';
 
@@ -34,12 +36,34 @@
 
   const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 
+  // Where the page lists and reads: the share's API, or, on a read link's page (the body's data-link,
+  // data-view, data-name, data-thumbnails), the link's own addresses, never the API's. There a file
+  // itself is shown only where looking is free (data-view: a link without a download limit); on a
+  // link that counts its downloads, file(path) is null and the viewer shows the thumbnail instead.
+  const link = document.body.dataset.link ? document.body.dataset : null;
+  const under = (verb, path) => link.link + '/' + verb + (path ? '/' + encodePath(path) : '');
+  const source = link ? {
+    link: true,
+    list: (path) => under('list', path),
+    file: (path) => (link.view ? under('view', path) : null),
+    download: (path) => under('download', path) + '?download=1',
+    thumbnail: (path) => under('thumbnail', path),
+    zip: (path) => under('zip', path),
+  } : {
+    link: false,
+    list: (path) => '/api/list?path=' + encodeURIComponent(path),
+    file: (path) => '/api/files/' + encodePath(path),
+    download: (path) => '/api/files/' + encodePath(path) + '?download=1',
+    thumbnail: (path) => '/api/thumbnail/' + encodePath(path),
+    zip: (path) => '/api/zip?path=' + encodeURIComponent(path),
+  };
+
   // What gallery.js and viewer.js use of this page, and the hooks they set:
   // listWillRender() and listRendered(items) around drawing the list, preview(item, body) to show
   // a file (true when shown), focusItem(item) when the preview closes.
   const hooks = {};
   window.fileshare = {
-    hooks, state, visibleItems, openItem, fileURL, thumbnailURL, encodePath, joinPath, parentOf, extension, fileType,
+    hooks, state, visibleItems, openItem, fileURL, openURL, thumbnailURL, encodePath, joinPath, parentOf, extension, fileType,
     iconFor, icon, el, formatSize, serverURL, collator, unauthorized,
     showText: (item, body) => loadTextPreview(item, fileURL(item.path || joinPath(state.path, item.name)), body),
   };
@@ -122,9 +146,12 @@
   function parentOf(path) { const i = path.lastIndexOf('/'); return i < 0 ? '' : path.slice(0, i); }
   function baseName(path) { return path.slice(path.lastIndexOf('/') + 1); }
   function encodePath(path) { return path.split('/').map(encodeURIComponent).join('/'); }
-  function fileURL(path, download) { return '/api/files/' + encodePath(path) + (download ? '?download=1' : ''); }
-  function zipURL(path) { return '/api/zip?path=' + encodeURIComponent(path); }
-  function listURL(path) { return '/api/list?path=' + encodeURIComponent(path); }
+  // The file's address to show it (null where showing it would spend a link's download), or to download it.
+  function fileURL(path, download) { return download ? source.download(path) : source.file(path); }
+  // What a link to the file opens: the file, or where looking is not free, its (counted) download.
+  function openURL(path) { return fileURL(path) || fileURL(path, true); }
+  function zipURL(path) { return source.zip(path); }
+  function listURL(path) { return source.list(path); }
   function isInside(path, folder) { return folder === '' ? path !== '' : path === folder || path.startsWith(folder + '/'); }
   function displayFolder(path) { return path === '' ? (state.info.name || 'the shared folder') : baseName(path); }
 
@@ -202,7 +229,7 @@
   function thumbnailURL(item) {
     if (!wantsThumbnail(item) || item.writing) return null;
     const version = encodeURIComponent(item.modified || '') + '-' + (item.size || 0);
-    return '/api/thumbnail/' + encodePath(item.path || joinPath(state.path, item.name)) + '?v=' + version;
+    return source.thumbnail(item.path || joinPath(state.path, item.name)) + '?v=' + version;
   }
 
   function iconFor(item) {
@@ -310,6 +337,8 @@
       try { body = await response.json(); } catch (e) { body = null; }
     }
     if (!response.ok) {
+      // A link that asks for its password again (its visit ended) or has ended: its own page says so.
+      if (source.link && (response.status === 401 || response.status === 410)) location.reload();
       // The session ended and the person asked for something: to the sign-in
       // form, and back here after it (an ended session noticed by the event
       // stream alone shows a banner instead: sessionEnded).
@@ -342,6 +371,7 @@
 
   // Asks whether the session still holds (after what failed without saying why, as an image does).
   async function checkSession() {
+    if (source.link) return;
     try { await unauthorized(await fetch(serverURL('/api/info'), { credentials: 'same-origin', cache: 'no-store' })); } catch (e) { /* offline */ }
   }
 
@@ -539,6 +569,15 @@
   // ---------------------------------------------------------------- server info
 
   async function refreshInfo() {
+    if (source.link) {
+      // A link's page is told what it shows by the page itself: its folder, read-only.
+      state.info.name = link.name || '';
+      state.info.thumbnailKinds = (link.thumbnails || '').split(' ').filter(Boolean);
+      state.shareReadOnly = true;
+      state.info.readOnly = true;
+      applyInfo();
+      return;
+    }
     try {
       const info = await api('GET', '/api/info');
       if (info && typeof info === 'object') Object.assign(state.info, info);
@@ -577,13 +616,18 @@
     // way to their folders, not a read-only one; one they may only read is "View only".
     const reason = readOnly ? readOnlyReason() : null;
     const badge = $('#readonly-badge');
-    badge.hidden = !(reason && reason.badge);
-    badge.textContent = reason && reason.badge ? reason.badge : '';
-    if (reason && reason.badge) badge.title = reason.text;
-    else badge.removeAttribute('title');
+    // A link's page has no badge and no sign-out: it says what the link allows in its own words.
+    if (badge) {
+      badge.hidden = !(reason && reason.badge);
+      badge.textContent = reason && reason.badge ? reason.badge : '';
+      if (reason && reason.badge) badge.title = reason.text;
+      else badge.removeAttribute('title');
+    }
     $('#share-name').textContent = state.info.name || 'fileshare';
-    $('#signed-in').hidden = !state.info.user;
-    $('#signed-in-user').textContent = state.info.user || '';
+    if ($('#signed-in')) {
+      $('#signed-in').hidden = !state.info.user;
+      $('#signed-in-user').textContent = state.info.user || '';
+    }
     if (readOnly !== wasReadOnly && state.loaded) {
       state.selected.clear();
       renderList(true);
@@ -893,7 +937,7 @@
       thumb.append(img);
     }
 
-    const href = isFolder ? hashFor(path) : fileURL(path);
+    const href = isFolder ? hashFor(path) : openURL(path);
     const nameLink = el('a', { class: 'open', href, draggable: 'false', dataset: { role: 'open' }, title: item.name });
     appendHighlighted(nameLink, item.name, state.filter.trim());
     const nameCell = el('span', { class: 'name-cell' }, nameLink);
@@ -1054,6 +1098,7 @@
   }
 
   function updateSelectionUI() {
+    if (source.link) return; // nothing to select where nothing can be changed
     const count = state.selected.size;
     $('#selection-bar').hidden = count === 0;
     $('#selection-count').textContent = count ? plural(count, 'item') + ' selected' : '';
@@ -1325,13 +1370,6 @@
     list.addEventListener('dragend', () => { internalDrag = null; clearDropTarget(); });
 
     for (const button of document.querySelectorAll('.sort')) button.addEventListener('click', () => setSort(button.dataset.sort));
-    $('#select-all').addEventListener('change', (e) => {
-      setSelectedRows(rows(), e.target.checked);
-    });
-    $('#selection-clear').addEventListener('click', clearSelection);
-    $('#selection-delete').addEventListener('click', () => deleteItems(selectedItems()));
-    $('#selection-move').addEventListener('click', () => moveItems(selectedItems()));
-    $('#new-folder').addEventListener('click', newFolder);
 
     const search = $('#search');
     search.addEventListener('input', () => {
@@ -1345,6 +1383,17 @@
         if (first) { e.preventDefault(); $('.open', first).focus(); }
       }
     });
+  }
+
+  // The selection's bar and New folder: the page's, not a link's.
+  function setupSelection() {
+    $('#select-all').addEventListener('change', (e) => {
+      setSelectedRows(rows(), e.target.checked);
+    });
+    $('#selection-clear').addEventListener('click', clearSelection);
+    $('#selection-delete').addEventListener('click', () => deleteItems(selectedItems()));
+    $('#selection-move').addEventListener('click', () => moveItems(selectedItems()));
+    $('#new-folder').addEventListener('click', newFolder);
   }
 
   function onListKey(e) {
@@ -1474,14 +1523,18 @@
     previewItem = item;
     $('#preview-title').textContent = item.name;
     showPreviewMeta(item);
-    $('#preview-open').href = fileURL(path);
+    const url = fileURL(path);
+    // Where looking is not free (a link that counts its downloads), no way to the file but Download.
+    $('#preview-open').hidden = !url;
+    if (url) $('#preview-open').href = url;
     const download = $('#preview-download');
     download.href = fileURL(path, true);
     download.setAttribute('download', item.name);
     const body = $('#preview-body');
     body.className = 'preview-body';
-    const url = fileURL(path);
-    if (hooks.preview && hooks.preview(item, body)) {
+    if (!url) {
+      body.append(countedPreview(item));
+    } else if (hooks.preview && hooks.preview(item, body)) {
       // Shown by viewer.js (Markdown, comics).
     } else if (type === 'image') {
       const img = el('img', { src: url, alt: item.name });
@@ -1517,9 +1570,20 @@
     if (!(options && options.again)) $('#preview-close').focus();
   }
 
-  function previewInfo(item, text) {
+  // What a link that counts its downloads shows of a file: its thumbnail (a small picture made by
+  // the server, which spends nothing), and the Download that counts.
+  function countedPreview(item) {
+    const note = 'This link allows only so many downloads: the file itself comes with Download.';
+    const thumbnail = thumbnailURL(item);
+    if (!thumbnail) return previewInfo(item, note);
+    const shown = previewInfo(item, note, el('img', { class: 'counted-preview', src: thumbnail, alt: item.name }));
+    $('img', shown).addEventListener('error', (e) => e.target.replaceWith(icon(iconFor(item))));
+    return shown;
+  }
+
+  function previewInfo(item, text, picture) {
     const path = item.path || joinPath(state.path, item.name);
-    return el('div', { class: 'preview-info' }, icon(iconFor(item)), el('p', { text }),
+    return el('div', { class: 'preview-info' }, picture || icon(iconFor(item)), el('p', { text }),
       el('a', { class: 'button primary', href: fileURL(path, true), download: item.name }, icon('download'), 'Download (' + formatSize(item.size) + ')'));
   }
 
@@ -2795,12 +2859,16 @@
 
   async function start() {
     setupIcons();
-    setupDialogs();
+    if (!source.link) setupDialogs();
     setupList();
+    if (!source.link) setupSelection();
     setupKeys();
     setupPreview();
-    setupHistory();
-    setupUploads();
+    // A link changes nothing and hears of no change: no versions, trash, uploads or event stream.
+    if (!source.link) {
+      setupHistory();
+      setupUploads();
+    }
     loadSort();
     renderSortHeader();
     window.addEventListener('hashchange', onHashChange);
@@ -2812,7 +2880,7 @@
       scheduleRefresh(0);
     });
     await refreshInfo();
-    connectEvents();
+    if (!source.link) connectEvents();
     await loadFolder(pathFromHash());
   }
 

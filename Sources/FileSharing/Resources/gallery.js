@@ -184,7 +184,7 @@
     }
     const link = el('a', {
       class: 'tile',
-      href: isFolder ? '#/' + page.encodePath(path) : page.fileURL(path),
+      href: isFolder ? '#/' + page.encodePath(path) : page.openURL(path),
       title: item.name,
       draggable: 'false',
     }, picture, el('span', { class: 'tile-name', text: item.name }));

@@ -233,8 +233,9 @@
     showLocalTimes();
     const zone = document.getElementById('drop-zone');
     if (zone) { initDropZone(zone); return; }
+    // The page's Share and Links; a read link's page (data-link) shares nothing.
     const list = document.getElementById('file-list');
-    if (list) initPage(list);
+    if (list && !document.body.dataset.link) initPage(list);
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
