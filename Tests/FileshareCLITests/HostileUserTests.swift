@@ -173,11 +173,15 @@ struct HostileUserTests {
                 let json = try JSONSerialization.jsonObject(with: Data(made.body.utf8)) as? [String: Any]
                 return try #require(json?["url"] as? String).replacingOccurrences(of: "/s/", with: "s/")
             }
-            // bob's read link to Team: its page, downloads and ZIP hold nothing of Team/Secret.
+            // bob's read link to Team: its listing, plain page, downloads and ZIP hold nothing of Team/Secret.
             let team = try await link("bob", #"{"path":"Team"}"#)
-            let page = try await curlResponse([share.url + team])
-            #expect(
-                page.status == 200 && page.body.contains("plan.txt") && !page.body.contains("Secret"), "\(page.body)")
+            for view in [team + "/list", team + "/page"] {
+                let page = try await curlResponse([share.url + view])
+                #expect(
+                    page.status == 200 && page.body.contains("plan.txt") && !page.body.contains("Secret"),
+                    "\(view): \(page.body)")
+            }
+            #expect(try await curlResponse([share.url + team + "/list/Secret"]).status == 404)
             #expect(try await curlResponse([share.url + team + "/download/plan.txt"]).status == 200)
             #expect(try await curlResponse([share.url + team + "/download/Secret/s.txt"]).status == 404)
             #expect(try await curlResponse([share.url + team + "/page/Secret"]).status == 404)
