@@ -31,7 +31,12 @@ struct QueriesDuringScanTests {
     func queriesDuringRescan(trigger: RescanTrigger) async throws {
         if trigger == .overflow { try MachineSettings.requireInotifySettings() }
         let dir = try TemporaryFolder()
-        try QueriesDuringScanTests.makeTree(dir.path)
+        // 100,000 files made on a thread of their own: made on one of the
+        // cooperative pool's two threads, under the whole suite they held it
+        // for tens of seconds, and every server of the other tests in this
+        // process stopped answering meanwhile (readTimeout).
+        let root = dir.path
+        try await onOwnThread { try QueriesDuringScanTests.makeTree(root) }
         let options =
             trigger == .poll
             ? ObserverOptions(latency: .zero, pollingInterval: .seconds(3600))
