@@ -45,7 +45,7 @@ extension ShareConfiguration {
         }
         guard let root = ShareConfiguration.resolved(self.root) else { return }
         if let stateFolder, let state = ShareConfiguration.resolved(stateFolder),
-            state == root || state.hasPrefix(root == "/" ? "/" : root + "/")
+            ShareConfiguration.isInside(state, root)
         {
             throw ConfigurationError(
                 "the state folder \(stateFolder) is inside the shared folder \(self.root), where people could read it; "
@@ -53,12 +53,17 @@ extension ShareConfiguration {
         }
         for (what, path) in privateFiles {
             guard let file = ShareConfiguration.resolved(path) else { continue }
-            if file == root || file.hasPrefix(root == "/" ? "/" : root + "/") {
+            if ShareConfiguration.isInside(file, root) {
                 throw ConfigurationError(
                     "\(what) \(path) is inside the shared folder \(self.root), where people could read or replace "
                         + "it; keep it outside the folder (for example in /etc/fileshare/)")
             }
         }
+    }
+
+    /// Whether the resolved `path` is `root` or inside it (both absolute, resolved).
+    static func isInside(_ path: String, _ root: String) -> Bool {
+        path == root || path.hasPrefix(root == "/" ? "/" : root + "/")
     }
 
     /// The absolute path with every symbolic link resolved; `nil` when it does not exist.
