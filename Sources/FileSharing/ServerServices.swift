@@ -14,9 +14,9 @@ struct ActingService<Base: Service>: Service, CustomStringConvertible {
     }
 }
 
-/// Work of the server's that goes on as long as the server does (a loop
-/// that wakes up now and then), ended by cancellation when its group shuts
-/// down.
+/// Work of the server's own that goes on as long as the server does (a
+/// loop that wakes up now and then), ended by cancellation when its group
+/// shuts down. Outside any request, it may do everything (``Requester/everyone``).
 struct LastingWork: Service, CustomStringConvertible {
     let description: String
     let body: @Sendable () async -> Void
@@ -27,7 +27,8 @@ struct LastingWork: Service, CustomStringConvertible {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown(body)
+        let body = self.body
+        await Requester.$current.withValue(.everyone) { await cancelWhenGracefulShutdown(body) }
     }
 }
 

@@ -389,27 +389,14 @@ public final class ShareServer: Service {
         if let shared = configuration.sharedDatabase, let lock = shared.lock {
             // The takeover (the log's replay) and what runs while leading (the Inbox).
             let driver = LeadershipDriver(core: core, lock: lock, whileLeading: shared.whileLeading, logger: logger)
-            services.append(
-                .init(
-                    service: ActingService(base: LastingWork("leadership") { await driver.run() }, requester: .everyone)
-                )
-            )
+            services.append(.init(service: LastingWork("leadership") { await driver.run() }))
         }
         services += [
             // The folder removed or moved away ends the server with the observer's error.
             .init(service: FolderPresence(core: core), successTerminationBehavior: .gracefullyShutdownGroup),
-            .init(
-                service: ActingService(
-                    base: LastingWork("change log trim") { await core.trimChangeLog() }, requester: .everyone)
-            ),
-            .init(
-                service: ActingService(
-                    base: LastingWork("WebDAV maintenance") { await webDAV.maintain() }, requester: .everyone)
-            ),
-            .init(
-                service: ActingService(
-                    base: LastingWork("upload expiry") { await core.expireUploadsWhileLeading() }, requester: .everyone)
-            ),
+            .init(service: LastingWork("change log trim") { await core.trimChangeLog() }),
+            .init(service: LastingWork("WebDAV maintenance") { await webDAV.maintain() }),
+            .init(service: LastingWork("upload expiry") { await core.expireUploadsWhileLeading() }),
             .init(
                 service: ActingService(base: app, requester: .nobody),
                 successTerminationBehavior: .gracefullyShutdownGroup
