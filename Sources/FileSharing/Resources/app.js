@@ -23,6 +23,7 @@
     info: { name: '', readOnly: false, maxUploadBytes: 0, resumableChunkBytes: 8 * MiB },
     path: null,          // folder on screen ('' = the shared folder)
     items: [],           // its listing
+    shownKeys: [],       // the keys of the items the list shows, in order (drawn or still to draw)
     loaded: false,
     sort: { key: 'name', dir: 1 },
     filter: '',
@@ -125,16 +126,23 @@
     share: 'M4 12v7a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-7 M16 6l-4-4l-4 4 M12 2v13',
   };
 
+  // Each icon is drawn once and cloned after: a folder of thousands of rows asks for five a row.
+  const iconPrototypes = new Map();
   function icon(name) {
-    const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-    svg.setAttribute('viewBox', '0 0 24 24');
-    svg.setAttribute('class', 'icon');
-    svg.setAttribute('aria-hidden', 'true');
-    svg.setAttribute('focusable', 'false');
-    const path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
-    path.setAttribute('d', ICONS[name] || ICONS.file);
-    svg.append(path);
-    return svg;
+    if (!ICONS[name]) name = 'file';
+    let prototype = iconPrototypes.get(name);
+    if (!prototype) {
+      prototype = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+      prototype.setAttribute('viewBox', '0 0 24 24');
+      prototype.setAttribute('class', 'icon');
+      prototype.setAttribute('aria-hidden', 'true');
+      prototype.setAttribute('focusable', 'false');
+      const path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+      path.setAttribute('d', ICONS[name]);
+      prototype.append(path);
+      iconPrototypes.set(name, prototype);
+    }
+    return prototype.cloneNode(true);
   }
 
   function iconButton(iconName, label, className, onclick) {
@@ -769,11 +777,16 @@
     $('#file-list').setAttribute('aria-busy', 'false');
     renderList(!isRefresh);
     syncPreview();
+    // A place further down than the rows drawn so far waits for the rest.
+    const scrollTo = (y) => {
+      if (y > 0 && document.documentElement.scrollHeight < y + window.innerHeight) finishRows();
+      window.scrollTo(0, y);
+    };
     if (isRefresh) {
-      window.scrollTo(0, scroll);
+      scrollTo(scroll);
     } else {
       const saved = state.scrollByPath.get(path);
-      window.scrollTo(0, saved || 0);
+      scrollTo(saved || 0);
       // Opened from the list with the keyboard: continue in the new list.
       if (listHadFocus && state.focusAfterLoad === null && (document.activeElement === document.body || !document.activeElement)) {
         const first = $('#file-list > li .open');
@@ -855,12 +868,58 @@
     return [item.name, item.kind, item.size, item.modified, item.childCount, item.writing, item.path, state.filter, state.info.readOnly, narrow.matches].join('\u0000');
   }
 
+  // A long folder is drawn a screenful first and the rest while the page is idle, a
+  // slice at a time, so that it answers at once; what needs every row (rows()) finishes
+  // the drawing first.
+  const FIRST_ROWS = 150;
+  const whenIdle = window.requestIdleCallback
+    ? (work) => window.requestIdleCallback(work, { timeout: 1000 })
+    : (work) => window.setTimeout(() => work({ didTimeout: true, timeRemaining: () => 0 }), 0);
+  const cancelIdle = window.cancelIdleCallback || window.clearTimeout;
+  let pendingRows = null; // { items, next, existing, task }
+
+  function rowForItem(item, existing) {
+    const key = itemKey(item);
+    let li = existing.get(key);
+    if (!li || li.dataset.sig !== rowSignature(item)) li = renderRow(item);
+    li.item = item;
+    const selected = state.selected.has(key);
+    li.classList.toggle('selected', selected);
+    const box = li.querySelector('input.select');
+    if (box) box.checked = selected;
+    return li;
+  }
+
+  // Draws rows until the idle period ends (all of them without a deadline).
+  function drawSlice(deadline) {
+    const pending = pendingRows;
+    if (!pending) return;
+    cancelIdle(pending.task);
+    const slice = [];
+    const more = () => !deadline || deadline.didTimeout ? slice.length < 100 : deadline.timeRemaining() > 1;
+    while (pending.next < pending.items.length && (!deadline || more() || slice.length === 0)) {
+      slice.push(rowForItem(pending.items[pending.next], pending.existing));
+      pending.next++;
+    }
+    $('#file-list').append(...slice);
+    if (pending.next >= pending.items.length) pendingRows = null;
+    else pending.task = whenIdle(drawSlice);
+  }
+
+  function finishRows() { if (pendingRows) drawSlice(null); }
+
   function renderList(resetFocus) {
     if (hooks.listWillRender) hooks.listWillRender();
     const list = $('#file-list');
     const items = visibleItems();
     const existing = new Map();
     for (const li of list.children) existing.set(li.dataset.key, li);
+    // Rows made for a drawing that had not ended are kept for this one.
+    if (pendingRows) {
+      cancelIdle(pendingRows.task);
+      for (const [key, li] of pendingRows.existing) if (!existing.has(key)) existing.set(key, li);
+      pendingRows = null;
+    }
 
     // Remember the focus so that a refresh does not lose it.
     const active = document.activeElement;
@@ -869,25 +928,31 @@
     const activeRole = active && active.dataset ? active.dataset.role : null;
     const activeIndex = activeRow ? Array.prototype.indexOf.call(list.children, activeRow) : -1;
 
-    const keys = new Set(items.map(itemKey));
+    const shownKeys = items.map(itemKey);
+    const keys = new Set(shownKeys);
+    state.shownKeys = shownKeys;
     const allKeys = new Set(state.items.map(itemKey));
     for (const key of Array.from(state.selected)) if (!allKeys.has(key)) state.selected.delete(key);
 
-    const rows = items.map((item) => {
-      const key = itemKey(item);
-      let li = existing.get(key);
-      if (!li || li.dataset.sig !== rowSignature(item)) li = renderRow(item);
-      li.item = item;
-      const selected = state.selected.has(key);
-      li.classList.toggle('selected', selected);
-      const box = li.querySelector('input.select');
-      if (box) box.checked = selected;
-      return li;
-    });
+    // Rows already drawn are only moved, so they cost nothing; past FIRST_ROWS new ones,
+    // the rest are drawn in slices.
+    const rows = [];
+    let made = 0;
+    for (const item of items) {
+      const li = existing.get(itemKey(item));
+      const kept = li && li.dataset.sig === rowSignature(item);
+      if (!kept && made >= FIRST_ROWS) break;
+      if (!kept) made++;
+      rows.push(rowForItem(item, existing));
+    }
     // Keep nodes that did not change, so thumbnails don't flicker and the focus stays.
     let same = rows.length === list.children.length;
     if (same) for (let i = 0; i < rows.length; i++) if (list.children[i] !== rows[i]) { same = false; break; }
     if (!same) list.replaceChildren(...rows);
+    if (rows.length < items.length) {
+      pendingRows = { items, next: rows.length, existing, task: 0 };
+      pendingRows.task = whenIdle(drawSlice);
+    }
 
     if (!resetFocus && activeRow && !activeRow.isConnected) {
       let target = null;
@@ -1039,7 +1104,8 @@
     } catch (e) { /* ignore */ }
   }
 
-  function rows() { return Array.from($('#file-list').children); }
+  function drawnRows() { return Array.from($('#file-list').children); }
+  function rows() { finishRows(); return drawnRows(); }
   function rowFor(name) { return rows().find((li) => li.dataset.name === name) || null; }
 
   function focusRow(name, scroll) {
@@ -1072,7 +1138,8 @@
     const key = itemKey(item);
     if (on) state.selected.add(key);
     else state.selected.delete(key);
-    if (!li) li = rows().find((r) => r.dataset.key === key);
+    // A row not drawn yet takes its state from state.selected when it is.
+    if (!li) li = drawnRows().find((r) => r.dataset.key === key);
     if (li) {
       li.classList.toggle('selected', on);
       const box = $('input.select', li);
@@ -1089,7 +1156,7 @@
 
   function clearSelection() {
     state.selected.clear();
-    for (const li of rows()) {
+    for (const li of drawnRows()) {
       li.classList.remove('selected');
       const box = $('input.select', li);
       if (box) box.checked = false;
@@ -1103,8 +1170,8 @@
     $('#selection-bar').hidden = count === 0;
     $('#selection-count').textContent = count ? plural(count, 'item') + ' selected' : '';
     const all = $('#select-all');
-    const shown = rows();
-    const selectedShown = shown.filter((li) => state.selected.has(li.dataset.key)).length;
+    const shown = state.shownKeys || [];
+    const selectedShown = shown.filter((key) => state.selected.has(key)).length;
     all.checked = shown.length > 0 && selectedShown === shown.length;
     all.indeterminate = selectedShown > 0 && selectedShown < shown.length;
     all.disabled = shown.length === 0;

@@ -206,7 +206,10 @@
 
   function initPage(list) {
     for (const li of list.children) decorate(li);
-    new MutationObserver(() => { for (const li of list.children) decorate(li); }).observe(list, { childList: true });
+    // Only the rows added: a long folder is drawn in many slices.
+    new MutationObserver((records) => {
+      for (const record of records) for (const node of record.addedNodes) if (node.nodeType === 1) decorate(node);
+    }).observe(list, { childList: true });
     const toolbar = document.querySelector('.toolbar');
     if (toolbar && !document.getElementById('links-button')) {
       toolbar.append(el('button', { type: 'button', id: 'links-button', class: 'button', onclick: showLinks },
