@@ -25,6 +25,24 @@ let package = Package(
         .library(name: "SharedState", targets: ["SharedState"]),
         .executable(name: "fileshare", targets: ["fileshare"]),
     ],
+    // What a library user builds: the observer (FileWatching), the change
+    // log, versions, the Documents library and ZipStream need only
+    // swift-log, swift-service-lifecycle and swift-collections, with no
+    // trait (`.package(url: …, from: …, traits: [])`); DocumentTypes and the
+    // Inbox add the trait DocumentTypes (Yams, TOMLKit); Previews the trait
+    // Previews (swift-subprocess, swift-system); the server's modules
+    // (FileSharing, SharedState, Accounts, the fileshare command) the trait
+    // Server (Hummingbird, SwiftNIO, PostgreSQL, Prometheus, …), which
+    // enables the other two. A package's dependency whose every use is behind
+    // a trait that is off is not even resolved. All three are on by default.
+    traits: [
+        .default(enabledTraits: ["Server"]),
+        .trait(
+            name: "Server", description: "fileshare serve and its modules",
+            enabledTraits: ["DocumentTypes", "Previews"]),
+        .trait(name: "DocumentTypes", description: "document types by content, and the Inbox"),
+        .trait(name: "Previews", description: "thumbnails of images, comics, PDFs and videos"),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -44,6 +62,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(
+            url: "https://github.com/apple/swift-configuration",
+            from: "1.4.0",
+            traits: [.defaults, "YAML", "Reloading"]
+        ),
     ],
     targets: [
         .target(name: "CFileshareShim"),
@@ -72,9 +95,9 @@ let package = Package(
             name: "SharedState",
             dependencies: [
                 "ChangeLog", "FileWatching", "Accounts",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -87,8 +110,8 @@ let package = Package(
                 "CFileshareShim",
                 "CJPEGThumbnail",
                 "CImageThumbnail",
-                .product(name: "Subprocess", package: "swift-subprocess"),
-                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Subprocess", package: "swift-subprocess", condition: .when(traits: ["Previews"])),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(traits: ["Previews"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -113,18 +136,22 @@ let package = Package(
         .target(
             name: "Accounts",
             dependencies: [
-                "FileWatching",
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "FileWatching", "ConfigText",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth", condition: .when(traits: ["Server"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
+        // The positioned reader of configuration text (JSON, with the place
+        // of every value), shared by the document types and the users file.
+        .target(name: "ConfigText", swiftSettings: swiftSettings),
         .target(
             name: "DocumentTypes",
             dependencies: [
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
+                "ConfigText",
+                .product(name: "Yams", package: "Yams", condition: .when(traits: ["DocumentTypes"])),
+                .product(name: "TOMLKit", package: "TOMLKit", condition: .when(traits: ["DocumentTypes"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -155,19 +182,19 @@ let package = Package(
                 "Previews",
                 "Versions",
                 "SharedState",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "HummingbirdTLS", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -189,6 +216,7 @@ let package = Package(
         .executableTarget(
             name: "fileshare",
             dependencies: [
+                "CFileshareShim",
                 "FileWatching",
                 "ChangeLog",
                 "FileSharing",
@@ -196,7 +224,13 @@ let package = Package(
                 "Inbox",
                 "Accounts",
                 "SharedState",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Previews",
+                "Versions",
+                .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Server"])),
+                .product(name: "Yams", package: "Yams", condition: .when(traits: ["Server"])),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(traits: ["Server"])),
+                .product(
+                    name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Server"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -229,13 +263,13 @@ let package = Package(
             dependencies: [
                 "SharedState", "ChangeLog", "Accounts", "FileshareTestSupport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "PreviewsTests",
-            dependencies: ["Previews", "CImageThumbnail", "FileWatching", "FileshareTestSupport"],
+            dependencies: ["Previews", "CImageThumbnail", "CJPEGThumbnail", "FileWatching", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -265,7 +299,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentTypesTests",
-            dependencies: ["DocumentTypes", "ZipStream", "FileshareTestSupport"],
+            dependencies: ["DocumentTypes", "ConfigText", "ZipStream", "FileshareTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -273,11 +307,11 @@ let package = Package(
             dependencies: [
                 "FileSharing", "FileWatching", "DocumentTypes", "Previews", "Versions", "Accounts", "Documents",
                 "SharedState", "FileshareTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Server"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: swiftSettings
         ),

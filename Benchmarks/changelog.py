@@ -17,6 +17,12 @@
              (events fanned out from memory), each started fresh on its own
              folder; and `fileshare watch --json` (kernel event to stdout) as
              the floor.
+3. fanout    --clients event streams while --fanout-files files arrive at
+             once (Tests/Load/sse_fairness.py): when the median and the last
+             client had every record, against the floor of when the last file
+             was made, and the longest any stream waited for bytes while the
+             log held records for it ("starved"): no stream may be left
+             behind while others are served.
 
 Only the standard library. Every process started is stopped and every
 temporary folder removed on every way out.
@@ -208,6 +214,41 @@ def bench_latency(args, tmp):
     return results
 
 
+def bench_fanout(args, tmp):
+    folder = tempfile.mkdtemp(dir=tmp)
+    port = free_port()
+    server = spawn([args.binary, "serve", folder, "--port", str(port), "--no-auth"],
+                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        first = server.stdout.readline().decode()
+        if not first.startswith("Serving "):
+            raise BenchError(f"fileshare serve did not start: {first!r}")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Load", "sse_fairness.py")
+        run = subprocess.run(
+            [sys.executable, script, "--url", f"http://127.0.0.1:{port}", "--folder", folder,
+             "--clients", str(args.clients), "--files", str(args.fanout_files)],
+            capture_output=True, text=True, timeout=600)
+    finally:
+        stop(server, "fileshare serve")
+    lines = run.stdout.strip().splitlines()
+    if run.returncode != 0 or not lines:
+        raise BenchError(f"sse_fairness.py exited with {run.returncode}: {run.stderr[-500:]}")
+    summary = json.loads(lines[-1])
+    if summary.get("errors") or summary.get("complete_clients") != args.clients or not summary.get("verified_in_order"):
+        raise BenchError(f"not every client got every record in order: {summary}")
+    made = summary["made_seconds"]
+    print(f"\n{args.clients} event streams while {args.fanout_files} files arrive (same run)")
+    print(table(["", "seconds"], [
+        ["the last file made (the floor)", f"{made:.2f}"],
+        ["the median stream had every record", f"{summary['done_median_seconds']:.2f}"],
+        ["the last stream had every record", f"{summary['done_worst_seconds']:.2f}"],
+        ["the longest a stream waited while the log held records for it", f"{summary['max_starved_seconds']:.2f}"],
+        ["the same, median of the streams", f"{summary['median_starved_seconds']:.2f}"],
+    ]))
+    print(f"the last stream complete {summary['done_worst_seconds'] - made:+.2f} s after the floor")
+    return summary
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", required=True, help="fileshare, release build")
@@ -215,11 +256,13 @@ def main():
     parser.add_argument("--baseline", help="fileshare as it was before the change log, release build")
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--files", type=int, default=300)
-    parser.add_argument("--only", choices=["appends", "latency"])
-    parser.add_argument("--quick", action="store_true", help="20,000 records and 100 files")
+    parser.add_argument("--clients", type=int, default=200, help="fanout: event streams")
+    parser.add_argument("--fanout-files", type=int, default=10_000, help="fanout: files made at once")
+    parser.add_argument("--only", choices=["appends", "latency", "fanout"])
+    parser.add_argument("--quick", action="store_true", help="20,000 records, 100 files, 50 streams of 2,000 files")
     args = parser.parse_args()
     if args.quick:
-        args.records, args.files = 20_000, 100
+        args.records, args.files, args.clients, args.fanout_files = 20_000, 100, 50, 2_000
     tmp = tempfile.mkdtemp(prefix="fileshare-changelog-bench-")
     results = {}
     try:
@@ -227,6 +270,8 @@ def main():
             results["appends"] = bench_appends(args, tmp)
         if args.only in (None, "latency"):
             results["latency"] = bench_latency(args, tmp)
+        if args.only in (None, "fanout"):
+            results["fanout"] = bench_fanout(args, tmp)
     except BenchError as error:
         log(f"error: {error}")
         return 1

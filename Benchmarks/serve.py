@@ -1092,6 +1092,106 @@ def report_listing(r, args):
     return "\n".join(out)
 
 
+class Drippers:
+    """Slow clients (slowloris): each connects, sends the start of a request and
+    then a byte of its header every second, never finishing it. One thread drives
+    them all; ``closed`` counts the connections the server has ended."""
+
+    def __init__(self, base, count):
+        host, port = base.rsplit("//", 1)[1].rsplit(":", 1)
+        self.sockets, self.closed, self.stopped = [], 0, threading.Event()
+        for _ in range(count):
+            sock = socket.create_connection((host, int(port)), timeout=10)
+            sock.sendall(b"GET /big/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Drip: ")
+            sock.setblocking(False)
+            self.sockets.append(sock)
+        self.thread = threading.Thread(target=self._drip, daemon=True)
+        self.thread.start()
+
+    def _drip(self):
+        while not self.stopped.wait(1.0):
+            for sock in list(self.sockets):
+                try:
+                    sock.send(b"a")
+                    if sock.recv(4096, socket.MSG_PEEK) == b"":
+                        raise ConnectionResetError
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    self.sockets.remove(sock)
+                    self.closed += 1
+                    sock.close()
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join()
+        for sock in self.sockets:
+            sock.close()
+
+
+def timed_gets(url, headers, seconds):
+    """GETs of `url`, one after another on new connections, for `seconds`:
+    (the sorted times of those answered 200, how many were not within 5 s)."""
+    times, failed = [], 0
+    end = now() + seconds
+    while now() < end:
+        started = now()
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as answer:
+                answer.read()
+                ok = answer.status == 200
+        except (OSError, urllib.error.HTTPError):
+            ok = False
+        if ok:
+            times.append(now() - started)
+        else:
+            failed += 1
+    return sorted(times), failed
+
+
+def bench_slow(args, tmp, share, servers, results):
+    """Ordinary requests, one after another on new connections, first alone and
+    then while --slow-clients connections drip a header byte a second (every
+    server keeps them for its header timeout, 60 s by default in fileshare and
+    nginx, longer than the run): what the slow clients cost everyone else."""
+    r = results["slow"] = collections.OrderedDict()
+    for s in servers:
+        log(f"slow: {s.name}: ordinary GETs alone, then beside {args.slow_clients} dripping clients, "
+            f"{args.duration} s each")
+        s.start()
+        try:
+            url, headers = s.file_url("big/file-00000.txt"), server_headers(s)
+            alone, _ = timed_gets(url, headers, args.duration)
+            drippers = Drippers(s.base, args.slow_clients)
+            try:
+                times, failed = timed_gets(url, headers, args.duration)
+                r[s.name] = {"alone": alone, "times": times, "failed": failed, "dropped": drippers.closed}
+            finally:
+                drippers.stop()
+        finally:
+            s.stop()
+
+
+def report_slow(r, args):
+    out = [f"## 5. Slow clients: {args.slow_clients} connections dripping a header byte a second; "
+           f"ordinary GETs of a 9-byte file, each on a new connection, for {args.duration} s"]
+    rows = []
+    for name, w in r.items():
+        times = w["times"]
+        median = statistics.median(times) if times else None
+        alone = statistics.median(w["alone"]) if w["alone"] else None
+        p99 = times[min(len(times) - 1, int(len(times) * 0.99))] if times else None
+        rows.append([name, ms(alone), len(times), ms(median), ms(p99), ms(times[-1]) if times else "-",
+                     f"{median / alone:.2f}" if median and alone else "-", w["failed"], w["dropped"]])
+    out.append(table(["server", "median alone ms", "answered", "median ms", "p99 ms", "slowest ms",
+                      "median x alone", "not answered (5 s)", "slow clients dropped"], rows))
+    out.append("")
+    out.append("'median x alone': what the slow clients cost an ordinary request on that server (1.00: nothing). "
+               "A server whose workers the slow clients hold answers nobody else: 'not answered' counts "
+               "the ordinary requests that got no answer within 5 s.")
+    return "\n".join(out)
+
+
 PIPELINE_DEPTH = 8
 
 
@@ -1628,7 +1728,7 @@ def check_binary_and_only(p, args):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--binary", required=True, help="the fileshare executable")
-    p.add_argument("--only", default="transfer,memory,listing,small", help="benchmarks to run (comma-separated)")
+    p.add_argument("--only", default="transfer,memory,listing,small,slow", help="benchmarks to run (comma-separated)")
     p.add_argument("--peers", default="nginx,wsgidav,copyparty",
                    help="peers to measure beside fileshare (comma-separated; '' for none)")
     p.add_argument("--size", type=parse_size, default=GiB, help="transfer: file size (default 1G)")
@@ -1641,6 +1741,8 @@ def parse_args(argv):
     p.add_argument("--connections", type=int, default=50, help="listing: wrk -c")
     p.add_argument("--threads", type=int, default=2, help="listing: wrk -t")
     p.add_argument("--wrk-timeout", type=int, default=10, help="listing: wrk --timeout, seconds")
+    p.add_argument("--slow-clients", type=int, default=300,
+                   help="slow: clients dripping a header byte a second while ordinary requests are timed")
     p.add_argument("--small-files", type=int, default=2000, help="small: files of 4 KiB asked for in turn")
     p.add_argument("--small-connections", type=int, default=8, help="small: wrk -c (keep-alive clients)")
     p.add_argument("--small-rate", type=int, default=4000,
@@ -1815,7 +1917,7 @@ def main(argv):
         servers, skipped = pick_servers(Fileshare, PEERS, args.peers, args, tmp, share)
         results, phases, elapsed = run_phases(
             (("transfer", bench_transfer), ("memory", bench_memory), ("listing", bench_listing),
-             ("small", bench_small)),
+             ("small", bench_small), ("slow", bench_slow)),
             args, tmp, share, servers)
 
         print_header("fileshare serve benchmarks", servers, skipped, load_before, args.pin)
@@ -1830,6 +1932,9 @@ def main(argv):
             print()
         if "small" in results:
             print(report_small(results["small"], args))
+            print()
+        if "slow" in results:
+            print(report_slow(results["slow"], args))
             print()
         print(reproduce_line("Benchmarks/serve-run", argv))
         print(f"(took {elapsed:.0f} s: {', '.join(phases)})")

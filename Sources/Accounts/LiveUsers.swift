@@ -29,6 +29,8 @@ public final class LiveUsers: Sendable {
     public let credentials: CredentialCache
     private let logger: Logger
     private let state: Mutex<State>
+    /// Whether the directory was given rather than read (``init(fixed:logger:)``): nothing to read again.
+    private let isFixed: Bool
 
     struct State {
         var directory: UserDirectory
@@ -64,6 +66,19 @@ public final class LiveUsers: Sendable {
             )
         }
         state = Mutex(State(directory: directory, identity: identity, checked: .now))
+        isFixed = false
+    }
+
+    /// A directory that is no file and never changes: the one user of
+    /// `fileshare serve --user NAME --password PASSWORD`, signed in the same
+    /// way as the users of a file.
+    public init(fixed directory: UserDirectory, credentials: CredentialCache = CredentialCache(), logger: Logger) {
+        path = ""
+        checkInterval = .seconds(1)
+        self.credentials = credentials
+        self.logger = logger
+        state = Mutex(State(directory: directory, identity: nil, checked: .now))
+        isFixed = true
     }
 
     /// The directory in force, read again first when the file changed.
@@ -86,6 +101,7 @@ public final class LiveUsers: Sendable {
 
     /// Reads the file again if its identity changed since it was last read.
     public func reloadIfChanged() {
+        if isFixed { return }
         let identity = LiveUsers.identity(of: path)
         guard identity != state.withLock({ $0.identity }) else { return }
         let result: Result<UserDirectory?, AccountsError>

@@ -70,40 +70,103 @@ public protocol SessionStore: Sendable {
 }
 
 /// The sessions of one server, in its memory: a ``SessionTable`` behind a
-/// lock, with the time from `clock`.
+/// lock, with the time from `clock`; with a ``SessionsFile``, also kept
+/// there across restarts.
+///
+/// With a file, the table holds only the hash of each id (as the file and
+/// the database do), and the file is written at every start and end of a
+/// session, and at a use when the last write is older than
+/// ``touchInterval`` (so a restart keeps the idle lifetime to within that).
+/// Writes are serialised, and one never replaces a newer one.
 public final class MemorySessionStore: SessionStore {
-    private let table: Mutex<SessionTable>
-    private let clock: @Sendable () -> ContinuousClock.Instant
-
-    /// Creates an empty store.
-    public init(
-        limits: SessionTable.Limits = SessionTable.Limits(),
-        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
-    ) {
-        table = Mutex(SessionTable(limits: limits))
-        self.clock = clock
+    private struct State {
+        var table: SessionTable
+        /// Counts the changes, so that an older snapshot is never written over a newer one.
+        var generation = 0
+        var lastWrite: ContinuousClock.Instant
     }
 
-    public var limits: SessionTable.Limits { table.withLock { $0.limits } }
+    private let state: Mutex<State>
+    private let clock: @Sendable () -> ContinuousClock.Instant
+    private let file: SessionsFile?
+    /// The generation last written to ``file``.
+    private let written = Mutex<Int>(0)
+    /// How often a use alone is written, at most.
+    public let touchInterval: Duration
+
+    /// Creates a store, empty, or with the live sessions `file` holds.
+    public init(
+        limits: SessionTable.Limits = SessionTable.Limits(), file: SessionsFile? = nil,
+        touchInterval: Duration = .seconds(30),
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
+        let now = clock()
+        var table = SessionTable(limits: limits)
+        for entry in file?.read(now: now) ?? [] { table.restore(entry, now: now) }
+        // The first use after a start is written: the file's last one may be old.
+        state = Mutex(State(table: table, lastWrite: now.advanced(by: .zero - touchInterval)))
+        self.clock = clock
+        self.file = file
+        self.touchInterval = touchInterval
+    }
+
+    public var limits: SessionTable.Limits { state.withLock { $0.table.limits } }
+
+    /// The key of session `id` in the table: the id, or its hash when it is written down.
+    private func key(_ id: String) -> String {
+        file == nil ? id : SessionStamp.hash(ofID: id)
+    }
 
     public func start(id: String, user: String, stamp: String) {
-        let now = clock()
-        table.withLock { $0.start(id: id, user: user, stamp: stamp, now: now) }
+        let key = key(id)
+        change { table, now in table.start(id: key, user: user, stamp: stamp, now: now) }
     }
 
     public func session(_ id: String) -> SessionRecord? {
+        let key = key(id)
         let now = clock()
-        return table.withLock { $0.session(of: id, now: now) }
+        let (record, snapshot) = state.withLock { state -> (SessionRecord?, (Int, [SessionTable.Entry])?) in
+            let record = state.table.session(of: key, now: now)
+            guard file != nil, record != nil, now - state.lastWrite >= touchInterval else { return (record, nil) }
+            state.generation += 1
+            state.lastWrite = now
+            return (record, (state.generation, state.table.entries(now: now)))
+        }
+        if let (generation, entries) = snapshot { write(entries, generation: generation, now: now) }
+        return record
     }
 
     public func end(_ id: String) {
-        table.withLock { $0.end(id) }
+        let key = key(id)
+        change { table, _ in table.end(key) }
     }
 
     public func end(user: String, keeping: String?) {
-        table.withLock { $0.end(user: user, keeping: keeping) }
+        change { table, _ in table.end(user: user, keeping: keeping) }
     }
 
     /// The sessions kept.
-    public var count: Int { table.withLock { $0.count } }
+    public var count: Int { state.withLock { $0.table.count } }
+
+    /// Changes the table and writes it.
+    private func change(_ body: (inout SessionTable, ContinuousClock.Instant) -> Void) {
+        let now = clock()
+        let snapshot = state.withLock { state -> (Int, [SessionTable.Entry])? in
+            body(&state.table, now)
+            guard file != nil else { return nil }
+            state.generation += 1
+            state.lastWrite = now
+            return (state.generation, state.table.entries(now: now))
+        }
+        if let (generation, entries) = snapshot { write(entries, generation: generation, now: now) }
+    }
+
+    private func write(_ entries: [SessionTable.Entry], generation: Int, now: ContinuousClock.Instant) {
+        guard let file else { return }
+        written.withLock { written in
+            guard generation > written else { return }
+            file.write(entries, now: now)
+            written = generation
+        }
+    }
 }

@@ -93,6 +93,44 @@ public struct SessionTable: Sendable {
     /// The sessions kept.
     public var count: Int { sessions.count }
 
+    /// One session as it is kept, for a store that writes them down.
+    public struct Entry: Sendable, Equatable {
+        /// The id it is found by (a store that writes it keeps a hash there).
+        public var id: String
+        public var user: String
+        public var stamp: String
+        /// When it was signed in.
+        public var started: ContinuousClock.Instant
+        /// When it was last used.
+        public var used: ContinuousClock.Instant
+
+        public init(
+            id: String, user: String, stamp: String, started: ContinuousClock.Instant, used: ContinuousClock.Instant
+        ) {
+            self.id = id
+            self.user = user
+            self.stamp = stamp
+            self.started = started
+            self.used = used
+        }
+    }
+
+    /// The sessions live at `now`.
+    public func entries(now: ContinuousClock.Instant) -> [Entry] {
+        sessions.compactMap { id, session in
+            guard isLive(session, now: now) else { return nil }
+            return Entry(id: id, user: session.user, stamp: session.stamp, started: session.started, used: session.used)
+        }
+    }
+
+    /// Takes back `entry` (read from where a store wrote it) if it is
+    /// still live at `now`, under the same rules as a session started here.
+    public mutating func restore(_ entry: Entry, now: ContinuousClock.Instant) {
+        let session = Session(user: entry.user, stamp: entry.stamp, started: entry.started, used: entry.used)
+        guard isLive(session, now: now), sessions.count < limits.maxSessions else { return }
+        sessions[entry.id] = session
+    }
+
     private func isLive(_ session: Session, now: ContinuousClock.Instant) -> Bool {
         now - session.used < limits.idle && now - session.started < limits.absolute
     }

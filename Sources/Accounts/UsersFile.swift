@@ -35,18 +35,7 @@ public enum UsersFile {
 
     /// The directory in `bytes` (the content of the file at `path`, named in errors).
     public static func decode(_ bytes: [UInt8], path: String) throws(AccountsError) -> UserDirectory {
-        let file: FileContent
-        do {
-            file = try JSONDecoder().decode(FileContent.self, from: Data(bytes))
-        } catch {
-            throw AccountsError(
-                .damaged,
-                "\(path) is not a users file (\(error)); make one with 'fileshare users add NAME --users \(path)'")
-        }
-        guard file.format == format else {
-            throw AccountsError(
-                .damaged, "\(path) has the format '\(file.format)', not '\(format)': a newer fileshare wrote it")
-        }
+        let file = try Reader(path: path).content(of: bytes)
         var grants: [UserDirectory.Grant] = []
         for grant in file.grants {
             let right = Right(rawValue: grant.right)

@@ -389,3 +389,18 @@ ssize_t cfs_pread_cached(int fd, void *buffer, size_t count, int64_t offset) {
 
 int cfs_fsync(int fd) { return fsync(fd) == 0 ? 0 : -errno; }
 int cfs_ftruncate(int fd, int64_t size) { return ftruncate(fd, (off_t)size) == 0 ? 0 : -errno; }
+
+// Packaging/build-release writes this header (`#define FILESHARE_COMMIT "…"`)
+// for the length of a release build and removes it after; a build from source
+// has none, and says so.
+#if __has_include("build-commit.h")
+#include "build-commit.h"
+#endif
+
+const char *cfs_build_commit(void) {
+#ifdef FILESHARE_COMMIT
+    return FILESHARE_COMMIT;
+#else
+    return NULL;
+#endif
+}

@@ -72,10 +72,18 @@ cit_library *cit_gif_open(const char *name, char *message, size_t message_size) 
 typedef struct {
     cit_input input;
     long long offset;
+    long reads;
+    int late;
 } gif_reading;
 
 static int gif_read_input(gif_file *file, gif_byte *buffer, int count) {
     gif_reading *reading = file->user_data;
+    // The deadline holds outside the rows too (endless extension blocks
+    // before the first frame): past it, the input reads as ended.
+    if (reading->late || cit_past_deadline(reading->input, ++reading->reads)) {
+        reading->late = 1;
+        return 0;
+    }
     int done = 0;
     while (done < count) {
         ssize_t read = cit_input_read(reading->input, buffer + done, (size_t)(count - done), reading->offset);
@@ -100,19 +108,26 @@ static int frame_row(int index, int height, bool interlaced) {
 
 int cit_gif_thumbnail(const cit_library *library, cit_input input, int max_side, cit_image *out) {
     memset(out, 0, sizeof *out);
-    if (!library || library->kind != CIT_GIF || max_side <= 0) return -1;
+    if (!library || library->kind != CIT_GIF || max_side <= 0) return CIT_FAILED;
     const gif_library *gif = (const gif_library *)library;
     gif_reading reading = {.input = input, .offset = 0};
     int error = 0;
     gif_file *file = gif->open(&reading, gif_read_input, &error);
-    if (!file) return -1;
-    int status = -1;
+    // (giflib reads a colour map 3 bytes at a time: the deadline may pass in there.)
+    if (!file) return reading.late ? CIT_TIMED_OUT : CIT_FAILED;
+    int status = CIT_FAILED;
     int transparent = -1;
     gif_byte *indices = NULL;
     unsigned char *rgba = NULL;
     cit_scaler scaler = {0};
     long canvas_width = file->width, canvas_height = file->height;
-    if (canvas_width <= 0 || canvas_height <= 0 || canvas_width * canvas_height > CIT_MAX_STREAMED_PIXELS) goto done;
+    out->declared_width = canvas_width;
+    out->declared_height = canvas_height;
+    if (canvas_width <= 0 || canvas_height <= 0) goto done;
+    if (canvas_width * canvas_height > CIT_MAX_STREAMED_PIXELS) {
+        status = CIT_TOO_COSTLY;
+        goto done;
+    }
     // The first frame only: what comes before it is extensions (its
     // transparent colour among them).
     for (;;) {
@@ -133,8 +148,15 @@ int cit_gif_thumbnail(const cit_library *library, cit_input input, int max_side,
     if (gif->get_image_desc(file) != GIF_OK) goto done;
     gif_image_desc frame = file->image;
     gif_color_map *map = frame.color_map ? frame.color_map : file->color_map;
-    if (!map || !map->colors || frame.width <= 0 || frame.height <= 0 ||
-        (long)frame.width * frame.height > CIT_MAX_STREAMED_PIXELS) goto done;
+    if (!map || !map->colors || frame.width <= 0 || frame.height <= 0) goto done;
+    if ((long)frame.width * frame.height > CIT_MAX_STREAMED_PIXELS) {
+        out->declared_width = frame.width;
+        out->declared_height = frame.height;
+        status = CIT_TOO_COSTLY;
+        goto done;
+    }
+    // A frame's row of indices and of RGBA, the scaler's column map: 9 bytes a column.
+    out->memory = (uint64_t)(frame.width > canvas_width ? frame.width : canvas_width) * 9;
     // The canvas outside the frame is left white.
     if (cit_scaler_init(&scaler, canvas_width, canvas_height, max_side) != 0) goto done;
     indices = malloc((size_t)frame.width);
@@ -143,8 +165,8 @@ int cit_gif_thumbnail(const cit_library *library, cit_input input, int max_side,
     int rows = 0;
     for (int line = 0; line < frame.height; line++) {
         if (cit_past_deadline(input, line)) {
-            rows = 0;  // too slow: the icon, not half a picture
-            break;
+            status = CIT_TIMED_OUT;  // too slow: the icon, not half a picture
+            goto done;
         }
         if (gif->get_line(file, indices, frame.width) != GIF_OK) break;  // cut short: keep the rows read
         for (int x = 0; x < frame.width; x++) {
@@ -160,9 +182,11 @@ int cit_gif_thumbnail(const cit_library *library, cit_input input, int max_side,
         if (first < canvas_width) cit_scaler_add_rgba(&scaler, y, rgba, first, 1, count);
         rows++;
     }
-    if (rows > 0) status = cit_scaler_finish(&scaler, out);
+    if (reading.late) status = CIT_TIMED_OUT;
+    else if (rows > 0) status = cit_scaler_finish(&scaler, out);
 done:
-    if (status != 0) cit_scaler_free(&scaler);
+    if (status == CIT_FAILED && reading.late) status = CIT_TIMED_OUT;
+    if (status != CIT_MADE) cit_scaler_free(&scaler);
     free(indices);
     free(rgba);
     gif->close(file, &error);

@@ -38,6 +38,7 @@ typedef struct {
 enum { HEIF_OK = 0, HEIF_COLORSPACE_RGB = 1, HEIF_CHROMA_RGB = 10 };
 enum { HEIF_CHANNEL_INTERLEAVED = 10, HEIF_COMPRESSION_HEVC = 1 };
 enum { HEIF_GROW_SIZE_REACHED = 0, HEIF_GROW_BEYOND_EOF = 2 };
+enum { HEIF_SUBERROR_SECURITY_LIMIT = CIT_HEIF_SECURITY_LIMIT };
 
 typedef struct {
     cit_library base;
@@ -73,6 +74,10 @@ typedef struct {
     // Set-up and its end (1.13 and later; absent before).
     heif_error (*init)(const void *);
     void (*deinit)(void);
+    // Tiles decoded on the calling thread (absent before 1.4: then libheif's own threads).
+    void (*set_max_decoding_threads)(heif_context *, int);
+    int (*luma_bits)(const heif_image_handle *);
+    int (*has_alpha)(const heif_image_handle *);
 } heif_library;
 
 cit_library *cit_heif_open(const char *name, char *message, size_t message_size) {
@@ -115,6 +120,9 @@ cit_library *cit_heif_open(const char *name, char *message, size_t message_size)
     CIT_RESOLVE(heif, write_to_file, "heif_context_write_to_file", 0, message, message_size);
     CIT_RESOLVE(heif, init, "heif_init", 0, message, message_size);
     CIT_RESOLVE(heif, deinit, "heif_deinit", 0, message, message_size);
+    CIT_RESOLVE(heif, set_max_decoding_threads, "heif_context_set_max_decoding_threads", 0, message, message_size);
+    CIT_RESOLVE(heif, luma_bits, "heif_image_handle_get_luma_bits_per_pixel", 1, message, message_size);
+    CIT_RESOLVE(heif, has_alpha, "heif_image_handle_has_alpha_channel", 1, message, message_size);
     // Without heif_init, libheif sets itself up (its colour conversions,
     // its codecs) on first use, and not safely from several threads at once
     // (libheif issue 950): thumbnails and samples made in parallel crashed
@@ -124,6 +132,11 @@ cit_library *cit_heif_open(const char *name, char *message, size_t message_size)
     if (heif->init && heif->deinit && heif->init(NULL).code != HEIF_OK) {
         cit_copy_message(message, message_size, "heif_init failed");
         heif->init = NULL;
+        cit_library_close(&heif->base);
+        return NULL;
+    }
+    // Without the check on the stream's own picture size, no HEIF is decoded: fail closed.
+    if (cit_heif_wrap_decoders(handle, message, message_size) != 0) {
         cit_library_close(&heif->base);
         return NULL;
     }
@@ -168,21 +181,44 @@ static int heif_wait(int64_t target, void *userdata) {
     return target <= ((heif_reading *)userdata)->size ? HEIF_GROW_SIZE_REACHED : HEIF_GROW_BEYOND_EOF;
 }
 
+// The memory libheif takes to decode `handle` whole (see CIT_HEIF_BYTES_PER_PIXEL).
+static uint64_t heif_memory(const heif_library *heif, const heif_image_handle *handle) {
+    uint64_t pixels = (uint64_t)heif->handle_width(handle) * (uint64_t)heif->handle_height(handle);
+    uint64_t bytes = pixels * CIT_HEIF_BYTES_PER_PIXEL;
+    if (heif->luma_bits(handle) > 8) bytes *= 2;
+    // An alpha plane is an image of its own, decoded beside it (one sample a pixel).
+    if (heif->has_alpha(handle)) bytes += bytes / 3;
+    return bytes;
+}
+
 int cit_heif_thumbnail(const cit_library *library, cit_input input, int max_side, cit_image *out) {
     memset(out, 0, sizeof *out);
-    if (!library || library->kind != CIT_HEIF || max_side <= 0) return -1;
+    if (!library || library->kind != CIT_HEIF || max_side <= 0) return CIT_FAILED;
     const heif_library *heif = (const heif_library *)library;
     heif_reading reading = {.input = input, .size = cit_input_size(input), .position = 0};
-    if (reading.size <= 0) return -1;
+    if (reading.size <= 0) return CIT_FAILED;
     static const heif_reader reader = {1, heif_position, heif_read, heif_seek, heif_wait};
     heif_context *context = heif->context_alloc();
-    if (!context) return -1;
-    // libheif refuses larger images itself (its limit is a side squared).
-    if (heif->set_maximum_image_size_limit) heif->set_maximum_image_size_limit(context, 16384);
-    int status = -1;
+    if (!context) return CIT_FAILED;
+    // libheif refuses larger images itself; below its limit, the size an
+    // image declares is judged here, against the budget.
+    if (heif->set_maximum_image_size_limit) heif->set_maximum_image_size_limit(context, 65535);
+    // One decode, one thread: a grid's tiles one after the other, each in
+    // the memory counted for it, on the thread whose decodes are bounded.
+    if (heif->set_max_decoding_threads) heif->set_max_decoding_threads(context, 0);
+    int status = CIT_FAILED;
     heif_image_handle *primary = NULL, *chosen = NULL;
     heif_image *image = NULL;
-    if (heif->read_from_reader(context, &reader, &reading, NULL).code != HEIF_OK) goto done;
+    heif_error read = heif->read_from_reader(context, &reader, &reading, NULL);
+    if (read.code != HEIF_OK) {
+        // An image declaring a side longer than libheif's limit: over budget, its size not known.
+        if (read.subcode == HEIF_SUBERROR_SECURITY_LIMIT) {
+            out->declared_width = -1;
+            out->declared_height = -1;
+            status = CIT_TOO_COSTLY;
+        }
+        goto done;
+    }
     if (heif->primary_image_handle(context, &primary).code != HEIF_OK) goto done;
     // The largest embedded thumbnail, if it is at least the size asked for.
     int count = heif->number_of_thumbnails(primary);
@@ -195,7 +231,7 @@ int cit_heif_thumbnail(const cit_library *library, cit_input input, int max_side
             if (heif->thumbnail(primary, ids[i], &candidate).code != HEIF_OK) continue;
             long w = heif->handle_width(candidate), h = heif->handle_height(candidate);
             long longer = w > h ? w : h;
-            if (longer >= max_side && longer > best && w * h <= CIT_MAX_WHOLE_PIXELS) {
+            if (longer >= max_side && longer > best && heif_memory(heif, candidate) <= (uint64_t)CIT_MAX_HEIF_MEMORY) {
                 if (chosen) heif->handle_release(chosen);
                 chosen = candidate;
                 best = longer;
@@ -206,10 +242,31 @@ int cit_heif_thumbnail(const cit_library *library, cit_input input, int max_side
     }
     const heif_image_handle *source = chosen ? chosen : primary;
     long width = heif->handle_width(source), height = heif->handle_height(source);
-    if (width <= 0 || height <= 0 || width * height > CIT_MAX_WHOLE_PIXELS) goto done;
+    if (width <= 0 || height <= 0) goto done;
+    out->declared_width = width;
+    out->declared_height = height;
+    out->memory = heif_memory(heif, source);
+    if (out->memory > (uint64_t)CIT_MAX_HEIF_MEMORY) {
+        status = CIT_TOO_COSTLY;
+        goto done;
+    }
+    // A grid's canvas (or an overlay's) is made at the size its grid says,
+    // 3 bytes a pixel, not at the one declared above: no side of it may be
+    // longer than the longer side declared, nor than a square canvas within
+    // the budget (6,687 pixels) allows. Each tile is checked on its own (hevc.c).
+    long side = width > height ? width : height;
+    long square = 6687;  // floor(sqrt(CIT_MAX_HEIF_MEMORY / 3))
+    if (heif->set_maximum_image_size_limit) heif->set_maximum_image_size_limit(context, (int)(side < square ? side : square) + 1);
     // With no options libheif applies the image's rotation and mirroring.
     // RGB, 3 bytes a pixel: the whole image is held, so no alpha byte.
-    if (heif->decode(source, &image, HEIF_COLORSPACE_RGB, HEIF_CHROMA_RGB, NULL).code != HEIF_OK) goto done;
+    heif_error decoded = heif->decode(source, &image, HEIF_COLORSPACE_RGB, HEIF_CHROMA_RGB, NULL);
+    if (decoded.code != HEIF_OK) {
+        if (decoded.subcode == HEIF_SUBERROR_SECURITY_LIMIT) {
+            out->refusal = "its HEVC stream declares a larger picture than the file does, more than a thumbnail may decode";
+            status = CIT_TOO_COSTLY;
+        }
+        goto done;
+    }
     int stride = 0;
     const uint8_t *plane = heif->plane_readonly(image, HEIF_CHANNEL_INTERLEAVED, &stride);
     int decoded_width = heif->image_width(image, HEIF_CHANNEL_INTERLEAVED);

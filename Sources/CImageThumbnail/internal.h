@@ -23,6 +23,19 @@ void cit_copy_message(char *message, size_t size, const char *text);
 /// Ends what cit_heif_open set up in libheif (before its handle is closed).
 void cit_heif_release(cit_library *library);
 
+/// libheif's suberror for a security limit exceeded.
+#define CIT_HEIF_SECURITY_LIMIT 1000
+
+/// Puts a size check around the HEVC decoder of the libheif loaded at
+/// `handle` (once per load), and a refusal before any other codec's
+/// (hevc.c). Returns 0, or -1 with the reason in `message`.
+int cit_heif_wrap_decoders(void *handle, char *message, size_t message_size);
+
+/// The picture size and luma bit depth an HEVC sequence parameter set (a
+/// NAL unit of `size` bytes, its 2-byte header first) declares. Returns 0,
+/// or -1 when it is no SPS or ends too soon.
+int cit_hevc_picture(const unsigned char *nal, size_t size, uint64_t *width, uint64_t *height, int *bit_depth);
+
 /// dlopen with the message on failure.
 void *cit_dlopen(const char *name, char *message, size_t message_size);
 

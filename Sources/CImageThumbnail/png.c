@@ -75,9 +75,13 @@ cit_library *cit_png_open(const char *name, char *message, size_t message_size) 
 typedef struct {
     cit_input input;
     long long offset;
+    long reads;
     cit_scaler scaler;
     jmp_buf jump;
 } png_reading;
+
+// Why a decode jumped back: libpng's error, the input cut short, the deadline.
+enum { PNG_JUMP_ERROR = 1, PNG_JUMP_CUT = 2, PNG_JUMP_LATE = 3 };
 
 // The library of the decode running on this thread, for the callbacks,
 // which libpng gives only its own struct.
@@ -87,7 +91,7 @@ static _Thread_local const png_library *current_library;
 static void png_failed(png_ptr ptr, const char *text) {
     (void)text;
     png_reading *reading = current_library->get_error_ptr(ptr);
-    longjmp(reading->jump, 1);
+    longjmp(reading->jump, PNG_JUMP_ERROR);
 }
 
 static void png_warned(png_ptr ptr, const char *text) {
@@ -97,10 +101,13 @@ static void png_warned(png_ptr ptr, const char *text) {
 
 static void png_read_input(png_ptr ptr, unsigned char *buffer, size_t count) {
     png_reading *reading = current_library->get_io_ptr(ptr);
+    // The deadline holds outside the rows too: a file of endless chunks
+    // before its image data is read here, in libpng's own loop.
+    if (cit_past_deadline(reading->input, ++reading->reads)) longjmp(reading->jump, PNG_JUMP_LATE);
     size_t done = 0;
     while (done < count) {
         ssize_t read = cit_input_read(reading->input, buffer + done, count - done, reading->offset);
-        if (read <= 0) longjmp(reading->jump, 2);  // cut short: keep the rows already added
+        if (read <= 0) longjmp(reading->jump, PNG_JUMP_CUT);  // cut short: keep the rows already added
         done += (size_t)read;
         reading->offset += read;
     }
@@ -114,19 +121,22 @@ static long pass_count(long size, int first, int step) { return size > first ? (
 
 int cit_png_thumbnail(const cit_library *library, cit_input input, int max_side, cit_image *out) {
     memset(out, 0, sizeof *out);
-    if (!library || library->kind != CIT_PNG || max_side <= 0) return -1;
+    if (!library || library->kind != CIT_PNG || max_side <= 0) return CIT_FAILED;
     const png_library *png = (const png_library *)library;
     current_library = png;
     png_reading reading = {.input = input, .offset = 0};
     png_ptr ptr = png->create_read_struct(png->get_libpng_ver(NULL), &reading, png_failed, png_warned);
-    if (!ptr) return -1;
+    if (!ptr) return CIT_FAILED;
     png_info info = png->create_info_struct(ptr);
     // Changed after setjmp, read after a longjmp: volatile.
     unsigned char *volatile row = NULL;
     unsigned char *volatile whole = NULL;
     volatile int started = 0;
-    volatile int status = -1;
-    if (setjmp(reading.jump)) {
+    volatile int status = CIT_FAILED;
+    switch (setjmp(reading.jump)) {
+    case 0: break;
+    case PNG_JUMP_LATE: status = CIT_TIMED_OUT; goto done;  // too slow: the icon, not half a picture
+    default:
         // A file cut short, or damaged, after rows were added: those rows are the picture.
         if (started) status = cit_scaler_finish(&reading.scaler, out);
         goto done;
@@ -138,7 +148,25 @@ int cit_png_thumbnail(const cit_library *library, cit_input input, int max_side,
     uint32_t width = 0, height = 0;
     int depth = 0, color = 0, interlace = 0, compression = 0, filter = 0;
     png->get_IHDR(ptr, info, &width, &height, &depth, &color, &interlace, &compression, &filter);
-    if (width == 0 || height == 0 || (uint64_t)width * height > (uint64_t)CIT_MAX_STREAMED_PIXELS) goto done;
+    if (width == 0 || height == 0) goto done;
+    out->declared_width = width;
+    out->declared_height = height;
+    int fit_width = 0, fit_height = 0;
+    cit_fit(width, height, max_side, &fit_width, &fit_height);
+    // An interlaced image is read through its last pass with rows at full
+    // width (the odd rows) when every thumbnail row takes two rows or more;
+    // a smaller one is read whole.
+    int last_pass_only = interlace == PNG_INTERLACE_ADAM7 && height >= 2 * (uint32_t)fit_height;
+    int read_whole = interlace == PNG_INTERLACE_ADAM7 && !last_pass_only;
+    // Our row and column map (4 bytes a column each), libpng's row and the
+    // one before it (up to 8 bytes a column: 16-bit RGBA), and the image
+    // itself when it is read whole.
+    out->memory = (uint64_t)width * 24 + (read_whole ? (uint64_t)width * height * 4 : 0);
+    if ((uint64_t)width * height > (uint64_t)CIT_MAX_STREAMED_PIXELS || width > (uint32_t)CIT_MAX_WIDTH ||
+        out->memory > (uint64_t)CIT_MAX_MEMORY) {
+        status = CIT_TOO_COSTLY;
+        goto done;
+    }
     if (png->get_eXIf_1) {
         uint32_t exif_size = 0;
         unsigned char *exif = NULL;
@@ -156,16 +184,7 @@ int cit_png_thumbnail(const cit_library *library, cit_input input, int max_side,
     png->set_gray_to_rgb(ptr);
     png->set_add_alpha(ptr, 0xFF, PNG_FILLER_AFTER);
     int passes = 1;
-    int fit_width = 0, fit_height = 0;
-    cit_fit(width, height, max_side, &fit_width, &fit_height);
-    // An interlaced image is read through its last pass with rows at full
-    // width (the odd rows) when every thumbnail row takes two rows or more;
-    // a smaller one is read whole, up to 4 megapixels.
-    int last_pass_only = interlace == PNG_INTERLACE_ADAM7 && height >= 2 * (uint32_t)fit_height;
-    if (interlace == PNG_INTERLACE_ADAM7 && !last_pass_only) {
-        if ((uint64_t)width * height > 4u * 1024 * 1024) goto done;
-        passes = png->set_interlace_handling(ptr);
-    }
+    if (read_whole) passes = png->set_interlace_handling(ptr);
     png->read_update_info(ptr, info);
     if (png->get_channels(ptr, info) != 4 || png->get_rowbytes(ptr, info) != (size_t)width * 4) goto done;
     if (cit_scaler_init(&reading.scaler, width, height, max_side) != 0) goto done;
@@ -177,7 +196,10 @@ int cit_png_thumbnail(const cit_library *library, cit_input input, int max_side,
             long rows = pass_count(height, adam7_y[pass], adam7_dy[pass]);
             if (columns == 0) continue;  // libpng skips an empty pass
             for (long y = 0; y < rows; y++) {
-                if (cit_past_deadline(input, y)) goto done;
+                if (cit_past_deadline(input, y)) {
+                    status = CIT_TIMED_OUT;
+                    goto done;
+                }
                 png->read_row(ptr, row, NULL);
                 if (pass == 6) {
                     cit_scaler_add_rgba(&reading.scaler, adam7_y[6] + y * adam7_dy[6], row, 0, 1, columns);
@@ -195,7 +217,10 @@ int cit_png_thumbnail(const cit_library *library, cit_input input, int max_side,
         started = 1;
     } else {
         for (uint32_t y = 0; y < height; y++) {
-            if (cit_past_deadline(input, y)) goto done;  // too slow: the icon, not half a picture
+            if (cit_past_deadline(input, y)) {
+                status = CIT_TIMED_OUT;  // too slow: the icon, not half a picture
+                goto done;
+            }
             png->read_row(ptr, row, NULL);
             cit_scaler_add_rgba(&reading.scaler, y, row, 0, 1, width);
             started = 1;
@@ -203,7 +228,7 @@ int cit_png_thumbnail(const cit_library *library, cit_input input, int max_side,
     }
     status = cit_scaler_finish(&reading.scaler, out);
 done:
-    if (status != 0) {
+    if (status != CIT_MADE) {
         cit_scaler_free(&reading.scaler);
         cit_image_free(out);
     }

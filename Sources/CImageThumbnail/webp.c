@@ -73,21 +73,36 @@ cit_library *cit_webp_open(const char *name, char *message, size_t message_size)
 
 int cit_webp_thumbnail(const cit_library *library, cit_input input, int max_side, cit_image *out) {
     memset(out, 0, sizeof *out);
-    if (!library || library->kind != CIT_WEBP || max_side <= 0) return -1;
+    if (!library || library->kind != CIT_WEBP || max_side <= 0) return CIT_FAILED;
     const webp_library *webp = (const webp_library *)library;
+    long long input_size = cit_input_size(input);
+    if (input_size > CIT_MAX_INPUT) return CIT_TOO_COSTLY;
     size_t size = 0;
     int owned = 0;
     unsigned char *data = cit_input_whole(input, &size, &owned);
-    if (!data) return -1;
-    int status = -1;
+    if (!data) return CIT_FAILED;
+    int status = CIT_FAILED;
     webp_config config;
     if (!webp->init_config(&config, WEBP_DECODER_ABI_VERSION)) goto done;
     if (webp->get_features(data, size, &config.input, WEBP_DECODER_ABI_VERSION) != VP8_STATUS_OK) goto done;
     long width = config.input.width, height = config.input.height;
-    if (width <= 0 || height <= 0 || width * height > CIT_MAX_STREAMED_PIXELS) goto done;
-    // A lossless image is decoded whole by libwebp (its references reach
-    // back anywhere): bounded as HEIF is.
-    if (config.input.format == WEBP_FORMAT_LOSSLESS && width * height > CIT_MAX_WHOLE_PIXELS) goto done;
+    if (width <= 0 || height <= 0) goto done;
+    out->declared_width = width;
+    out->declared_height = height;
+    // What libwebp allocates (src/dec): a lossless image is decoded whole,
+    // 4 bytes a pixel, with 32 rows of cache (vp8l_dec.c); a lossy one in
+    // rows of macroblocks, some 40 bytes a column with its scaler
+    // (frame_dec.c), and its alpha plane whole, a byte a pixel, and another
+    // when that plane is itself compressed losslessly (alpha_dec.c).
+    if (config.input.format == WEBP_FORMAT_LOSSLESS) {
+        out->memory = (uint64_t)width * (uint64_t)height * 4 + (uint64_t)width * 32 * 4;
+    } else {
+        out->memory = (uint64_t)width * 40 + (config.input.has_alpha ? (uint64_t)width * (uint64_t)height * 2 : 0);
+    }
+    if (width * height > CIT_MAX_STREAMED_PIXELS || out->memory > (uint64_t)CIT_MAX_MEMORY) {
+        status = CIT_TOO_COSTLY;
+        goto done;
+    }
     int fit_width = 0, fit_height = 0;
     cit_fit(width, height, max_side, &fit_width, &fit_height);
     // libwebp scales while it decodes, a few rows at a time.

@@ -48,11 +48,10 @@ cit_library *cit_zlib_open(const char *name, char *message, size_t message_size)
     return &zlib->base;
 }
 
-int cit_inflate(const cit_library *library, int fd, int64_t offset, int64_t compressed_size, size_t limit,
-                unsigned char **out, size_t *out_size) {
-    *out = NULL;
+int cit_inflate(const cit_library *library, int fd, int64_t offset, int64_t compressed_size, unsigned char *out,
+                size_t capacity, size_t *out_size) {
     *out_size = 0;
-    if (!library || library->kind != CIT_ZLIB || offset < 0 || compressed_size < 0 || limit == 0) return -1;
+    if (!library || library->kind != CIT_ZLIB || offset < 0 || compressed_size < 0 || capacity > UINT32_MAX) return -1;
     const zlib_library *zlib = (const zlib_library *)library;
     z_stream stream;
     memset(&stream, 0, sizeof stream);
@@ -60,15 +59,15 @@ int cit_inflate(const cit_library *library, int fd, int64_t offset, int64_t comp
     if (zlib->init(&stream, -15, zlib->version(), (int)sizeof stream) != Z_OK) return -1;
     enum { CHUNK = 64 * 1024 };
     unsigned char *input = malloc(CHUNK);
-    // Grown as the output grows, never past the limit.
-    size_t capacity = limit < CHUNK ? limit : CHUNK;
-    unsigned char *output = malloc(capacity);
+    // Where a byte past `capacity` would go: a bomb, or a lie about the size.
+    unsigned char spare;
+    int past = capacity == 0;
     int status = -1;
     int64_t consumed = 0;
     cit_input file = {.fd = fd};
-    if (!input || !output) goto done;
-    stream.next_out = output;
-    stream.avail_out = (unsigned int)capacity;
+    if (!input) goto done;
+    stream.next_out = past ? &spare : out;
+    stream.avail_out = past ? 1 : (unsigned int)capacity;
     for (;;) {
         if (stream.avail_in == 0 && consumed < compressed_size) {
             size_t want = compressed_size - consumed < CHUNK ? (size_t)(compressed_size - consumed) : CHUNK;
@@ -79,27 +78,21 @@ int cit_inflate(const cit_library *library, int fd, int64_t offset, int64_t comp
             stream.avail_in = (unsigned int)read;
         }
         if (stream.avail_out == 0) {
-            if (capacity >= limit) goto done;  // more than the limit: a bomb, or a lie about the size
-            size_t grown = capacity * 2 < limit ? capacity * 2 : limit;
-            unsigned char *larger = realloc(output, grown);
-            if (!larger) goto done;
-            output = larger;
-            stream.next_out = output + capacity;
-            stream.avail_out = (unsigned int)(grown - capacity);
-            capacity = grown;
+            if (past) goto done;  // a byte more than declared
+            past = 1;
+            stream.next_out = &spare;
+            stream.avail_out = 1;
         }
         int result = zlib->inflate(&stream, Z_NO_FLUSH);
         if (result == Z_STREAM_END) break;
         if (result != Z_OK && !(result == Z_BUF_ERROR && stream.avail_out == 0)) goto done;
         if (result == Z_BUF_ERROR && consumed >= compressed_size && stream.avail_in == 0) goto done;
     }
-    *out_size = capacity - stream.avail_out;
-    *out = output;
-    output = NULL;
+    if (past && stream.avail_out == 0) goto done;  // its last byte was one more than declared
+    *out_size = past ? capacity : capacity - stream.avail_out;
     status = 0;
 done:
     zlib->end(&stream);
     free(input);
-    free(output);
     return status;
 }

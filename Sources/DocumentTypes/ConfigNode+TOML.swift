@@ -1,3 +1,4 @@
+import ConfigText
 import TOMLKit
 
 extension ConfigNode {

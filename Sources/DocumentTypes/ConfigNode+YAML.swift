@@ -1,3 +1,4 @@
+import ConfigText
 import Yams
 
 extension ConfigNode {

@@ -1,3 +1,5 @@
+import ConfigText
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)

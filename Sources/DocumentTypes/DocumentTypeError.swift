@@ -1,3 +1,5 @@
+public import ConfigText
+
 /// An error thrown by the document-type registry, the accepted-types policy,
 /// the configuration loader or the file reader: what was wrong, and where.
 ///
@@ -80,22 +82,8 @@ public struct DocumentTypeError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A place in a text file: a line and, where known, a column, both from 1.
-/// Columns count characters (Unicode scalars), not bytes.
-public struct SourcePosition: Hashable, Sendable, CustomStringConvertible {
-    /// The line, from 1.
-    public var line: Int
-    /// The column, from 1, if known.
-    public var column: Int?
-
-    /// Creates a position.
-    public init(line: Int, column: Int? = nil) {
-        self.line = line
-        self.column = column
-    }
-
-    public var description: String { column.map { "line \(line), column \($0)" } ?? "line \(line)" }
-}
+/// A place in a text file (defined with the readers that find it).
+public typealias SourcePosition = ConfigText.SourcePosition
 
 /// The closest of `candidates` to `word`, if it is close enough to be a
 /// likely typo: for "did you mean" hints.

@@ -81,6 +81,9 @@ public struct ShareConfiguration: Sendable {
     /// API or a WebDAV PROPFIND); past it a listing's files are left out
     /// and made when asked for. `0`: none is made ahead.
     public var thumbnailsAhead = 4096
+    /// What resumable and tus uploads under way may hold: how long one
+    /// is kept after its last chunk, how many per user and in all.
+    public var pendingUploads = PendingUploadLimits.standard
 
     /// Whether the share asks no credentials (neither ``credentials`` nor
     /// ``usersFile``): then it answers only requests that name a loopback

@@ -9,6 +9,7 @@ import NIOCore
 import NIOPosix
 public import ServiceLifecycle
 import Synchronization
+import Versions
 
 /// Shares a folder over HTTP: the web page at `/`, the JSON API at `/api/`
 /// (`http-api.md`) and WebDAV at `/dav/`, with the folder watched beside it so every change (made
@@ -59,13 +60,7 @@ public final class ShareServer: Service {
         self.logger = logger
         // Checked and read before the folder is opened: a refusal changes nothing.
         try configuration.refusePrivateFilesInsideShare()
-        signIn = try configuration.usersFile.map { path in
-            let users = try LiveUsers(path: path, logger: logger)
-            return SignIn(
-                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
-                limits: configuration.signInLimits,
-                sessions: configuration.sharedDatabase?.sessions ?? MemorySessionStore(), logger: logger)
-        }
+        let users = try configuration.usersFile.map { path in try LiveUsers(path: path, logger: logger) }
         let folder: SharedFolder
         do {
             folder = try SharedFolder(
@@ -83,28 +78,66 @@ public final class ShareServer: Service {
                 FileLockStore(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
             }
         let state = WebDAVState(store: lockStore, activity: activity)
+        // Without a database, sessions are kept in the private folder: a restart signs no one out.
+        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
+        signIn = ShareServer.signIn(
+            configuration, users: users,
+            sessions: configuration.sharedDatabase?.sessions
+                ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/sessions.json", logger: logger)),
+            logger: logger)
         core = try ShareCore(
             folder: folder, configuration: configuration, locks: state, activity: activity, logger: logger,
             changePrinter: changePrinter)
         webDAV = WebDAVFace(core: core, state: state, logger: logger)
-        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
         links = LinkStore(
             records: configuration.sharedDatabase?.links
                 ?? ShareLinksFile(path: privateFolder + "/shares.json", logger: logger),
-            visitors: configuration.sharedDatabase?.linkVisitors ?? MemorySessionStore(),
+            visitors: configuration.sharedDatabase?.linkVisitors
+                ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/link-sessions.json", logger: logger)),
             hasher: configuration.passwordHasher, limits: configuration.signInLimits)
         audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
         auditMiddleware = AuditMiddleware(audit: audit)
+    }
+
+    /// How people sign in: against the users file, or as the one user of
+    /// `--user`/`--password` through the same sign-in page and sessions (the
+    /// page never shows the browser's password dialog); `nil` when no
+    /// credentials are asked, for a name a users file could not hold, or
+    /// when servers share a database (their sessions are tied to a stamp of
+    /// the password, which each server keys differently): then HTTP Basic
+    /// alone, ``AuthMiddleware``.
+    /// - Parameters:
+    ///   - users: The users file, read already (before the folder is opened).
+    ///   - sessions: Where the sessions are kept.
+    static func signIn(
+        _ configuration: ShareConfiguration, users: LiveUsers?, sessions: any SessionStore, logger: Logger
+    ) -> SignIn? {
+        if let users {
+            return SignIn(
+                check: PasswordCheck(users: users, hasher: configuration.passwordHasher),
+                limits: configuration.signInLimits, sessions: sessions, logger: logger)
+        }
+        guard let credentials = configuration.credentials, configuration.sharedDatabase == nil else { return nil }
+        let hasher = MemorySecretHasher()
+        let user = UserDirectory.User(passwordHash: hasher.hash(credentials.password), isAdmin: true)
+        guard let directory = try? UserDirectory(users: [credentials.user: user], groups: [:], grants: []) else {
+            return nil
+        }
+        return SignIn(
+            check: PasswordCheck(users: LiveUsers(fixed: directory, logger: logger), hasher: hasher),
+            limits: configuration.signInLimits, sessions: sessions, logger: logger)
     }
 
     /// What answers small reads on the event loops, with the router's authentication.
     var smallReads: SmallReads? {
         guard configuration.smallReadsOnEventLoop else { return nil }
         let authentication: SmallReads.Authentication
-        if let signIn {
-            authentication = .users(signIn)
-        } else if let credentials = configuration.credentials {
+        if configuration.usersFile == nil, let credentials = configuration.credentials {
+            // The one user of --user: the lane checks HTTP Basic itself at
+            // once; a request with the page's session goes to the router.
             authentication = .basic(AuthMiddleware(user: credentials.user, password: credentials.password))
+        } else if let signIn {
+            authentication = .users(signIn)
         } else {
             authentication = .none
         }
@@ -164,6 +197,25 @@ public final class ShareServer: Service {
     /// The shared folder's absolute path.
     public var root: String { core.folder.rootPath }
 
+    /// How many versions and trash items are kept in force now.
+    public var history: HistoryOptions {
+        HistoryOptions(versions: core.folder.history.versions.retention, trash: core.folder.history.trash.retention)
+    }
+
+    /// Keeps versions and trash items as `options` say from now on, and
+    /// removes at once what they no longer keep.
+    public func applyHistory(_ options: HistoryOptions) async {
+        core.folder.history.versions.setRetention(options.versions)
+        core.folder.history.trash.setRetention(options.trash)
+        await core.trimHistory()
+    }
+
+    /// Reads the users file again now if it changed (it is looked at once a
+    /// second anyway): its users and their rights apply from the next request.
+    public func reloadUsers() {
+        signIn?.check.users.reloadIfChanged()
+    }
+
     /// The port the server listens on, once it runs.
     public var port: Int? { boundPort.withLock { $0 } }
 
@@ -195,7 +247,8 @@ public final class ShareServer: Service {
         router.add(
             middleware: LinkFace(core: core, links: links, api: api, signIn: signIn, secure: configuration.tls != nil))
         if let signIn {
-            router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil))
+            let share = core.folder.rootPath.split(separator: "/").last.map(String.init) ?? "/"
+            router.add(middleware: UsersAuthMiddleware(signIn: signIn, secure: configuration.tls != nil, share: share))
         } else if let credentials = configuration.credentials {
             router.add(middleware: AuthMiddleware(user: credentials.user, password: credentials.password))
         }

@@ -505,7 +505,6 @@ public final class InboxProcessor: Service, Sendable {
         }
         guard claim.isAccepted, let type = claim.typeIdentifier else {
             report(.refused(from: claim.source, path: claim.destination, reason: claim.reason))
-            report(.error(message: "refused: \(claim.reason)", path: claim.destination))
             try record(JournalRecord(sequence: sequence, step: .done), in: journal)
             try compactIfIdle(journal)
             return

@@ -18,6 +18,19 @@ public enum ImageKind: String, Sendable, Hashable, CaseIterable, CustomStringCon
 
     public var description: String { rawValue }
 
+    /// The kind's name in a sentence ("the WebP declares…").
+    public var name: String {
+        switch self {
+        case .jpeg: "JPEG"
+        case .png: "PNG"
+        case .webp: "WebP"
+        case .gif: "GIF"
+        case .heif: "HEIF image"
+        case .cbz: "comic"
+        case .epub: "book"
+        }
+    }
+
     /// The kind for a media type (`image/png`, `application/epub+zip`…), if any.
     public init?(mediaType: String) {
         let type = mediaType.essence

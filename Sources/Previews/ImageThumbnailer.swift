@@ -13,9 +13,16 @@ public import Logging
 /// thumbnail or decoded whole up to 50 megapixels; a comic's cover or first
 /// page and a book's declared cover, read from the ZIP with bounded reads.
 /// Every result is a JPEG (quality 80) whose longer side is at most
-/// ``size``, turned as its EXIF orientation says. Decoding runs off the
-/// cooperative pool, at most ``concurrent`` at once, so a burst of large
-/// images costs a bounded share of memory and cores.
+/// ``size``, turned as its EXIF orientation says. Decoding runs on threads
+/// of its own, at most ``concurrent`` at once: off the cooperative pool and
+/// off the threads the server's disk work runs on (`runBlocking`), so a
+/// burst of large images costs a bounded share of memory and cores and
+/// never makes a listing wait.
+///
+/// Each decode is bounded: the file's headers are read first, and one that
+/// declares more than its kind's budget (pixels, memory, a JPEG's scans and
+/// decoding work) is refused before the library sees it (``ThumbnailError``,
+/// `tooCostly`); PNG and GIF, read in rows, are given up at ``timeLimit``.
 public struct ImageThumbnailer: Sendable {
     /// The thumbnail's longer side, in pixels, at most.
     public let size: Int
@@ -25,10 +32,15 @@ public struct ImageThumbnailer: Sendable {
     /// is given up (its icon), and six times it on the clock while its
     /// reads wait: a slow file holds a decode slot no longer, and a machine
     /// busy with other work does not turn a good file into an icon. The
-    /// other kinds are one library call each, bounded by their pixel limits.
+    /// other kinds are one library call each, which cannot be stopped: their
+    /// time is bounded by what their headers may declare (a JPEG's scans and
+    /// decoding work, at most about a second of CPU; WebP's and HEIF's pixels).
     public let timeLimit: Duration
     let libraries: ImageLibraries
+    /// Who decodes next: a request before what is made ahead.
     let pool: RunPool
+    /// Where decodes run: ``concurrent`` threads of their own.
+    let decoders: BlockingPool
     let logger: Logger
 
     /// A thumbnailer with the libraries this process finds.
@@ -49,6 +61,7 @@ public struct ImageThumbnailer: Sendable {
         self.size = max(1, size)
         self.concurrent = max(1, concurrent)
         self.pool = RunPool(limit: max(1, concurrent))
+        self.decoders = BlockingPool(threads: max(1, concurrent))
         self.logger = logger
     }
 
@@ -56,19 +69,18 @@ public struct ImageThumbnailer: Sendable {
     public var kinds: [ImageKind] { libraries.kinds }
 
     /// A JPEG thumbnail of the file open as `fd` (read from the start with
-    /// positioned reads; the descriptor stays open), made off the
-    /// cooperative pool.
+    /// positioned reads; the descriptor stays open), made on the decoding threads.
     /// - Parameter priority: A request's decode goes before those made ahead of time.
-    /// - Throws: ``ThumbnailError``: `libraryMissing`, or `failed` for a
-    ///   file the library cannot decode (corrupt, truncated before its
-    ///   first row, or declaring more pixels than allowed), `noImage` for
-    ///   an archive without a cover.
+    /// - Throws: ``ThumbnailError``: `libraryMissing`, `failed` for a file
+    ///   the library cannot decode (corrupt, truncated before its first
+    ///   row), `tooCostly` for one over its budget, `timedOut` past the time
+    ///   limit, `noImage` for an archive without a cover.
     public func thumbnail(of fd: Int32, kind: ImageKind, priority: ThumbnailPriority = .request)
         async throws(ThumbnailError) -> [UInt8]
     {
         await pool.acquire(priority)
         defer { Task { await pool.release() } }
-        let result: Result<[UInt8], ThumbnailError> = await runBlocking {
+        let result: Result<[UInt8], ThumbnailError> = await decoders.run {
             do throws(ThumbnailError) {
                 return .success(try self.encoded(fd: fd, bytes: nil, kind: kind))
             } catch {
@@ -147,16 +159,24 @@ public struct ImageThumbnailer: Sendable {
                 status = decode(library, input, Int32(size), &out)
             }
             let exif = out.exif.map { Array(UnsafeBufferPointer(start: $0, count: out.exif_size)) }
-            guard status == 0, let image = RGBImage(taking: &out) else {
-                throw ThumbnailError(.failed, "not a \(kind) image \(name) can decode, or larger than allowed")
+            switch Int(status) {
+            case CIT_MADE:
+                guard let image = RGBImage(taking: &out) else { break }
+                return (image, exif)
+            case CIT_TOO_COSTLY:
+                throw ImageThumbnailer.refusal(out, kind: kind)
+            case CIT_TIMED_OUT:
+                throw ThumbnailError(.timedOut, "the \(kind.name) took more than \(timeLimit) of CPU time to decode")
+            default: break
             }
-            return (image, exif)
+            cit_image_free(&out)
+            throw ThumbnailError(.failed, "not a \(kind.name) image \(name) can decode")
         }
         switch kind {
         case .jpeg:
             guard let jpeg = libraries.jpeg else { throw missing("libturbojpeg") }
-            guard let image = jpeg.decode(fd: fd, bytes: bytes, maxSide: size)?.fitted(maxSide: size) else {
-                throw ThumbnailError(.failed, "not a JPEG libturbojpeg can decode, or larger than allowed")
+            guard let image = try jpeg.decode(fd: fd, bytes: bytes, maxSide: size).fitted(maxSide: size) else {
+                throw ThumbnailError(.failed, "the JPEG could not be scaled")
             }
             return image.oriented(ExifThumbnail.orientation(from: ImageThumbnailer.head(fd: fd, bytes: bytes)) ?? 1)
         case .png:
@@ -174,6 +194,32 @@ public struct ImageThumbnailer: Sendable {
             let (page, pageKind) = try cover(fd: fd, kind: kind)
             return try image(fd: -1, bytes: page, kind: pageKind)
         }
+    }
+
+    /// Why an image over its budget was refused, for a person: what it
+    /// declares against the budget it went over.
+    static func refusal(_ out: cit_image, kind: ImageKind) -> ThumbnailError {
+        let size = "\(out.declared_width)×\(out.declared_height) pixels"
+        if let refusal = out.refusal {
+            return ThumbnailError(.tooCostly, "the \(kind.name) is refused: " + String(cString: refusal))
+        }
+        if out.declared_width < 0 {
+            return ThumbnailError(.tooCostly, "the \(kind.name) declares a side longer than its library decodes")
+        }
+        if out.declared_width == 0 {
+            return ThumbnailError(.tooCostly, "the \(kind.name) is larger than \(CIT_MAX_INPUT >> 20) MiB")
+        }
+        if out.declared_width * out.declared_height > CIT_MAX_STREAMED_PIXELS {
+            return ThumbnailError(
+                .tooCostly,
+                "the \(kind.name) declares \(size), more than the \(CIT_MAX_STREAMED_PIXELS / 1_000_000) megapixels a thumbnail is made from"
+            )
+        }
+        let budget = kind == .heif ? Int(CIT_MAX_HEIF_MEMORY) : Int(CIT_MAX_MEMORY)
+        return ThumbnailError(
+            .tooCostly,
+            "decoding this \(kind.name) of \(size) would take \((Int(out.memory) + (1 << 20) - 1) >> 20) MiB, more than the \(budget >> 20) MiB a thumbnail may"
+        )
     }
 
     /// The cover's bytes and kind: a comic's marked cover or first page, a

@@ -5,10 +5,14 @@ public struct ThumbnailError: Error, Sendable, CustomStringConvertible {
     public enum Reason: Sendable, Hashable {
         /// The program for this kind is not installed.
         case programMissing
-        /// The program took longer than the time limit, and was killed.
+        /// The program took longer than the time limit, and was killed; a
+        /// decode read in rows was given up at its time limit.
         case timedOut
         /// The program failed (a corrupt or hostile file, a memory limit hit).
         case failed
+        /// The file declares more than a thumbnail may cost (pixels, memory,
+        /// decoding work, bytes): refused before it is decoded.
+        case tooCostly
         /// The program wrote no image, or a larger one than allowed; an
         /// archive has no image to show.
         case noImage

@@ -107,8 +107,12 @@ struct ZipArchive {
     /// - Throws: ``ThumbnailError`` (`failed`) when the entry claims or
     ///   inflates to more than `limit` bytes, lies outside the archive, or is damaged.
     func data(of entry: Entry, zlib: OpaquePointer?, limit: Int = maximumEntryBytes) throws(ThumbnailError) -> [UInt8] {
-        guard entry.size >= 0, entry.size <= limit, entry.compressedSize >= 0, entry.localHeaderOffset >= 0 else {
-            throw ThumbnailError(.failed, "'\(entry.name)' claims \(entry.size) bytes, more than a page may have")
+        guard entry.size >= 0, entry.compressedSize >= 0, entry.localHeaderOffset >= 0 else {
+            throw ThumbnailError(.failed, "'\(entry.name)' has a damaged directory entry")
+        }
+        guard entry.size <= limit else {
+            throw ThumbnailError(
+                .tooCostly, "'\(entry.name)' claims \(entry.size) bytes, more than the \(limit) an entry read may have")
         }
         let header = ZipArchive.read(fd, at: entry.localHeaderOffset, count: 30)
         guard header.count == 30, le32(header, 0) == 0x0403_4B50 else {
@@ -128,14 +132,21 @@ struct ZipArchive {
             return bytes
         case 8:
             guard let zlib else { throw ThumbnailError(.failed, "zlib is not installed (Debian: zlib1g)") }
-            var out: UnsafeMutablePointer<UInt8>? = nil
-            var count = 0
-            // Inflated up to the size the directory declares: more is a lie, or a bomb.
-            guard cit_inflate(zlib, fd, start, entry.compressedSize, max(1, Int(entry.size)), &out, &count) == 0,
-                let out
-            else { throw ThumbnailError(.failed, "'\(entry.name)' does not inflate to its declared size") }
-            defer { free(out) }
-            return Array(UnsafeBufferPointer(start: out, count: count))
+            // Inflated straight into the array, up to the size the directory
+            // declares (more is a lie, or a bomb): the page is held once.
+            var inflated = true
+            let bytes = [UInt8](unsafeUninitializedCapacity: Int(entry.size)) { buffer, count in
+                var written = 0
+                inflated =
+                    cit_inflate(zlib, fd, start, entry.compressedSize, buffer.baseAddress, Int(entry.size), &written)
+                    == 0
+                // What was not written is never read: the array ends where the data did.
+                count = inflated ? written : 0
+            }
+            guard inflated else {
+                throw ThumbnailError(.failed, "'\(entry.name)' does not inflate to its declared size")
+            }
+            return bytes
         default:
             throw ThumbnailError(.failed, "'\(entry.name)' is compressed with method \(entry.method), not DEFLATE")
         }

@@ -159,8 +159,10 @@ public final class FolderLeadership: Sendable {
     /// - Parameter discard: Given what the operation made when it ends after
     ///   the bound (nobody takes it then): a connection is closed there, not
     ///   dropped open.
+    /// - Parameter clock: What measures the bound (a test gives its own).
     static func bounded<T: Sendable>(
-        _ bound: Duration, discard: (@Sendable (T) async -> Void)? = nil,
+        _ bound: Duration, clock: some Clock<Duration> = ContinuousClock(),
+        discard: (@Sendable (T) async -> Void)? = nil,
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let slot = Mutex(BoundedSlot<T>.empty)
@@ -179,7 +181,7 @@ public final class FolderLeadership: Sendable {
             }
         }
         let timer = Task {
-            try? await Task.sleep(for: bound)
+            try? await clock.sleep(for: bound)
             _ = finish(.failure(DatabaseTimeout(bound: bound)))
         }
         defer {
@@ -214,7 +216,7 @@ struct DatabaseTimeout: Error, CustomStringConvertible {
     var description: String { "the database did not answer within \(bound)" }
 }
 
-/// Where ``FolderLeadership/bounded(_:_:)`` meets its first outcome: the
+/// Where ``FolderLeadership/bounded(_:clock:discard:_:)`` meets its first outcome: the
 /// first result wins, whether it comes before or after the wait begins.
 private enum BoundedSlot<T: Sendable>: Sendable {
     case empty

@@ -24,8 +24,9 @@ import Synchronization
 public final class Trash: Sendable {
     /// The trash's folder.
     public let path: String
-    /// How long items stay.
-    public let retention: TrashRetention
+    /// How long items stay (changed by ``setRetention(_:)``).
+    public var retention: TrashRetention { policy.withLock { $0 } }
+    private let policy: Mutex<TrashRetention>
     private let folder: StoreFolder
     private let clock: @Sendable () -> Int64
     private let logger: Logger
@@ -41,7 +42,7 @@ public final class Trash: Sendable {
         clock: @escaping @Sendable () -> Int64 = FileChangeLog.wallClock
     ) throws(VersionError) {
         self.path = path
-        self.retention = retention
+        policy = Mutex(retention)
         self.logger = logger
         self.clock = clock
         folder = try StoreFolder.open(creating: path)
@@ -141,6 +142,11 @@ public final class Trash: Sendable {
         _ = try item(trashId)
         try folder.removeTree(trashId)
         index.withLock { _ = $0.removeValue(forKey: trashId) }
+    }
+
+    /// Applies `retention` from now on (the next ``trim(protecting:)`` removes what it no longer keeps).
+    public func setRetention(_ retention: TrashRetention) {
+        policy.withLock { $0 = retention }
     }
 
     /// Applies the retention policy now (it is after each delete).

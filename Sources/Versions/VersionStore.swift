@@ -30,8 +30,9 @@ import Synchronization
 public final class VersionStore: Sendable {
     /// The store's folder.
     public let path: String
-    /// What is kept, and for how long.
-    public let retention: VersionRetention
+    /// What is kept, and for how long (changed by ``setRetention(_:)``).
+    public var retention: VersionRetention { policy.withLock { $0 } }
+    private let policy: Mutex<VersionRetention>
     private let folder: StoreFolder
     private let clock: @Sendable () -> Int64
     private let logger: Logger
@@ -48,7 +49,7 @@ public final class VersionStore: Sendable {
         clock: @escaping @Sendable () -> Int64 = FileChangeLog.wallClock
     ) throws(VersionError) {
         self.path = path
-        self.retention = retention
+        policy = Mutex(retention)
         self.logger = logger
         self.clock = clock
         folder = try StoreFolder.open(creating: path)
@@ -236,6 +237,11 @@ public final class VersionStore: Sendable {
         }
         try? target.sync()
         _ = cfs_unlinkat(folder.descriptor, old.description, Int32(CFS_AT_REMOVEDIR))
+    }
+
+    /// Applies `retention` from now on (the next ``trim(protecting:)`` removes what it no longer keeps).
+    public func setRetention(_ retention: VersionRetention) {
+        policy.withLock { $0 = retention }
     }
 
     /// Applies the retention policy now (it is after each keep).

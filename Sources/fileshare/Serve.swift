@@ -6,7 +6,9 @@ import FileSharing
 import FileWatching
 import Inbox
 import Logging
+import Previews
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 #if canImport(Glibc)
@@ -18,30 +20,42 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Share DIR over HTTP: a web page at /, a JSON API at /api/, WebDAV at /dav/.",
         discussion: """
-            Listens on 127.0.0.1:8080 by default. Every request needs the credentials (HTTP Basic): \
-            give them with --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD); without \
-            them a random password is made and printed to stderr. With --users FILE, people sign in as \
+            Listens on 127.0.0.1:8080 by default. Every request needs credentials: give them with \
+            FILESHARE_USER and FILESHARE_PASSWORD (or --user and --password); the page signs in with \
+            its form, scripts and WebDAV clients send HTTP Basic. Without them a random password is \
+            made and printed to stderr once the server listens. With --users FILE, people sign in as \
             the users of FILE ('fileshare users') and see and change only what they are granted; FILE is \
-            read again when it changes. Changes to DIR are printed to stderr \
+            read again when it changes. With --print-changes, changes to DIR are printed to stderr \
             as JSON lines. With --accept or --types, uploads of other types are refused (415); with \
             --inbox, what arrives in DIR/Inbox is taken in as 'fileshare inbox' does. Stops cleanly on \
             SIGINT or SIGTERM.
             """
     )
 
-    @Argument(help: "The folder to share (created if missing).")
-    var directory: String = "./Documents"
+    @Argument(help: "The folder to share (created if missing; ./Documents unless given here or in the configuration).")
+    var directory: String?
 
-    @Option(help: "The port (0 picks a free one).")
-    var port: Int = 8080
+    @Option(
+        help: ArgumentHelp(
+            "A configuration file (YAML or JSON; FILESHARE_CONFIG): every setting below, and those with no flag. The environment, then flags, override it.",
+            valueName: "FILE"))
+    var config: String?
 
-    @Option(help: ArgumentHelp("The address to listen on.", valueName: "ADDRESS"))
-    var bind: String = "127.0.0.1"
+    @Flag(
+        name: .customLong("check-config"),
+        help: "Print the settings that would apply and where each came from, then exit (2 when one is wrong).")
+    var checkConfig = false
 
-    @Option(help: "The user name for HTTP Basic authentication.")
+    @Option(help: "The port (0 picks a free one; 8080 unless set).")
+    var port: Int?
+
+    @Option(help: ArgumentHelp("The address to listen on (127.0.0.1 unless set).", valueName: "ADDRESS"))
+    var bind: String?
+
+    @Option(help: "The one user's name (FILESHARE_USER), for the page's sign-in and HTTP Basic.")
     var user: String?
 
-    @Option(help: "The password for HTTP Basic authentication.")
+    @Option(help: "The one user's password (FILESHARE_PASSWORD; the environment keeps it out of the process list).")
     var password: String?
 
     @Option(
@@ -51,6 +65,14 @@ struct Serve: AsyncParsableCommand {
 
     @Flag(name: .customLong("no-auth"), help: "No credentials (only when bound to a loopback address).")
     var noAuth = false
+
+    @Flag(help: "Log only warnings and errors on stderr (no notices).")
+    var quiet = false
+
+    @Flag(
+        name: .customLong("print-changes"),
+        help: "Print each change of DIR (and each Inbox event) to stderr as a JSON line.")
+    var printChanges = false
 
     @Option(
         name: .customLong("tls-cert"), help: ArgumentHelp("A PEM certificate chain, to serve HTTPS.", valueName: "FILE")
@@ -91,24 +113,24 @@ struct Serve: AsyncParsableCommand {
     var typesFile: String?
 
     @Option(
-        name: .customLong("header-timeout"),
+        name: .customLong("header-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
-            "The most time from a request's first byte to the end of its header; past it: 408 and close.",
+            "The most time from a request's first byte to the end of its header; past it: 408 and close (60 unless set).",
             valueName: "SECONDS"))
-    var headerTimeout: Double = 60
+    var headerTimeout: String?
 
     @Option(
-        name: .customLong("keep-alive-timeout"),
+        name: .customLong("keep-alive-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
-            "How long a connection may stay open with no request under way.", valueName: "SECONDS"))
-    var keepAliveTimeout: Double = 75
+            "How long a connection may stay open with no request under way (75 unless set).", valueName: "SECONDS"))
+    var keepAliveTimeout: String?
 
     @Option(
-        name: .customLong("body-timeout"),
+        name: .customLong("body-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
-            "How long a request body may go without a byte (a slow but live upload goes on).",
+            "How long a request body may go without a byte (a slow but live upload goes on; 300 unless set).",
             valueName: "SECONDS"))
-    var bodyTimeout: Double = 300
+    var bodyTimeout: String?
 
     @Option(
         name: .customLong("database"),
@@ -123,103 +145,113 @@ struct Serve: AsyncParsableCommand {
         ))
     var fixExtensions = false
 
-    func validate() throws {
-        for (name, seconds) in [
-            ("--header-timeout", headerTimeout), ("--keep-alive-timeout", keepAliveTimeout),
-            ("--body-timeout", bodyTimeout),
-        ] where !(seconds > 0 && seconds <= 86_400) {
-            throw ValidationError("\(name) takes seconds, more than 0 and at most 86400")
+    /// The flags given, by the key of their setting, as text: the first layer.
+    var givenFlags: [String: String] {
+        var given: [String: String?] = [
+            "folder": directory, "port": port.map(String.init), "bind": bind, "user": user, "password": password,
+            "users": users, "tls-cert": tlsCertificate, "tls-key": tlsKey, "max-upload": maxUpload,
+            "accept": accept, "types": typesFile, "header-timeout": headerTimeout,
+            "keep-alive-timeout": keepAliveTimeout, "body-timeout": bodyTimeout, "database": database,
+        ]
+        // A switch given turns its setting on; not given, it leaves it to the other layers.
+        for (key, on) in [
+            ("no-auth", noAuth), ("read-only", readOnly), ("inbox", takesInInbox), ("fix-extensions", fixExtensions),
+            ("quiet", quiet), ("print-changes", printChanges),
+        ] where on {
+            given[key] = "true"
         }
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        if (tlsCertificate == nil) != (tlsKey == nil) {
-            throw ValidationError("--tls-cert and --tls-key go together; give both")
-        }
-        if let maxUpload, Serve.parseSize(maxUpload) == nil {
-            throw ValidationError("--max-upload takes a size such as 500M or 2G")
-        }
-        if let accept, TypeOptions.listItems(accept).isEmpty {
-            throw ValidationError(
-                "--accept takes type identifiers or extensions separated by commas, such as public.image,com.adobe.pdf")
-        }
+        return given.compactMapValues { $0 }
     }
 
-    static func parseSize(_ text: String) -> Int64? {
-        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40]
-        if let last = text.uppercased().last, let unit = units[last], let value = Int64(text.dropLast()), value >= 0 {
-            return value * unit
-        }
-        return Int64(text).flatMap { $0 >= 0 ? $0 : nil }
-    }
+    /// Bytes from a size such as `500M` (see ``ServeSetting/parseSize(_:)``).
+    static func parseSize(_ text: String) -> Int64? { ServeSetting.parseSize(text) }
 
     static func isLoopback(_ address: String) -> Bool {
         address == "localhost" || address == "::1" || address.hasPrefix("127.")
     }
 
-    /// The connection limits the options give.
-    var limits: ConnectionLimits {
+    /// The connection limits `settings` give.
+    static func limits(_ settings: ServeSettings) -> ConnectionLimits {
         ConnectionLimits(
-            requestHeaderTimeout: .milliseconds(Int64(headerTimeout * 1000)),
-            keepAliveTimeout: .milliseconds(Int64(keepAliveTimeout * 1000)),
-            bodyIdleTimeout: .milliseconds(Int64(bodyTimeout * 1000)))
+            requestHeaderTimeout: .milliseconds(settings.headerTimeout.nanoseconds / 1_000_000),
+            keepAliveTimeout: .milliseconds(settings.keepAliveTimeout.nanoseconds / 1_000_000),
+            bodyIdleTimeout: .milliseconds(settings.bodyTimeout.nanoseconds / 1_000_000))
     }
 
     func run() async throws {
-        let logger = CommandOutput.startLogging("fileshare.serve", level: .notice)
-        var tls: (certificate: String, key: String)? = nil
-        if let tlsCertificate, let tlsKey {
-            for file in [tlsCertificate, tlsKey] where access(file, R_OK) != 0 {
-                CommandOutput.fail("cannot read \(file); give a readable PEM file", code: 2)
-            }
-            tls = (tlsCertificate, tlsKey)
+        let environment = ProcessInfoLite.environment
+        let loader = ServeConfigurationLoader(
+            flags: givenFlags, environment: environment,
+            filePath: config ?? environment["FILESHARE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 })
+        let loaded: LoadedConfiguration
+        do {
+            loaded = try await loader.load()
+        } catch {
+            for problem in error.problems { CommandOutput.writeError("fileshare: \(problem)\n") }
+            Glibc.exit(2)
         }
+        let settings = loaded.settings
+        let tls = Serve.checkedTLS(settings)
         let acceptedTypes: AcceptedTypes?
         do {
-            acceptedTypes = try TypeOptions.acceptedTypes(typesFile: typesFile, accept: accept)
+            acceptedTypes = try TypeOptions.acceptedTypes(typesFile: settings.types, accept: settings.accept)
         } catch {
             CommandOutput.fail(error.message, code: 2)
         }
-        let environment = ProcessInfoLite.environment
-        let user = self.user ?? environment["FILESHARE_USER"]
-        let password = self.password ?? environment["FILESHARE_PASSWORD"]
-        var credentials: ShareConfiguration.Credentials? = nil
-        if users != nil {
-            if noAuth || self.user != nil || self.password != nil {
-                CommandOutput.fail("--users cannot be combined with --user, --password or --no-auth", code: 2)
-            }
-        } else if noAuth {
-            guard Serve.isLoopback(bind) else {
-                CommandOutput.fail(
-                    "--no-auth is accepted only on a loopback address; bind to 127.0.0.1 or give credentials", code: 2)
-            }
-            if user != nil || password != nil {
-                CommandOutput.fail("--no-auth cannot be combined with credentials", code: 2)
-            }
-        } else if let user, let password {
-            guard !user.isEmpty, !password.isEmpty, !user.contains(":") else {
-                CommandOutput.fail(
-                    "the user name and password must not be empty, and the user name has no ':'", code: 2)
-            }
-            credentials = .init(user: user, password: password)
-        } else if user != nil || password != nil {
-            CommandOutput.fail("give both --user and --password (or FILESHARE_USER and FILESHARE_PASSWORD)", code: 2)
-        } else {
-            let made = Serve.randomPassword()
-            credentials = .init(user: "fileshare", password: made)
-            CommandOutput.writeError(
-                "fileshare: sign in as user 'fileshare' with password '\(made)' (choose your own with --user and --password)\n"
-            )
+        if checkConfig {
+            CommandOutput.write(ServeConfigurationLoader.report(loaded.resolved))
+            return
         }
-        if !Serve.makeDirectories(directory) {
-            CommandOutput.fail("cannot create \(directory): \(String(cString: strerror(errno)))", code: 2)
+        // Trapped before the server starts: an untrapped SIGHUP ends the process.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let logger = CommandOutput.startLogging("fileshare.serve", level: settings.quiet ? .warning : .notice)
+        if let path = loader.filePath { logger.notice("read the configuration from \(path)") }
+        var credentials: ShareConfiguration.Credentials? = nil
+        // A password made here is printed only once the server listens: a start that fails shows none.
+        var madePassword: String?
+        if settings.users == nil && !settings.noAuth {
+            if let user = settings.user, let password = settings.password {
+                credentials = .init(user: user, password: password)
+            } else {
+                let made = Serve.randomPassword()
+                credentials = .init(user: "fileshare", password: made)
+                madePassword = made
+            }
+        }
+        let folder: ServeFolder
+        do {
+            folder = try ServeFolder.prepare(settings.folder, readOnly: settings.readOnly)
+        } catch {
+            CommandOutput.fail(error.message, code: 2)
+        }
+        let directory = folder.path
+        /// Ends the command, first taking back what a start that failed made.
+        func failStart(_ message: String, code: Int32) -> Never {
+            folder.undo()
+            CommandOutput.fail(message, code: code)
         }
         var configuration = ShareConfiguration(
-            root: directory, host: bind, port: port, credentials: credentials, readOnly: readOnly,
-            maxUploadBytes: maxUpload.flatMap(Serve.parseSize), tls: tls, acceptedTypes: acceptedTypes,
-            misleadingNames: fixExtensions ? .correct : .refuse, limits: limits)
-        configuration.usersFile = users
+            root: directory, host: settings.bind, port: settings.port, credentials: credentials,
+            readOnly: settings.readOnly, maxUploadBytes: settings.maxUpload, tls: tls, acceptedTypes: acceptedTypes,
+            misleadingNames: settings.fixExtensions ? .correct : .refuse,
+            changeLog: FileChangeLog.Options(retention: settings.changeRetention), limits: Serve.limits(settings))
+        configuration.usersFile = settings.users
+        configuration.history = settings.history
+        configuration.pendingUploads = settings.pendingUploads
+        configuration.thumbnailsAhead = settings.thumbnailsAhead
+        configuration.thumbnailer = ExternalThumbnailer(
+            limits: ExternalThumbnailer.Limits(
+                time: settings.thumbnailTimeLimit, concurrent: settings.thumbnailsConcurrent),
+            size: settings.thumbnailSize)
+        configuration.imageThumbnailer = ImageThumbnailer(
+            size: settings.thumbnailSize, concurrent: settings.thumbnailsConcurrent,
+            timeLimit: settings.thumbnailTimeLimit)
         Serve.raiseOpenFileLimit(logger: logger)
         var shared: SharedChangeLog?
-        if let text = database ?? environment["FILESHARE_DATABASE"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        let takesInInbox = settings.inbox
+        let fixExtensions = settings.fixExtensions
+        let printChanges = settings.printChanges
+        if let text = settings.database {
             shared = await SharedChangeLog.open(text, sharedFolder: directory, logger: logger)
             // Only the leader takes in the Inbox, with its observer, while it leads.
             let inbox: (@Sendable (FileObserver) async -> Void)? =
@@ -227,30 +259,40 @@ struct Serve: AsyncParsableCommand {
                 ? { @Sendable observer in
                     await Serve.runInbox(
                         observer: observer, acceptedTypes: acceptedTypes,
-                        fixExtensions: fixExtensions, logger: logger)
+                        fixExtensions: fixExtensions, printChanges: printChanges, logger: logger)
                 } : nil
             configuration.sharedDatabase = shared?.configuration(whileLeading: inbox)
         }
+        let changePrinter: (@Sendable (String) -> Void)?
+        if settings.printChanges {
+            changePrinter = { line in CommandOutput.writeError(line + "\n") }
+        } else {
+            changePrinter = nil
+        }
         let server: ShareServer
         do {
-            server = try ShareServer(configuration: configuration, logger: logger) { line in
-                CommandOutput.writeError(line + "\n")
-            }
+            server = try ShareServer(configuration: configuration, logger: logger, changePrinter: changePrinter)
         } catch let error as FileWatchingError {
-            CommandOutput.fail(error.message, code: 2)
+            failStart(error.message, code: 2)
         } catch let error as ChangeLogError {
             // Another server on the folder, or a log that cannot be written: a failure at run time.
+            // Nothing is taken back: the private state may be that other server's.
             CommandOutput.fail(error.message, code: 1)
         } catch let error as AccountsError {
-            CommandOutput.fail(error.message, code: 2)
+            failStart(error.message, code: 2)
         } catch let error as ConfigurationError {
-            CommandOutput.fail(error.message, code: 2)
+            failStart(error.message, code: 2)
         }
-        let announced = ShareAnnouncement(root: server.root)
+        let announced = ShareAnnouncement(
+            root: server.root, madePassword: madePassword, madeFolder: folder.made ? directory : nil)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(
                 service: ListeningServer(server: server, announcement: announced),
-                successTerminationBehavior: .gracefullyShutdownGroup)
+                successTerminationBehavior: .gracefullyShutdownGroup),
+            .init(
+                service: ConfigurationReloader(
+                    loader: loader, loaded: loaded, server: server, signals: hangups, logger: logger),
+                successTerminationBehavior: .ignore),
         ]
         if takesInInbox && shared == nil {
             do {
@@ -260,10 +302,11 @@ struct Serve: AsyncParsableCommand {
                         acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
                     logger: logger,
                     observer: server.observer,
-                    report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
+                    report: { event in if printChanges { CommandOutput.writeError(event.jsonLine + "\n") } },
+                    handler: { _ in })
                 services.append(.init(service: processor))
             } catch {
-                CommandOutput.fail(error.message, code: 2)
+                failStart(error.message, code: 2)
             }
         }
         let group = ServiceGroup(
@@ -277,21 +320,34 @@ struct Serve: AsyncParsableCommand {
         } catch let error as FileWatchingError where error.code == .rootRemoved {
             CommandOutput.fail(error.message, code: 1)
         } catch {
+            // Failed before it listened: the start leaves nothing behind.
+            if !announced.hasAnnounced { folder.undo() }
             let text = "\(error)"
             if text.contains("Address already in use") || text.contains("EADDRINUSE") {
                 CommandOutput.fail(
-                    "port \(port) on \(bind) is taken; choose another with --port (0 picks a free one)", code: 1)
+                    "port \(settings.port) on \(settings.bind) is taken; choose another with --port (0 picks a free one)",
+                    code: 1)
             }
             if text.contains("Cannot assign requested address") || text.contains("EADDRNOTAVAIL") {
-                CommandOutput.fail("cannot listen on \(bind): this machine has no such address", code: 1)
+                CommandOutput.fail("cannot listen on \(settings.bind): this machine has no such address", code: 1)
             }
             CommandOutput.fail("the server stopped: \(text)", code: 1)
         }
     }
 
+    /// The TLS files of `settings`, each readable; exits 2 naming one that is not.
+    static func checkedTLS(_ settings: ServeSettings) -> (certificate: String, key: String)? {
+        guard let certificate = settings.tlsCertificate, let key = settings.tlsKey else { return nil }
+        for file in [certificate, key] where access(file, R_OK) != 0 {
+            CommandOutput.fail("cannot read \(file); give a readable PEM file", code: 2)
+        }
+        return (certificate, key)
+    }
+
     /// Takes in the Inbox with `observer` until cancelled (a leader's, through a database).
     static func runInbox(
-        observer: FileObserver, acceptedTypes: AcceptedTypes?, fixExtensions: Bool, logger: Logger
+        observer: FileObserver, acceptedTypes: AcceptedTypes?, fixExtensions: Bool, printChanges: Bool,
+        logger: Logger
     ) async {
         do {
             let processor = try InboxProcessor(
@@ -300,7 +356,8 @@ struct Serve: AsyncParsableCommand {
                     acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
                 logger: logger,
                 observer: observer,
-                report: { event in CommandOutput.writeError(event.jsonLine + "\n") }, handler: { _ in })
+                report: { event in if printChanges { CommandOutput.writeError(event.jsonLine + "\n") } },
+                handler: { _ in })
             try await processor.run()
         } catch {
             logger.error("the Inbox stopped", metadata: ["error": "\(error)"])
@@ -308,16 +365,11 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// Each connection takes a descriptor: raise the soft limit (often 1,024
-    /// for services) to the hard one, and say what there is.
+    /// for services) to the hard one, quietly; only a limit too low for
+    /// many connections is worth a line.
     static func raiseOpenFileLimit(logger: Logger) {
         do {
-            let (before, after) = try OpenFileLimit.raiseSoftToHard()
-            let metadata: Logger.Metadata = ["before": "\(before)", "after": "\(after)"]
-            if after.soft > before.soft {
-                logger.notice("raised the open file limit to the hard limit, \(after.soft)", metadata: metadata)
-            } else {
-                logger.notice("the open file limit is already the hard limit, \(after.soft)", metadata: metadata)
-            }
+            let (_, after) = try OpenFileLimit.raiseSoftToHard()
             // A few descriptors go to the listener, the change log and the
             // observer; the rest are connections.
             if after.soft < 4096 {
@@ -336,21 +388,34 @@ struct Serve: AsyncParsableCommand {
         return String((0..<20).map { _ in alphabet[Int(generator.next(upperBound: UInt(alphabet.count)))] })
     }
 
-    static func makeDirectories(_ path: String) -> Bool {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            current += "/" + component
-            if mkdir(current, 0o755) != 0 && errno != EEXIST { return false }
-        }
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
-    }
 }
 
-/// Prints the first stdout line once the server listens.
-struct ShareAnnouncement: Sendable {
+/// Prints the first stdout line once the server listens, and on stderr
+/// what the start made: the folder, a password (only now, when it is sure
+/// to be of use).
+final class ShareAnnouncement: Sendable {
     let root: String
+    let madePassword: String?
+    let madeFolder: String?
+    private let done = Mutex(false)
+
+    init(root: String, madePassword: String?, madeFolder: String?) {
+        self.root = root
+        self.madePassword = madePassword
+        self.madeFolder = madeFolder
+    }
+
+    /// Whether the server has listened.
+    var hasAnnounced: Bool { done.withLock { $0 } }
+
     func announce(_ url: String) {
+        done.withLock { $0 = true }
+        if let madeFolder { CommandOutput.writeError("fileshare: created the folder \(madeFolder)\n") }
+        if let madePassword {
+            CommandOutput.writeError(
+                "fileshare: sign in as user 'fileshare' with password '\(madePassword)' (choose your own with --user and --password)\n"
+            )
+        }
         CommandOutput.write("Serving \(root) at \(url)\n")
     }
 }

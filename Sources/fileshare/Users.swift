@@ -26,10 +26,36 @@ struct Users: AsyncParsableCommand {
     )
 }
 
-/// `--users FILE`, which every `users` command takes.
+/// `--users FILE`, which every `users` command takes; without it, the
+/// users file the configuration of `fileshare serve` names.
 struct UsersFileOption: ParsableArguments {
-    @Option(name: .customLong("users"), help: ArgumentHelp("The users file.", valueName: "FILE"))
-    var path: String
+    @Option(
+        name: .customLong("users"),
+        help: ArgumentHelp(
+            "The users file (else FILESHARE_USERS, or 'users' in the configuration file).", valueName: "FILE"))
+    var given: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The configuration file of 'fileshare serve' (else FILESHARE_CONFIG), whose 'users' names the users file.",
+            valueName: "FILE"))
+    var config: String?
+
+    /// The users file and the shared folder, as given or configured; ends
+    /// the command (exit 2) when no users file is named or the
+    /// configuration has a mistake.
+    var location: UsersFileLocation {
+        do {
+            return try UsersFileLocation.resolve(
+                given: given, config: config, environment: ProcessInfoLite.environment)
+        } catch {
+            for problem in error.problems { CommandOutput.writeError("fileshare: \(problem)\n") }
+            Glibc.exit(2)
+        }
+    }
+
+    /// The users file.
+    var path: String { location.users }
 
     /// Reads the file (an empty directory when it does not exist yet), lets
     /// `change` change it, and writes it back, under the file's lock.
@@ -294,7 +320,17 @@ struct UsersGrant: AsyncParsableCommand {
         file.change { (directory: inout UserDirectory) throws(AccountsError) in
             try directory.grant(right, on: path, to: name)
         }
-        CommandOutput.write("\(name) has \(right) on /\(path.split(separator: "/").joined(separator: "/"))\n")
+        let shown = "/" + path.split(separator: "/").joined(separator: "/")
+        CommandOutput.write("\(name) has \(right) on \(shown)\n")
+        // A mistyped path is granted all the same (it may be made later), but said.
+        if let folder = file.location.folder, shown != "/" {
+            var info = stat()
+            if lstat(folder + shown, &info) != 0 && errno == ENOENT {
+                CommandOutput.writeError(
+                    "fileshare: warning: \(shown) does not exist in \(folder); the right applies once it does (check the spelling)\n"
+                )
+            }
+        }
     }
 }
 

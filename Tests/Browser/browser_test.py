@@ -174,6 +174,18 @@ def start_driver(work):
     return driver
 
 
+def sign_in(driver, url, user=USER, password=PASSWORD):
+    """Signs the browser in through the page's sign-in form, as a person does
+    (the server shows the form, never the browser's password dialog)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.get(url.rstrip("/") + "/signin")
+    driver.find_element(By.ID, "name").send_keys(user)
+    driver.find_element(By.ID, "password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "form[action='/signin'] button[type=submit]").click()
+    WebDriverWait(driver, WAIT).until(lambda d: "/signin" not in d.current_url)
+
+
 def wait_until(condition, timeout, what, interval=0.1):
     """Polls `condition` (a function returning a true value when done) on this side: for the disk."""
     end = time.monotonic() + timeout
@@ -348,8 +360,8 @@ def main():
         def open_page():
             nonlocal driver
             driver = start_driver(work)
-            address = server.url.replace("://", f"://{USER}:{PASSWORD}@", 1)
-            driver.get(address)
+            sign_in(driver, server.url)
+            driver.get(server.url)
             wait().until(EC.presence_of_element_located((By.CSS_SELECTOR, '#file-list[aria-busy="false"]')))
             # The info call got through with the credentials: the share's name is shown.
             wait().until(lambda d: d.find_element(By.ID, "share-name").text == os.path.basename(shared))
@@ -603,7 +615,7 @@ def main():
             target = os.path.join(shared, name)
             with open(target, "w") as f:
                 f.write("first line\n")
-            address = server.url.replace("://", f"://{USER}:{PASSWORD}@", 1)
+            address = server.url
             first = driver.current_window_handle
 
             def open_editor():
@@ -671,8 +683,7 @@ def main():
             # then delete the file and bring it back from the trash.
             name = "shared notes.txt"
             target = os.path.join(shared, name)
-            address = server.url.replace("://", f"://{USER}:{PASSWORD}@", 1)
-            driver.get(address)
+            driver.get(server.url)
             wait_listed(name)
             click(row_selector(name) + " a.open", "the file's name")
             click("#preview-history", "the preview's Versions button")

@@ -136,8 +136,7 @@ def main():
         ActionChains(driver).send_keys(*keys).perform()
 
     def open_folder(path):
-        address = server.url.replace("://", f"://{common.USER}:{common.PASSWORD}@", 1)
-        driver.get(address + "#/" + path)
+        driver.get(server.url + "#/" + path)
         wait().until(EC.presence_of_element_located((By.CSS_SELECTOR, '#file-list[aria-busy="false"]')))
         wait().until(lambda d: d.find_elements(By.CSS_SELECTOR, "#file-list > li"))
 
@@ -162,6 +161,7 @@ def main():
         def toggle_remembered():
             nonlocal driver
             driver = common.start_driver(work)
+            common.sign_in(driver, server.url)
             # Every request counted, past Resource Timing's default 250.
             driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument",
                                    {"source": "performance.setResourceTimingBufferSize(100000);"})

@@ -1,3 +1,4 @@
+import ConfigText
 import DocumentTypes
 import FileshareTestSupport
 import Testing

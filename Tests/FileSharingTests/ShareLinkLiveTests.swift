@@ -152,7 +152,7 @@ struct ShareLinkLiveTests {
         withExtendedLifetime(folder) {}
     }
 
-    @Test("an upload link takes new files only and shows nothing of what is there")
+    @Test("an upload link adds files (a name taken keeps both) and shows nothing of what is there")
     func uploadLink() async throws {
         let folder = try TemporaryFolder()
         let share = try Self.share(folder)
@@ -167,10 +167,11 @@ struct ShareLinkLiveTests {
             let page = try await Self.send(client, nil, .get, "/s/" + token)
             #expect(page.status == .ok && page.text.contains("drop-zone") && !page.text.contains("plan.txt"))
             #expect(try await Self.send(client, nil, .put, "/s/\(token)/files/new.txt", body: "N").status == .created)
+            // A name taken keeps both, numbered as the Inbox does; nothing there is replaced.
             #expect(
-                try await Self.send(client, nil, .put, "/s/\(token)/files/new.txt", body: "again").status == .conflict)
+                try await Self.send(client, nil, .put, "/s/\(token)/files/new.txt", body: "again").status == .created)
             #expect(
-                try await Self.send(client, nil, .post, "/s/\(token)/files/plan.txt", body: "X").status == .conflict)
+                try await Self.send(client, nil, .post, "/s/\(token)/files/plan.txt", body: "X").status == .created)
             #expect(
                 try await Self.send(client, nil, .put, "/s/\(token)/files/..%2Fescape.txt", body: "X").status
                     == .notFound)
@@ -186,7 +187,9 @@ struct ShareLinkLiveTests {
                 ).status == .forbidden)
         }
         #expect(share.read("Team/new.txt") == "N")
+        #expect(share.read("Team/new 2.txt") == "again")
         #expect(share.read("Team/plan.txt") == "plan")
+        #expect(share.read("Team/plan 2.txt") == "X")
         #expect(!FileManager.default.fileExists(atPath: share.path("escape.txt")))
         #expect(!FileManager.default.fileExists(atPath: share.path("Private/x.txt")))
         #expect(!FileManager.default.fileExists(atPath: share.path("Team/csrf.txt")))

@@ -17,3 +17,13 @@ struct BrowserTests {
         try await runBrowserScript("browser_test.py")
     }
 }
+
+/// Tests/Browser/session_browser_test.py: the page's session kept across a
+/// restart, and a session ended elsewhere offering the sign-in.
+@Suite("the page's session in a browser", .holdsObservers, .timeLimit(.minutes(10)))
+struct SessionBrowserTests {
+    @Test("a restart keeps the page signed in; a session ended elsewhere says so and offers the sign-in")
+    func session() async throws {
+        try await runBrowserScript("session_browser_test.py")
+    }
+}

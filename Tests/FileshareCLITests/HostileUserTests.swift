@@ -216,7 +216,7 @@ struct HostileUserTests {
             for path in [
                 "api/files/Alice/up/Other/o.txt", "api/files/Alice/o.txt", "dav/Alice/up/Other/o.txt",
                 "api/files/Alice/state/shares.json", "api/thumbnail/Alice/up/Other/pic.jpg", "api/list?path=Alice/up",
-                "api/list?path=Alice/state",
+                "api/list?path=Alice/state", "api/versions?path=Alice/up/Other/o.txt",
             ] {
                 for user in ["alice", "root"] {
                     let response = try await share.curl(user, "GET", path)

@@ -71,11 +71,45 @@ struct InboxCommandTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: root + "/Inbox").isEmpty)
             let events = process.lines
             #expect(events.filter { $0.contains("\"type\":\"taken-in\"") }.count == 3)
+            // A refusal is said once: its refused event, no error beside it.
+            #expect(events.filter { $0.contains("photo.pdf") }.count == 1, "\(events)")
             #expect(events.contains { $0.contains("\"type\":\"refused\"") && $0.contains("photo.pdf") })
-            #expect(events.contains { $0.contains("\"type\":\"error\"") && $0.contains("photo.pdf") })
             let handled = (InboxCommandTests.read(log) ?? "").split(separator: "\n").sorted()
             #expect(
                 handled == ["0 \(root)/Album", "0 \(root)/Report 2.pdf", "0 \(root)/notes.txt"])
+        }
+    }
+
+    @Test(
+        "symbolic links dropped in the Inbox (to a file, to a folder outside the share) are refused; what they lead to is neither moved nor copied in"
+    )
+    func symbolicLinks() async throws {
+        try await MachineSettings.shared {
+            let folder = try TemporaryFolder()
+            let root = folder.path + "/share"
+            let outside = folder.path + "/outside"
+            try InboxCommandTests.write(outside + "/secret.pdf", Array(InboxCommandTests.pdf.utf8))
+            try InboxCommandTests.write(outside + "/Album/private.txt", Array("private\n".utf8))
+            try FileManager.default.createDirectory(atPath: root + "/Inbox", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(
+                atPath: root + "/Inbox/secret.pdf", withDestinationPath: outside + "/secret.pdf")
+            try FileManager.default.createSymbolicLink(
+                atPath: root + "/Inbox/Album", withDestinationPath: "../../outside/Album")
+            let process = try CommandProcess(["inbox", root, "--once", "--accept", "pdf,txt", "--folders", "unpack"])
+            #expect(await process.exitStatus(timeout: .seconds(60)) == 0, "\(process.errorOutput)")
+            // What the links led to is where it was, as it was.
+            #expect(InboxCommandTests.read(outside + "/secret.pdf") == InboxCommandTests.pdf)
+            #expect(InboxCommandTests.read(outside + "/Album/private.txt") == "private\n")
+            // Nothing of it inside the share: no regular file holds its content.
+            let files = InboxCommandTests.files(in: root)
+            #expect(!files.values.contains(InboxCommandTests.pdf) && !files.values.contains("private\n"), "\(files)")
+            let refused = process.lines.filter { $0.contains("\"type\":\"refused\"") }
+            for name in ["secret.pdf", "Album"] {
+                #expect(
+                    refused.contains { $0.contains(name) && $0.contains("symbolic link") },
+                    "\(name) refused as a link: \(process.lines)")
+            }
+            #expect(!process.lines.contains { $0.contains("\"type\":\"taken-in\"") }, "\(process.lines)")
         }
     }
 
@@ -175,7 +209,9 @@ struct InboxCommandTests {
             let dir = try TemporaryFolder()
             try InboxCommandTests.write(dir.path + "/report.pdf", Array(InboxCommandTests.pdf.utf8))
             try InboxCommandTests.write(dir.path + "/photo.png", InboxCommandTests.png)
-            let serve = try CommandProcess(["serve", dir.path + "/share", "--port", "0", "--no-auth", "--inbox"])
+            let serve = try CommandProcess([
+                "serve", dir.path + "/share", "--port", "0", "--no-auth", "--inbox", "--print-changes",
+            ])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")
             #expect(try await curl(["-T", dir.path + "/report.pdf", url + "api/files/Inbox/report.pdf"]).0 == 201)
@@ -203,7 +239,9 @@ struct InboxCommandTests {
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)
             // With --accept, an upload into the Inbox is checked at the door already; one put there on disk goes to the quarantine.
-            let limited = try CommandProcess(["serve", root, "--port", "0", "--no-auth", "--inbox", "--accept", "pdf"])
+            let limited = try CommandProcess([
+                "serve", root, "--port", "0", "--no-auth", "--inbox", "--accept", "pdf", "--print-changes",
+            ])
             #expect(await limited.waitForLine { $0.hasPrefix("Serving ") })
             try InboxCommandTests.write(dir.path + "/.drop/photo.png", InboxCommandTests.png)
             #expect(rename(dir.path + "/.drop/photo.png", root + "/Inbox/photo.png") == 0)

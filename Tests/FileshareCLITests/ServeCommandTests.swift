@@ -13,7 +13,8 @@ struct ServeCommandTests {
     func startsAndStops() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let serve = try CommandProcess(["serve", "Shared/Docs", "--port", "0"], in: dir.path)
+            try FileManager.default.createDirectory(atPath: dir.path + "/Shared", withIntermediateDirectories: false)
+            let serve = try CommandProcess(["serve", "Shared/Docs", "--port", "0", "--print-changes"], in: dir.path)
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let first = try #require(serve.lines.first)
             let url = String(first.split(separator: " ").last ?? "")
@@ -33,7 +34,7 @@ struct ServeCommandTests {
                 "-u", "fileshare:" + password, "-T", "/etc/hostname", url + "api/files/host.txt",
             ])
             #expect(upload.0 == 201)
-            // Changes go to stderr as JSON lines, with their origin.
+            // With --print-changes, changes go to stderr as JSON lines, with their origin.
             #expect(
                 await waitFor {
                     serve.errorOutput.contains(#""path":"host.txt""#) && serve.errorOutput.contains(#""origin""#)
@@ -61,20 +62,12 @@ struct ServeCommandTests {
     }
 
     @Test(
-        "HTTPS with --tls-cert and --tls-key",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+        "HTTPS with --tls-cert and --tls-key")
     func https() async throws {
+        try ExternalTool.openssl.require()
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.arguments = [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem",
-            ]
-            openssl.standardError = FileHandle.nullDevice
-            try openssl.run()
-            openssl.waitUntilExit()
+            try ServeConfigurationTests.makeCertificate(in: dir)
             let serve = try CommandProcess([
                 "serve", dir.path + "/share", "--port", "0", "--no-auth",
                 "--tls-cert", dir.path + "/cert.pem", "--tls-key", dir.path + "/key.pem",
@@ -136,6 +129,21 @@ struct ServeCommandTests {
         }
     }
 
+    @Test(
+        "a mistyped command or option: exit 2 and the one meant",
+        arguments: [
+            (["srve", "D"], "'srve' is not a fileshare command; did you mean 'serve'?"),
+            (["wach", "D"], "did you mean 'watch'?"), (["audti"], "did you mean 'audit'?"),
+            (["serve", "D", "--prot", "1"], "Did you mean '--port'?"),
+        ])
+    func typos(arguments: [String], meant: String) async throws {
+        let dir = try TemporaryFolder()
+        let run = try CommandProcess(arguments.map { $0 == "D" ? dir.path + "/new" : $0 }, in: dir.path)
+        #expect(await run.exitStatus() == 2)
+        #expect(run.errorOutput.contains(meant), "\(run.errorOutput)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/new"))
+    }
+
     @Test("--accept and --types: the line names the problem")
     func badTypes() async throws {
         try await MachineSettings.shared {
@@ -169,7 +177,7 @@ struct ServeCommandTests {
             try Data(pdf.prefix(2000)).write(to: URL(fileURLWithPath: dir.path + "/small.pdf"))
             try pdf.write(to: URL(fileURLWithPath: dir.path + "/large.pdf"))
             let serve = try CommandProcess([
-                "serve", dir.path + "/share", "--port", "0", "--no-auth", "--accept", "public.image",
+                "serve", dir.path + "/share", "--port", "0", "--no-auth", "--print-changes", "--accept", "public.image",
             ])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")

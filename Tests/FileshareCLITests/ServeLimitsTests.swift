@@ -26,46 +26,48 @@ struct ServeLimitsTests {
     }
 
     @Test(
-        "300 clients dripping a header byte by byte are closed at the header bound (8 s), with 408; an ordinary client is answered meanwhile"
+        "300 clients dripping a header byte by byte are closed at the header bound (3 s), with 408; ordinary clients are answered while all 300 are connected"
     )
     func drippingClientsAreClosed() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let serve = try Self.serve([dir.path + "/share", "--port", "0", "--no-auth", "--header-timeout", "8"])
+            let serve = try Self.serve([dir.path + "/share", "--port", "0", "--no-auth", "--header-timeout", "3"])
             #expect(await serve.waitForLine { $0.hasPrefix("Serving ") })
             let port = try #require(Self.port(of: serve))
-            #expect(serve.errorOutput.contains("open file limit"), "\(serve.errorOutput)")
-            let clients = try DrippingClients(port: port, count: 300)
+            // Connected on a thread of their own: 300 blocking connects must
+            // not hold one of the cooperative pool's two threads.
+            let clients = try await onOwnThread { try DrippingClients(port: port, count: 300) }
             defer { clients.stop() }
             // Every second each sends a byte: an idle timer would never fire.
-            var times: [Duration] = []
+            // Ordinary requests, one after another, until the last is closed;
+            // each notes whether all 300 were still connected when it ended.
+            var answers: [(status: String, elapsed: Duration, allOpen: Bool)] = []
             let start = ContinuousClock.now
             while clients.tally.open > 0 && ContinuousClock.now - start < .seconds(30) {
-                let request = timedRequest(port: port)
-                #expect(request.status == "HTTP/1.1 200 OK")
-                times.append(request.elapsed)
+                let request = await onOwnThread { timedRequest(port: port) }
+                answers.append((request.status, request.elapsed, clients.tally.closedAfter.isEmpty))
                 try await Task.sleep(for: .milliseconds(20))
             }
             let tally = clients.tally
             #expect(tally.open == 0, "\(tally.open) of 300 still connected after 30 s")
             let closed = tally.closedAfter.sorted()
             // The clock starts before the first connection: none is closed before the bound.
-            #expect((closed.first ?? .zero) >= .milliseconds(7900), "first closed after \(closed.first ?? .zero)")
-            #expect((closed.last ?? .zero) < .seconds(17), "last closed after \(closed.last ?? .zero)")
+            #expect((closed.first ?? .zero) >= .milliseconds(2900), "first closed after \(closed.first ?? .zero)")
+            #expect((closed.last ?? .zero) < .seconds(12), "last closed after \(closed.last ?? .zero)")
             #expect(tally.answered408 >= 270, "\(tally.answered408) of 300 answered 408")
-            times.sort()
-            let median = times.isEmpty ? .zero : times[times.count / 2]
-            // Answered again and again while they were connected, each well
-            // within the header bound. (Not more, and no bound on the
-            // median, which is a benchmark's: on a loaded machine, opening
-            // the 300 can take seconds, as connections beyond the listen
-            // backlog wait for the SYN to be sent again, 1 s later. Once only
-            // 4 answers fitted in what was left of a 3 s bound, once 2 in a
-            // 5 s bound, at 0.31 s each: so the bound is 8 s.)
-            #expect(times.count >= 5, "\(times.count) ordinary requests while they were connected")
-            #expect((times.last ?? .zero) < .seconds(2), "slowest \(times.last ?? .zero)")
+            // The promise: the 300 hold nobody up. Every ordinary request is
+            // answered, and answers come while all 300 are still connected
+            // (not only once the server has dropped them). How fast is a
+            // benchmark's question (Benchmarks/serve-run --only slow).
+            let failed = answers.filter { $0.status != "HTTP/1.1 200 OK" }
+            #expect(
+                failed.isEmpty,
+                "\(failed.count) of \(answers.count) ordinary requests not answered: \(failed.prefix(3))")
+            let meanwhile = answers.filter(\.allOpen).count
+            #expect(meanwhile >= 5, "\(meanwhile) ordinary requests answered while all 300 were connected")
+            let times = answers.map(\.elapsed).sorted()
             print(
-                "dripping clients: closed from \(closed.first ?? .zero) to \(closed.last ?? .zero), \(tally.answered408) answered 408; \(times.count) ordinary requests meanwhile: median \(median), slowest \(times.last ?? .zero)"
+                "dripping clients: closed from \(closed.first ?? .zero) to \(closed.last ?? .zero), \(tally.answered408) answered 408; \(answers.count) ordinary requests, \(meanwhile) while all were connected: median \(times.isEmpty ? .zero : times[times.count / 2]), slowest \(times.last ?? .zero)"
             )
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)
@@ -121,7 +123,7 @@ struct ServeLimitsTests {
         }
     }
 
-    @Test("the soft descriptor limit is raised to the hard one at start, and the log says so")
+    @Test("the soft descriptor limit is raised to the hard one at start, without a line when it is high enough")
     func softLimitRaised() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
@@ -131,10 +133,12 @@ struct ServeLimitsTests {
             let line = try #require(limits.split(whereSeparator: \.isNewline).first { $0.hasPrefix("Max open files") })
             let values = line.split(separator: " ").dropFirst(3).prefix(2).map(String.init)
             #expect(values.count == 2 && values[0] == values[1] && values[0] != "200", "\(line)")
-            #expect(
-                serve.errorOutput.contains("raised the open file limit to the hard limit, \(values[1])"),
-                "\(serve.errorOutput)")
-            #expect(serve.errorOutput.contains("soft 200"), "\(serve.errorOutput)")
+            // A limit of 4,096 or more is worth no line on every start.
+            if let hard = Int(values[1]), hard >= 4096 {
+                #expect(!serve.errorOutput.contains("open file limit"), "\(serve.errorOutput)")
+            } else {
+                #expect(serve.errorOutput.contains("at most about"), "\(serve.errorOutput)")
+            }
             serve.send(SIGINT)
             #expect(await serve.exitStatus() == 0)
         }

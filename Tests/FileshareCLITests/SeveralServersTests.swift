@@ -258,13 +258,18 @@ struct SeveralServersTests {
                 }
                 _ = FileManager.default.createFile(atPath: dir.path + "/during-disk.txt", contents: Data("x".utf8))
                 // Whoever answers the log says why it cannot, and no server says it leads.
+                // Every answer until a server notices is recorded: the log
+                // still read (200) or 503, never another.
                 for url in urls {
                     var answer = (0, "")
+                    var seen: [Int] = []
                     let refused = await waitFor(timeout: .seconds(30)) {
                         answer = (try? await curl([url + "api/changes?since=\(latest)"])) ?? (0, "")
+                        seen.append(answer.0)
                         return answer.0 == 503
                     }
                     #expect(refused, "\(answer)")
+                    #expect(seen.allSatisfy { $0 == 200 || $0 == 503 }, "answers during the outage: \(seen)")
                     #expect(answer.1.contains("database"), "\(answer.1)")
                 }
                 #expect(
@@ -313,7 +318,7 @@ struct SeveralServersTests {
                 var servers: [Server?] = []
                 for _ in 0..<2 {
                     let (process, url) = try await DatabaseCommandTests.serve(
-                        root, ["--database", database.url, "--inbox"])
+                        root, ["--database", database.url, "--inbox", "--print-changes"])
                     servers.append(Server(process: process, url: url))
                 }
                 defer { for server in servers { server?.process.send(SIGKILL) } }

@@ -106,12 +106,17 @@ struct SharedSessionsTests {
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE datname = 'postgres' AND pid <> pg_backend_pid();
                     """)
+                // Every answer until the server notices is recorded: the
+                // session still honoured (200) or 503, never another.
                 var answer = (0, "")
+                var seen: [Int] = []
                 #expect(
                     await waitFor(timeout: .seconds(20)) {
                         answer = (try? await curl(["-H", "Cookie: " + new, b + "api/session"])) ?? (0, "")
+                        seen.append(answer.0)
                         return answer.0 == 503
                     }, "\(answer)")
+                #expect(seen.allSatisfy { $0 == 200 || $0 == 503 }, "answers during the outage: \(seen)")
                 #expect(answer.1.contains("database"), "\(answer.1)")
                 for url in [a, c] {
                     let during = try await curl(["-H", "Cookie: " + new, url + "api/files/"])
@@ -233,12 +238,17 @@ struct SharedSessionsTests {
                     SELECT pg_terminate_backend(pid) FROM pg_stat_activity
                     WHERE datname = 'postgres' AND pid <> pg_backend_pid();
                     """)
+                // Every answer until the server notices is recorded: the link
+                // still opened (200) or 503, never another.
                 var answer = (0, "")
+                var seen: [Int] = []
                 #expect(
                     await waitFor(timeout: .seconds(20)) {
                         answer = (try? await curl([a + "s/" + limited])) ?? (0, "")
+                        seen.append(answer.0)
                         return answer.0 == 503
                     }, "\(answer)")
+                #expect(seen.allSatisfy { $0 == 200 || $0 == 503 }, "answers during the outage: \(seen)")
                 #expect(answer.1.contains("database"), "\(answer.1)")
                 try await SeveralServersTests.admin(database, "ALTER DATABASE postgres ALLOW_CONNECTIONS true")
                 #expect(await waitFor(timeout: .seconds(30)) { (try? await curl([a + "s/" + limited]))?.0 == 410 })

@@ -105,6 +105,48 @@ struct UsersCommandTests {
         #expect(try String(contentsOfFile: users, encoding: .utf8) == "{ not json")
     }
 
+    @Test(
+        "a users file broken by hand is named with its line and column and what was expected, never a decoder's dump; the advice works",
+        arguments: [
+            (
+                "{\n  \"format\" : \"fileshare-users 1\",\n  \"grants\" : [],\n  \"users\" : {},\n}\n",
+                "(line 4, column 15)", "JSON does not allow a comma after the last member of an object"
+            ),
+            (
+                "{\n  \"format\" : 1,\n  \"grants\" : [],\n  \"users\" : {}\n}\n",
+                "(line 2, column 14)", "expected a string for \"format\", found an integer"
+            ),
+            (
+                "{\n  \"format\" : \"fileshare-users 1\",\n  \"users\" : {}\n}\n",
+                "(line 1, column 1)", "expected a member \"grants\" in this object"
+            ),
+            (
+                "{\n  \"format\" : \"fileshare-users 1\",\n  \"grants\" : [],\n  \"users\" : { \"ann\" : { \"admin\" : \"yes\" } }\n}\n",
+                "(line 4, column 23)", "expected a member \"password\" in this object"
+            ),
+        ])
+    func brokenByHand(content: String, place: String, expected: String) async throws {
+        let folder = try TemporaryFolder()
+        let users = folder.path + "/users.json"
+        try Data(content.utf8).write(to: URL(fileURLWithPath: users))
+        let serve = try CommandProcess(["serve", folder.path + "/share", "--port", "0", "--users", users])
+        #expect(await serve.exitStatus(timeout: .seconds(60)) != 0)
+        for output in [serve.errorOutput, try await Self.run(["list"], users: users).error] {
+            #expect(output.contains(users + " " + place), "\(output)")
+            #expect(output.contains(expected), "\(output)")
+            #expect(!output.contains("DecodingError") && !output.contains("CodingKeys"), "\(output)")
+        }
+        #expect(try String(contentsOfFile: users, encoding: .utf8) == content, "left as it was")
+        // The advice: correct it there, or move it aside and make a new one.
+        #expect(
+            serve.errorOutput.contains(
+                "move it aside and make a new one with 'fileshare users add NAME --users \(users)'"))
+        try FileManager.default.moveItem(atPath: users, toPath: users + ".broken")
+        let added = try await Self.run(["add", "carol", "--generate-password"], users: users)
+        #expect(added.status == 0, "\(added)")
+        #expect(try UsersFile.read(users)?.users["carol"] != nil)
+    }
+
     @Test("ten commands at once on one file: none loses another's change")
     func concurrent() async throws {
         let folder = try TemporaryFolder()

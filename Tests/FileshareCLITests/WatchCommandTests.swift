@@ -111,9 +111,10 @@ struct WatchCommandTests {
     }
 
     @Test(
-        "as another user: an unreadable folder is degraded with the chmod to run; finished without leases",
-        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+        "as another user: an unreadable folder is degraded with the chmod to run; finished without leases")
     func unreadableFolderAsAnotherUser() async throws {
+        try Requirement.requireRoot(for: "running the observer as another user")
+        try ExternalTool.setpriv.require()
         // A separate function: the 6.3 compiler crashes on this body inside the closure.
         try await MachineSettings.shared { try await unreadableFolderBody() }
     }

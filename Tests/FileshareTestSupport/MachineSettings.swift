@@ -90,13 +90,10 @@ public actor MachineSettings {
     /// test is skipped, saying why, and fails under CI (`CI` set), whose
     /// runs are made as root with a writable `/proc/sys`.
     public static func requireInotifySettings(sourceLocation: SourceLocation = #_sourceLocation) throws {
-        if canChangeInotifySettings { return }
-        let message =
-            "the inotify settings in /proc/sys/fs/inotify cannot be changed here (it needs root and a writable /proc/sys)"
-        if ProcessInfo.processInfo.environment["CI"] != nil {
-            Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
-        }
-        try Test.cancel("skipped: \(message)", sourceLocation: sourceLocation)
+        try Requirement.require(
+            canChangeInotifySettings,
+            "the inotify settings in /proc/sys/fs/inotify cannot be changed here (it needs root and a writable /proc/sys)",
+            sourceLocation: sourceLocation)
     }
 }
 

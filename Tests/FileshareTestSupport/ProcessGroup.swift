@@ -36,7 +36,7 @@ public final class ProcessGroup: Sendable {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         // Nothing else of the test process: another test's pipe held open
         // here would keep that test from seeing its end.
-        ProcessGroup.closeFrom?(&actions, 3)
+        _ = ProcessGroup.closeFrom?(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -1,3 +1,4 @@
+import CImageThumbnail
 import FileshareTestSupport
 import Foundation
 import Testing
@@ -19,13 +20,13 @@ struct ArchiveAndHostileTests {
         try folder.withOpen(path) { fd in try thumbnailer.image(fd: fd, bytes: nil, kind: kind) }
     }
 
-    /// Whether making `kind`'s thumbnail of `path` fails with a thumbnail error.
-    func refused(_ folder: TemporaryFolder, _ path: String, _ kind: ImageKind) throws -> Bool {
+    /// Why making `kind`'s thumbnail of `path` failed; `nil` when it did not.
+    func refusal(_ folder: TemporaryFolder, _ path: String, _ kind: ImageKind) throws -> ThumbnailError? {
         do {
             _ = try folder.withOpen(path) { fd in try thumbnailer.encoded(fd: fd, bytes: nil, kind: kind) }
-            return false
-        } catch is ThumbnailError {
-            return true
+            return nil
+        } catch let error as ThumbnailError {
+            return error
         }
     }
 
@@ -114,15 +115,22 @@ struct ArchiveAndHostileTests {
                     // The end record's directory offset pointed past the file.
                     $0.offset >= 16 && $0.offset < 20 ? 0xEE : $0.element
                 }, to: "lie.cbz")
-        for path in [truncated, claim, bomb, noPages, garbage, lie] {
-            #expect(try refused(folder, path, .cbz), "\(path)")
-            #expect(try refused(folder, path, .epub), "\(path)")
+        // As a comic, then as a book (which looks for its package document first).
+        let expected: [(String, ThumbnailError.Reason, ThumbnailError.Reason)] = [
+            (truncated, .failed, .failed), (claim, .tooCostly, .noImage), (bomb, .failed, .noImage),
+            (noPages, .noImage, .noImage), (garbage, .failed, .failed), (lie, .failed, .failed),
+        ]
+        for (path, comic, book) in expected {
+            let asComic = try refusal(folder, path, .cbz)
+            #expect(asComic?.reason == comic, "\(path): \(String(describing: asComic))")
+            let asBook = try refusal(folder, path, .epub)
+            #expect(asBook?.reason == book, "\(path): \(String(describing: asBook))")
         }
         #expect(try image(folder, good, .cbz).width == 256, "the good archive still works")
     }
 
     @Test(
-        "hostile images of every kind: truncated, a corrupt header, empty, a 60000×60000 bomb — each refused within seconds"
+        "hostile images of every kind: truncated, a corrupt header or empty is a failure; a 60000×60000 bomb refused as too costly before decoding"
     )
     func hostileImages() throws {
         try requireImageLibraries()
@@ -133,19 +141,28 @@ struct ArchiveAndHostileTests {
         let heic = try ImageSamples.heic(folder.path + "/good.heic", width: 640, height: 480)
         try folder.write(try ImageSamples.jpeg(width: 640, height: 480), to: "good.jpg")
         let jpeg = folder.path + "/good.jpg"
-        var cases: [(String, ImageKind)] = []
+        // Damaged: each a failure of its library.
+        var damaged: [(String, ImageKind)] = []
         for (path, kind) in [(png, ImageKind.png), (webp, .webp), (gif, .gif), (heic, .heif), (jpeg, .jpeg)] {
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
             let name = URL(fileURLWithPath: path).lastPathComponent
             // Cut inside the header; the magic bytes with garbage after them.
-            cases.append((try folder.write(Array(bytes.prefix(20)), to: "cut-" + name), kind))
-            cases.append(
+            damaged.append((try folder.write(Array(bytes.prefix(20)), to: "cut-" + name), kind))
+            damaged.append(
                 (
                     try folder.write(
                         Array(bytes.prefix(12)) + [UInt8](repeating: 0xA5, count: 5000), to: "bad-" + name), kind
                 ))
-            cases.append((try folder.write([], to: "empty-" + name), kind))
+            damaged.append((try folder.write([], to: "empty-" + name), kind))
         }
+        // Cut in the middle of their data: WebP and HEIF decode nothing of it.
+        for (path, kind) in [(webp, ImageKind.webp), (heic, .heif)] {
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            let name = "half-" + URL(fileURLWithPath: path).lastPathComponent
+            damaged.append((try folder.write(Array(bytes.prefix(bytes.count / 2)), to: name), kind))
+        }
+        // Bombs: each refused as too costly, from its header, before decoding.
+        var cases: [(String, ImageKind)] = []
         // Decompression bombs: headers declaring 60000×60000 (3.6 gigapixels).
         let pngBomb = try ImageSamples.png(
             folder.path + "/bomb.png", width: 64, height: 64, ["--declare", "60000x60000"])
@@ -172,23 +189,62 @@ struct ArchiveAndHostileTests {
         let box = try #require((0..<heifBomb.count - 16).first { Array(heifBomb[$0..<$0 + 4]) == ispe })
         heifBomb.replaceSubrange(box + 8..<box + 16, with: [0, 0, 0xEA, 0x60, 0, 0, 0xEA, 0x60])
         cases.append((try folder.write(heifBomb, to: "bomb.heic"), .heif))
-        // Cut in the middle of their data: WebP and HEIF decode nothing of it.
-        for (path, kind) in [(webp, ImageKind.webp), (heic, .heif)] {
-            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-            let name = "half-" + URL(fileURLWithPath: path).lastPathComponent
-            cases.append((try folder.write(Array(bytes.prefix(bytes.count / 2)), to: name), kind))
-        }
         let clock = ContinuousClock()
+        for (path, kind) in damaged {
+            let start = clock.now
+            let error = try refusal(folder, path, kind)
+            #expect(error?.reason == .failed, "\(path): \(String(describing: error))")
+            #expect(clock.now - start < .seconds(30), "\(path) took \(clock.now - start)")
+        }
         for (path, kind) in cases {
             let start = clock.now
-            #expect(try refused(folder, path, kind), "\(path)")
-            // Refused by their limits, never decoded whole (the bound is loose: a loaded machine is slow).
+            let error = try refusal(folder, path, kind)
+            #expect(error?.reason == .tooCostly, "\(path): \(String(describing: error))")
+            // Its message names the size declared, or the memory it would take.
+            #expect(error?.message.contains("60000") == true || error?.message.contains("MiB") == true, "\(path)")
+            // Refused by their headers, never decoded (the bound is loose: a loaded machine is slow).
             #expect(clock.now - start < .seconds(30), "\(path) took \(clock.now - start)")
         }
         // A PNG cut after its first rows keeps them, as a cut JPEG or GIF does: a picture, white below.
         // (Large enough that libpng has read rows before the data runs out.)
         let halfPNG = try ImageSamples.png(folder.path + "/half.png", width: 4000, height: 3000, ["--truncate", "0.6"])
         #expect(try image(folder, halfPNG, .png).quadrantColours.first == .red)
+    }
+
+    @Test(
+        "a HEIC whose HEVC stream is larger than the file declares is refused before libheif decodes it; within the budget it is made"
+    )
+    func heifStreamLargerThanDeclared() throws {
+        try requireImageLibraries()
+        let heif = try #require(ImageLibraries.shared.heif)
+        let folder = try TemporaryFolder()
+        // 4096×4096: 160 MiB to decode whole, over the 128 MiB budget.
+        let pixels = JPEGBudgetTests.pattern(width: 4_096, height: 4_096)
+        let path = folder.path + "/large.heic"
+        let encoded = pixels.withUnsafeBufferPointer {
+            cit_heif_encode(heif, $0.baseAddress, 4_096, 4_096, 1, nil, 0, path)
+        }
+        try #require(encoded == 0, "libheif has no HEVC encoder here")
+        let honest = try refusal(folder, path, .heif)
+        #expect(
+            honest?.reason == .tooCostly && honest?.message.contains("4096×4096") == true,
+            "\(String(describing: honest))")
+        // The file made to declare 256×256 (its ispe box): within the budget by
+        // what it declares, refused by what its stream says before a picture is made.
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let ispe = Array("ispe".utf8)
+        let box = try #require((0..<bytes.count - 16).first { Array(bytes[$0..<$0 + 4]) == ispe })
+        bytes.replaceSubrange(box + 8..<box + 16, with: [0, 0, 1, 0, 0, 0, 1, 0])
+        let lying = try folder.write(bytes, to: "lying.heic")
+        let start = cit_now()
+        let lie = try refusal(folder, lying, .heif)
+        let cpu = Duration.nanoseconds(cit_now() - start)
+        #expect(lie?.reason == .tooCostly && lie?.message.contains("HEVC stream") == true, "\(String(describing: lie))")
+        // Refused before its 16.7 megapixels were decoded (0.4 s of CPU here, and 121 MiB).
+        #expect(cpu < .milliseconds(200), "took \(cpu) of CPU")
+        // A HEIC within the budget still decodes whole.
+        let small = try ImageSamples.heic(folder.path + "/small.heic", width: 640, height: 480)
+        #expect(try image(folder, small, .heif).size == [256, 192])
     }
 
     @Test("a PNG or GIF read row by row is given up at the time limit")
@@ -199,9 +255,10 @@ struct ArchiveAndHostileTests {
         let gif = try ImageSamples.ffmpeg(png, to: folder.path + "/slow.gif")
         let hurried = ImageThumbnailer(libraries: .shared, timeLimit: .zero)
         for (path, kind) in [(png, ImageKind.png), (gif, .gif)] {
-            #expect(throws: ThumbnailError.self) {
+            let error = #expect(throws: ThumbnailError.self) {
                 try folder.withOpen(path) { try hurried.image(fd: $0, bytes: nil, kind: kind) }
             }
+            #expect(error?.reason == .timedOut, "\(String(describing: error))")
             #expect(try image(folder, path, kind).size == [256, 192], "in time")
         }
     }

@@ -32,10 +32,9 @@ enum Samples {
 
 /// Whether a program the test needs is installed: skipped without it, failed on CI (.ci/run installs it).
 func requireProgram(_ thumbnailer: ExternalThumbnailer, _ kind: ThumbnailKind) throws {
-    if thumbnailer.programs[kind] != nil { return }
-    let message = "\(kind.program) is missing (Debian package \(kind.package); .ci/run installs it)"
-    if ProcessInfo.processInfo.environment["CI"] != nil { Issue.record(Comment(rawValue: message)) }
-    try Test.cancel("skipped: \(message)")
+    try Requirement.require(
+        thumbnailer.programs[kind] != nil,
+        "\(kind.program) is missing (Debian package \(kind.package); .ci/run installs it)")
 }
 
 @Suite("thumbnails made by programs")
@@ -170,9 +169,10 @@ struct ExternalThumbnailerTests {
     }
 
     @Test(
-        "with prlimit, a run's limit is CPU time (whole seconds, rounded up); one stopped there (SIGXCPU) has timed out",
-        .enabled(if: ExternalThumbnailerTests.hasPrlimit))
+        "with prlimit, a run's limit is CPU time (whole seconds, rounded up); one stopped there (SIGXCPU) has timed out"
+    )
     func cpuTime() async throws {
+        try Requirement.require(ExternalThumbnailerTests.hasPrlimit, "prlimit is missing (Debian package util-linux)")
         let folder = try TemporaryFolder()
         let input = folder.path + "/input.mp4"
         try Data("not a video".utf8).write(to: URL(fileURLWithPath: input))

@@ -179,6 +179,9 @@ ssize_t cfs_pread(int fd, void *buffer, size_t count, int64_t offset);
 ssize_t cfs_pread_cached(int fd, void *buffer, size_t count, int64_t offset);
 int cfs_fsync(int fd);
 int cfs_ftruncate(int fd, int64_t size);
+/// The commit a release was built from, as `Packaging/build-release` gives
+/// it; NULL in a build from source.
+const char *cfs_build_commit(void);
 
 #ifdef __cplusplus
 }

@@ -35,10 +35,15 @@ final class FolderHistory: Sendable {
     let trash: Trash
     private let logger: Logger
     private let identifier = Mutex<(@Sendable (SharePath) -> ItemID?)?>(nil)
+    private let sessions = Mutex(EditSessions())
 
     /// The origin of the change being made (bound around the work of one
     /// change, on the thread that does it).
     @TaskLocal static var origin: ChangeOrigin?
+
+    /// The editing session a save belongs to, if its client named one
+    /// (bound as ``origin`` is): its saves keep one version, of what the first replaced.
+    @TaskLocal static var editSession: EditSession?
 
     /// Opens (and makes) the version store and the trash in the private folder at `privatePath`.
     init(privatePath: String, options: HistoryOptions, logger: Logger) throws(FolderError) {
@@ -66,7 +71,14 @@ final class FolderHistory: Sendable {
     /// replaced by a rename, as a version of the item at `path`; `nil` when it
     /// is not a regular file (a link is replaced, not kept). If the
     /// replacement then fails, ``forget(_:)`` the version.
-    func keepReplaced(_ name: String, in directory: Int32, path: SharePath) throws(FolderError) -> VersionRecord? {
+    ///
+    /// A save of an editing session (``editSession``) over the file that
+    /// the same session put there keeps nothing: the session's version was
+    /// kept at its first save. `replacement`, the file about to take its
+    /// place, is noted for the session's next save.
+    func keepReplaced(_ name: String, in directory: Int32, path: SharePath, replacement: FileStatus? = nil)
+        throws(FolderError) -> VersionRecord?
+    {
         let status: FileStatus
         do throws(Errno) {
             status = try FileStatus(name: name, in: directory)
@@ -75,10 +87,17 @@ final class FolderHistory: Sendable {
             throw SharedFolder.error(error.rawValue, path, doing: .keepVersion)
         }
         guard status.kind == .file else { return nil }
+        let item = self.id(of: path, status: status)
+        let session = FolderHistory.editSession
+        let keeps = sessions.withLock { sessions in
+            let keeps = sessions.keepsVersion(of: status, id: item, session: session)
+            if let replacement { sessions.placed(replacement, id: item, session: session) }
+            return keeps
+        }
+        guard keeps else { return nil }
         do {
             return try versions.keep(
-                name, in: directory, id: id(of: path, status: status), path: path.description,
-                origin: FolderHistory.origin)
+                name, in: directory, id: item, path: path.description, origin: FolderHistory.origin)
         } catch {
             throw FolderHistory.folderError(error, path: path)
         }

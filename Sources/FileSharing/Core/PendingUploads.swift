@@ -1,16 +1,23 @@
 /// What resumable uploads under way may hold of a server: how long one no
 /// request writes to is kept, and how many there may be.
-struct PendingUploadLimits: Sendable, Equatable {
+public struct PendingUploadLimits: Sendable, Equatable {
     /// How long an upload is kept after the last request that wrote to it
     /// (or its start): a day, as tus servers commonly keep one.
-    var lifetime: Duration
+    public var lifetime: Duration
     /// How many one user (or one client address, not signed in) may have under way.
-    var perOwner: Int
+    public var perOwner: Int
     /// How many the folder holds under way, from everyone.
-    var total: Int
+    public var total: Int
+
+    /// Creates limits; each count is at least 1.
+    public init(lifetime: Duration, perOwner: Int, total: Int) {
+        self.lifetime = lifetime
+        self.perOwner = max(1, perOwner)
+        self.total = max(1, total)
+    }
 
     /// A day, 20 per user, 1,000 in all.
-    static let standard = PendingUploadLimits(lifetime: .seconds(24 * 3600), perOwner: 20, total: 1000)
+    public static let standard = PendingUploadLimits(lifetime: .seconds(24 * 3600), perOwner: 20, total: 1000)
 
     /// ``lifetime`` in nanoseconds.
     var lifetimeNanoseconds: Int64 {

@@ -52,12 +52,15 @@ extension ShareCore {
             }
         }
         let folder = self.folder
+        let session = FolderHistory.editSession
         let result = try await exclusion.withPaths(paths) {
             try await blocking {
                 try ShareCore.check(access, for: requester, in: folder)
                 for (path, condition) in conditions { try condition.check(path, in: folder) }
-                // What the work replaces or deletes is kept with its origin.
-                return try FolderHistory.$origin.withValue(origin) { try work() }
+                // What the work replaces or deletes is kept with its origin (once per editing session).
+                return try FolderHistory.$origin.withValue(origin) {
+                    try FolderHistory.$editSession.withValue(session) { try work() }
+                }
             }
         }
         await observer.sync()
@@ -132,13 +135,16 @@ extension ShareCore {
     /// - Parameters:
     ///   - creatingParents: Whether missing folders on the way are made (the JSON API) or an error (WebDAV).
     ///   - conditions: What must hold of the file at `path` when it is replaced.
+    ///   - keepingBoth: Whether a file at `path` stays and this one goes beside it, as a corrected one does.
     func commit(
         _ file: StagedFile, to path: SharePath, origin: ChangeOrigin, creatingParents: Bool,
-        conditions: WritePreconditions = .none, preparing: (@Sendable (Int32) throws -> Void)? = nil
+        conditions: WritePreconditions = .none, preparing: (@Sendable (Int32) throws -> Void)? = nil,
+        keepingBoth: Bool = false
     ) async throws -> (path: SharePath, replaced: Bool) {
         let policy = uploadTypes
         let destination = try await blocking { try policy.check(stagedFile: file.descriptor, for: path) }
-        if destination == path {
+        // A corrected name, or a drop box's upload, never replaces a file: it goes beside it.
+        if destination == path && !keepingBoth {
             let replaced = try await perform(
                 [path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions],
                 access: [path: .add]
@@ -172,7 +178,8 @@ extension ShareCore {
             do {
                 // The client's conditions are about the name it sent, held meanwhile.
                 try await perform(
-                    [candidate, path], origin: origin, conditions: conditions.isEmpty ? [:] : [path: conditions],
+                    candidate == path ? [path] : [candidate, path], origin: origin,
+                    conditions: conditions.isEmpty ? [:] : [path: conditions],
                     access: [candidate: .add]
                 ) {
                     _ = try file.commit(to: candidate, replacing: .nothing, creatingParents: creatingParents)

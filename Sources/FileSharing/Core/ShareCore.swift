@@ -149,10 +149,11 @@ final class ShareCore: Sendable {
                 var random = SystemRandomNumberGenerator()
                 let server = String(random.next(), radix: 16)
                 return PostgresUploadState(
-                    database: database, folder: shared.folderKey, server: server, logger: logger)
+                    database: database, folder: shared.folderKey, server: server,
+                    lifetime: configuration.pendingUploads.lifetime, logger: logger)
             }
         }
-        uploads = ResumableUploads(folder: folder, shared: sharedUploads)
+        uploads = ResumableUploads(folder: folder, shared: sharedUploads, limits: configuration.pendingUploads)
         uploadTypes = UploadTypePolicy(configuration.acceptedTypes, misleadingNames: configuration.misleadingNames)
         maxUploadBytes = configuration.maxUploadBytes
         // Made thumbnails are kept in the private folder; programs write their scratch files there too.

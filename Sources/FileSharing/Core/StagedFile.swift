@@ -197,7 +197,8 @@
             }
             // The file replaced lives on as a version: its inode is linked
             // into the store before the rename unlinks it here.
-            let kept = try folder.history.keepReplaced(path.name, in: parentFD, path: path)
+            let staged = try? SharedFolder.metadata(fd: descriptor, path: path)
+            let kept = try folder.history.keepReplaced(path.name, in: parentFD, path: path, replacement: staged)
             let second = cfs_renameat2(stagingFD, name, parentFD, path.name, 0)
             if second != 0 { folder.history.forget(kept) }
             try SharedFolder.check(second, path, doing: .commit)

@@ -86,7 +86,7 @@ struct UploadTypePolicy: Sendable {
                 throw UploadRefusal(
                     .refused, "the name of '\(path.name)' cannot be corrected to '\(name)': \(error.message)")
             }
-        case .refused(let refusal): throw UploadRefusal(.refused, refusal.reason)
+        case .refused(let refusal): throw UploadRefusal(refusal)
         }
     }
 
@@ -97,7 +97,7 @@ struct UploadTypePolicy: Sendable {
 
     /// Throws when an empty file at `path` is refused (by its name).
     func checkEmptyFile(at path: SharePath) throws(UploadRefusal) {
-        if let refusal = refusalOfEmptyFile(at: path) { throw UploadRefusal(.refused, refusal.reason) }
+        if let refusal = refusalOfEmptyFile(at: path) { throw UploadRefusal(refusal) }
     }
 
     private func refusalOfEmptyFile(at path: SharePath) -> Refusal? {
@@ -132,7 +132,7 @@ struct UploadTypePolicy: Sendable {
         prefix.removeLast(count - filled)
         let size = totalSize.flatMap { Int(exactly: $0) }
         if let refusal = certainRefusal(prefix: prefix, name: path.name, totalSize: size) {
-            throw UploadRefusal(.refused, refusal.reason)
+            throw UploadRefusal(refusal)
         }
     }
 

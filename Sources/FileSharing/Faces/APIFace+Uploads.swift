@@ -1,4 +1,5 @@
 import FileWatching
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -13,9 +14,14 @@ extension APIFace {
     }
 
     /// The body of `request` put at `path`, as `PUT /api/files/P` does (a share link's uploads too).
-    func upload(at path: SharePath, request: Request, context: ShareContext) async throws -> Response {
+    /// - Parameter keepingBoth: Whether a file already at `path` stays, the
+    ///   new one put beside it under the first free name (`NAME 2.ext`)
+    ///   instead of replacing it: a drop box's way.
+    func upload(at path: SharePath, request: Request, context: ShareContext, keepingBoth: Bool = false)
+        async throws -> Response
+    {
         guard !path.isRoot else { throw ShareError(.conflict, "the shared folder is a folder") }
-        try await core.authorizePut(path)
+        if keepingBoth { try core.authorize(.add, path) } else { try await core.authorizePut(path) }
         let declared = try UploadBody.declaredSize(request.headers)
         try UploadBody.checkSize(declared, core: core)
         try await refuseIfLocked([path])
@@ -32,9 +38,13 @@ extension APIFace {
         // next save with `If-Match` without asking again, and a write by
         // someone else right after this one still makes that save a 412.
         let stored = try? await core.blocking { try SharedFolder.metadata(fd: file.descriptor, path: path) }
-        let placed = try await core.commit(
-            file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true,
-            conditions: conditions)
+        let placed = try await FolderHistory.$editSession.withValue(
+            keepingBoth ? nil : EditSession(request.headers, requester: Requester.current)
+        ) {
+            try await core.commit(
+                file, to: path, origin: APIFace.origin(context, method: "PUT"), creatingParents: true,
+                conditions: conditions, keepingBoth: keepingBoth)
+        }
         var response = APIFace.uploaded(at: placed.path, requested: path, replaced: placed.replaced)
         if let stored { response.headers[.eTag] = stored.entityTag }
         return response
@@ -168,5 +178,14 @@ extension APIFace {
             throw ShareError(.notFound, "no such upload")
         }
         return token
+    }
+}
+
+extension EditSession {
+    /// The session a save names in `Fileshare-Edit-Session` (see `http-api.md`),
+    /// of `requester`; `nil` without the header or for a token that is not one.
+    init?(_ headers: HTTPFields, requester: Requester) {
+        guard let token = headers[HTTPField.Name("Fileshare-Edit-Session")!] else { return nil }
+        self.init(token: token, owner: requester.name)
     }
 }

@@ -41,9 +41,15 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as SharePathError:
             let error = ShareError(error)
             return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        case let error as UploadRefusal:
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+        case let refusal as UploadRefusal:
+            let error = ShareError(refusal)
+            guard let rename = refusal.rename else {
+                return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
+            }
+            // The name to give the file, for a client to tell its person in their words.
+            return .json(
+                status: HTTPResponse.Status(code: error.kind.rawValue),
+                body: "{\"error\":" + JSONText.quoted(error.message) + ",\"rename\":" + JSONText.quoted(rename) + "}")
         case let error as AccessDenied:
             let error = ShareError(error)
             return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)

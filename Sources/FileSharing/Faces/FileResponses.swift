@@ -200,7 +200,8 @@ enum FileResponses {
             made = try await core.thumbnail(of: path, priority: .request)
         } catch let error as ThumbnailError {
             switch error.reason {
-            case .failed, .timedOut, .noImage: throw ShareError(.unsupportedMediaType, "no thumbnail: \(error.message)")
+            case .failed, .timedOut, .noImage, .tooCostly:
+                throw ShareError(.unsupportedMediaType, "no thumbnail: \(error.message)")
             default: throw ShareError(.unsupportedMediaType, error.message)
             }
         }

@@ -111,6 +111,7 @@ struct HistoryFace: Sendable {
         let version = try HistoryFace.versionName(body.version)
         // Before anything is asked of the disk: a path the requester may not
         // see answers as a missing one, without its item's id.
+        AuditNote.about(path: path.description, detail: "version \(version)", action: "restore")
         try core.authorize(.change, path)
         let id = try await core.itemID(at: path)
         do {
@@ -137,6 +138,7 @@ struct HistoryFace: Sendable {
     func resolve(_ request: Request, context: ShareContext) async throws -> Response {
         let body = try await request.decode(as: ResolveBody.self, context: context)
         let path = try SharePath(plain: body.path)
+        AuditNote.about(path: path.description, action: "resolve")
         try core.authorize(.change, path)
         let keep = try body.keep.map { try HistoryFace.versionName($0) }
         let id = try await core.itemID(at: path)
@@ -207,12 +209,14 @@ struct HistoryFace: Sendable {
         let trashId = try HistoryFace.trashID(body.trashId)
         do {
             let record = try core.folder.history.trash.item(trashId)
+            AuditNote.about(path: record.path, detail: "from the trash", action: "restore")
             try HistoryFace.authorize(changing: record)
             if let path = try? SharePath(plain: record.path) { try await api.refuseIfLocked([path]) }
         } catch let error as VersionError {
             throw ShareError(error)
         }
         let path = try await core.restore(trashId: trashId, origin: APIFace.origin(context, method: "POST"))
+        AuditNote.about(path: path.description, detail: "from the trash", action: "restore")
         return .json(status: .ok, body: "{\"path\":\(JSONText.quoted(path.description))}")
     }
 
@@ -220,11 +224,10 @@ struct HistoryFace: Sendable {
     func purge(context: ShareContext) async throws -> Response {
         let trashId = try HistoryFace.trashID(context.parameters.get("trashId"))
         let trash = core.folder.history.trash
-        if !Requester.current.seesEverything {
-            let record: TrashRecord
-            do { record = try trash.item(trashId) } catch { throw ShareError(error) }
-            try HistoryFace.authorize(changing: record)
-        }
+        let record: TrashRecord
+        do { record = try trash.item(trashId) } catch { throw ShareError(error) }
+        AuditNote.about(path: record.path, detail: "from the trash, for good", action: "purge")
+        try HistoryFace.authorize(changing: record)
         try await core.blocking {
             do throws(VersionError) { try trash.purge(trashId) } catch { throw ShareError(error) }
         }

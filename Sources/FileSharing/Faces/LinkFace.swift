@@ -11,9 +11,13 @@ import Synchronization
 ///   (its listing, downloads, ZIP), or a drop zone (an upload link); a
 ///   password form first when the link has one.
 /// - `GET /s/TOKEN/page/P`: a folder link's page of `P` inside it.
-/// - `GET|HEAD /s/TOKEN/download[/P]`: the file (ranges, validators).
+/// - `GET|HEAD /s/TOKEN/download[/P]`: the file (ranges, validators), counted.
+/// - `GET|HEAD /s/TOKEN/view[/P]`: the file for the page to show, never
+///   counted, on a link without `maxDownloads` only (404 on the others).
+/// - `GET /s/TOKEN/thumbnail[/P]`: its scaled image, never counted.
 /// - `GET /s/TOKEN/zip[/P]`: a folder as a ZIP.
-/// - `PUT|POST /s/TOKEN/files/NAME`: a new file into an upload link's folder (409 for a name taken).
+/// - `PUT|POST /s/TOKEN/files/NAME`: a new file into an upload link's
+///   folder; a name taken keeps both (`NAME 2.ext`).
 /// - `POST /s/TOKEN/password` (form field `password`).
 ///
 /// The link's item is the root of everything it opens: the path after the
@@ -155,6 +159,16 @@ struct LinkFace: RouterMiddleware {
             if method == .head { AuditNote.skip() }
             let response = try await FileResponses.download(path, request: request, head: method == .head, core: core)
             return counted(response, visit: visit, path: path, context: context, head: method == .head)
+        case ("view", .read) where (method == .get || method == .head) && visit.link.maxDownloads == nil:
+            // What the page shows is no download. A link that counts its
+            // downloads has no such way round the count: its page shows the thumbnail.
+            let path = try inside(visit, sub, kind: .file)
+            AuditNote.skip()
+            return try await FileResponses.download(path, request: request, head: method == .head, core: core)
+        case ("thumbnail", .read) where method == .get:
+            let path = try inside(visit, sub, kind: .file)
+            AuditNote.skip()
+            return try await FileResponses.thumbnail(path, request: request, core: core)
         case ("zip", .read) where method == .get:
             let path = try inside(visit, sub, kind: .directory)
             AuditNote.about(path: path.description, detail: linkDetail(visit) + ", ZIP", action: "download")
@@ -167,7 +181,8 @@ struct LinkFace: RouterMiddleware {
             let path = try relative.components.reduce(visit.root) { try $0.appending($1) }
             try refuseLinksOnTheWay(visit, relative, last: false)
             AuditNote.about(path: path.description, detail: linkDetail(visit), action: "upload")
-            return try await api.upload(at: path, request: request, context: context)
+            // Two phones sending IMG_0001.jpg is the usual case: both are kept, as the Inbox does.
+            return try await api.upload(at: path, request: request, context: context, keepingBoth: true)
         default:
             AuditNote.skip()
             throw ShareError(.notFound, "no such page of this link")
@@ -235,7 +250,9 @@ struct LinkFace: RouterMiddleware {
             guard sub.isEmpty, let item = core.observer.item(at: visit.root.itemPath) else {
                 throw ShareError(.notFound, "no such file in this link")
             }
-            return LinkPages.file(base: visit.base, name: visit.root.name, size: item.size, link: visit.link)
+            return LinkPages.file(
+                base: visit.base, name: visit.root.name, size: item.size, link: visit.link,
+                thumbnail: (try? core.thumbnailMaker(for: visit.root.name)) != nil)
         }
         let relative = try LinkFace.relative(sub)
         let path = try inside(visit, sub, kind: .directory)
@@ -244,8 +261,12 @@ struct LinkFace: RouterMiddleware {
         let items = (core.observer.children(of: path.itemPath) ?? [])
             .filter { ($0.kind == .file || $0.kind == .directory) && !$0.name.hasPrefix(".") }
             .filter { item in policy.shows(path.child(item.name)) }
-            .sorted { ($0.kind == .directory ? 0 : 1, $0.name) < ($1.kind == .directory ? 0 : 1, $1.name) }
-            .map { LinkPages.Entry(name: $0.name, isFolder: $0.kind == .directory, size: $0.size) }
+            .map { item in
+                LinkPages.Entry(
+                    name: item.name, isFolder: item.kind == .directory, size: item.size,
+                    hasThumbnail: item.kind == .file && (try? core.thumbnailMaker(for: item.name)) != nil)
+            }
+            .sorted { $0.precedes($1) }
         return LinkPages.folder(
             base: visit.base, title: visit.root.name, relative: relative.components, items: items, link: visit.link)
     }

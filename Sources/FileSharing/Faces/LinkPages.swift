@@ -1,4 +1,6 @@
 import Accounts
+import ChangeLog
+import Foundation
 import Hummingbird
 
 /// The pages a share link shows (``LinkFace``), made here: small, with the
@@ -9,6 +11,16 @@ enum LinkPages {
         var name: String
         var isFolder: Bool
         var size: Int64
+        /// Whether the server makes a small image of it (shown beside its name).
+        var hasThumbnail = false
+
+        /// Whether `self` is listed before `other`: folders first, then by
+        /// name as the page sorts (case aside, numbers by value: `IMG_2` before `IMG_10`).
+        func precedes(_ other: Entry) -> Bool {
+            if isFolder != other.isFolder { return isFolder }
+            let order = name.compare(other.name, options: [.caseInsensitive, .numeric])
+            return order == .orderedSame ? name < other.name : order == .orderedAscending
+        }
     }
 
     static func escape(_ text: String) -> String {
@@ -35,18 +47,21 @@ enum LinkPages {
         }.joined(separator: "/")
     }
 
+    /// A size as the page writes it (`formatSize` in app.js): `512 bytes`, `1.5 kB`, `23 MB`.
     static func size(_ bytes: Int64) -> String {
-        let units = ["bytes", "KB", "MB", "GB", "TB"]
+        if bytes < 1000 { return bytes == 1 ? "1 byte" : "\(bytes) bytes" }
+        let units = ["kB", "MB", "GB", "TB", "PB"]
         var value = Double(bytes)
-        var unit = 0
-        while value >= 1000, unit < units.count - 1 {
+        var unit = -1
+        repeat {
             value /= 1000
             unit += 1
+        } while value >= 999.5 && unit < units.count - 1
+        if value < 10 {
+            let tenths = Int((value * 10).rounded())
+            return "\(tenths / 10).\(tenths % 10) \(units[unit])"
         }
-        return unit == 0
-            ? "\(bytes) bytes"
-            : String(Int((value * 10).rounded()) / 10) + "." + String(Int((value * 10).rounded()) % 10) + " "
-                + units[unit]
+        return "\(Int(value.rounded())) \(units[unit])"
     }
 
     static func document(title: String, body: String, status: HTTPResponse.Status = .ok, script: Bool = false)
@@ -74,15 +89,23 @@ enum LinkPages {
     }
 
     /// A read link's file: its preview when the browser can show it, and the download.
-    static func file(base: String, name: String, size: Int64, link: ShareLink) -> Response {
+    ///
+    /// The preview is no download: on a link without `maxDownloads` it is
+    /// the file through `view`; on one that counts, a scaled image through
+    /// `thumbnail` (where this server makes one), and no player, so that
+    /// looking spends nothing and no viewer is a free downloader.
+    static func file(base: String, name: String, size: Int64, link: ShareLink, thumbnail: Bool) -> Response {
         let type = FileResponses.mediaType(for: name)
+        let counts = link.maxDownloads != nil
         var preview = ""
-        if type.hasPrefix("image/") && !type.contains("svg") {
-            preview = "<img class=\"link-preview\" src=\"\(base)/download\" alt=\"\(escape(name))\">"
-        } else if type.hasPrefix("video/") {
-            preview = "<video class=\"link-preview\" src=\"\(base)/download\" controls></video>"
-        } else if type.hasPrefix("audio/") {
-            preview = "<audio src=\"\(base)/download\" controls></audio>"
+        if type.hasPrefix("image/") && !type.contains("svg") && !counts {
+            preview = "<img class=\"link-preview\" src=\"\(base)/view\" alt=\"\(escape(name))\">"
+        } else if counts && thumbnail {
+            preview = "<img class=\"link-preview\" src=\"\(base)/thumbnail\" alt=\"\(escape(name))\">"
+        } else if type.hasPrefix("video/") && !counts {
+            preview = "<video class=\"link-preview\" src=\"\(base)/view\" controls></video>"
+        } else if type.hasPrefix("audio/") && !counts {
+            preview = "<audio src=\"\(base)/view\" controls></audio>"
         }
         return document(
             title: name,
@@ -90,7 +113,7 @@ enum LinkPages {
                 <h1>\(escape(name))</h1>
                 <p>\(self.size(size))\(limits(link))</p>
                 \(preview)
-                <p><a class="button" href="\(base)/download?download=1" download>Download</a></p>
+                <p><a class="button primary link-download" href="\(base)/download?download=1" download>Download</a></p>
                 """)
     }
 
@@ -108,8 +131,17 @@ enum LinkPages {
             if item.isFolder {
                 rows += "<li class=\"folder\"><a href=\"\(base)/page/\(target)\">\(escape(item.name))/</a></li>\n"
             } else {
+                // A small image is no download; the file itself is shown only
+                // where looking is free (a link that counts downloads has its
+                // Download alone, so that opening nothing spends one).
+                let thumbnail =
+                    item.hasThumbnail
+                    ? "<img class=\"link-thumb\" src=\"\(base)/thumbnail/\(target)\" alt=\"\" loading=\"lazy\"> " : ""
+                let name =
+                    link.maxDownloads == nil
+                    ? "<a href=\"\(base)/view/\(target)\">\(escape(item.name))</a>" : escape(item.name)
                 rows +=
-                    "<li class=\"file\"><a href=\"\(base)/download/\(target)\">\(escape(item.name))</a> "
+                    "<li class=\"file\">\(thumbnail)\(name) "
                     + "<span class=\"size\">\(size(item.size))</span> "
                     + "<a href=\"\(base)/download/\(target)?download=1\" download>download</a></li>\n"
             }
@@ -133,7 +165,7 @@ enum LinkPages {
             title: "Send files",
             body: """
                 <h1>Send files to “\(escape(name))”</h1>
-                <p>Files sent here are added to the folder. What it holds is not shown; a name already taken is refused.</p>
+                <p>Files sent here are added to the folder; what it holds is not shown. A file with the same name as one already there is kept beside it, numbered.</p>
                 <div id="drop-zone" class="drop-zone" data-upload="\(base)/files/">
                 <p>Drop files here, or</p>
                 <input id="drop-input" type="file" multiple aria-label="Choose files">
@@ -194,8 +226,27 @@ enum LinkPages {
 
     private static func limits(_ link: ShareLink) -> String {
         var parts: [String] = []
-        if let expires = link.expires { parts.append("until " + SharesAPIFace.time(expires)) }
-        if let max = link.maxDownloads { parts.append("\(max - link.downloads) of \(max) downloads left") }
+        if let expires = link.expires { parts.append(until(expires)) }
+        if let max = link.maxDownloads {
+            let left = max - link.downloads
+            parts.append(left == 1 ? "1 download left" : "\(left) downloads left")
+        }
         return parts.isEmpty ? "" : " · " + parts.joined(separator: ", ")
+    }
+
+    /// How long a link stays open, in words that need no time zone: the
+    /// visitor's clock is not the server's.
+    /// - Parameters:
+    ///   - expires: When the link ends, in seconds since the epoch.
+    ///   - now: The time now, in seconds since the epoch.
+    static func until(_ expires: Int64, now: Int64 = FileChangeLog.wallClock() / 1_000_000_000) -> String {
+        let seconds = max(0, expires - now)
+        let (count, unit): (Int64, String) =
+            switch seconds {
+            case ..<3600: (max(1, (seconds + 59) / 60), "minute")
+            case ..<(2 * 86_400): ((seconds + 1799) / 3600, "hour")
+            default: ((seconds + 43_199) / 86_400, "day")
+            }
+        return "open for \(count) more \(unit)\(count == 1 ? "" : "s")"
     }
 }

@@ -83,6 +83,8 @@ enum ResumableAppend {
             await uploads.forget(token)
             throw ShareError(.notFound, "no such upload")
         }
+        // The URL names the upload, not the file: the audit is told where it goes.
+        AuditNote.about(path: upload.path.description)
         reached = upload.offset
         guard offset == upload.offset else {
             throw ResumableOffsetMismatch(offset: upload.offset)
@@ -104,6 +106,8 @@ enum ResumableAppend {
             uploads.finished(token)
             reached = nil
             await uploads.forget(token)
+            // The part that puts the file in place is the upload, for whoever asks whether it arrived.
+            AuditNote.about(path: placed.path.description, action: "upload")
             return Outcome(
                 offset: now, expires: nil, path: placed.path, requested: upload.path, completed: true,
                 replaced: placed.replaced)
@@ -140,6 +144,7 @@ extension ResumableAppend {
         do {
             existed = try await core.blocking { () -> Bool in
                 guard uploads.exists(token) else { return false }
+                if let upload = try? uploads.open(token) { AuditNote.about(path: upload.path.description) }
                 uploads.discard(token)
                 return true
             }

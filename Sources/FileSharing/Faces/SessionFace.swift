@@ -6,9 +6,11 @@ import NIOCore
 /// The page's sign-in, with a users file: answered before authentication,
 /// since it is how one signs in.
 ///
-/// - `GET /signin`: the form; `POST /signin` (form fields `name`,
-///   `password`): signs in and goes to `/` with a session cookie, or shows
-///   the form again with the reason (401, or 429 while slowed down);
+/// - `GET /signin` (`?next=/PATH`): the form, naming the share;
+///   `POST /signin` (form fields `name`, `password`, `next`): signs in and
+///   goes to `next` (a path on this server, else `/`) with a session
+///   cookie, or shows the form again with the reason and the name typed
+///   (401, or 429 while slowed down);
 ///   `POST /signout`: ends the session and goes back to the form.
 /// - `POST /api/session` (`{"name","password"}`): the same for scripts,
 ///   answering `{"user"}` and the cookie; `DELETE /api/session` signs out;
@@ -19,13 +21,17 @@ import NIOCore
 struct SessionFace {
     let signIn: SignIn
     let secure: Bool
+    /// The shared folder's name, told on the form.
+    let share: String
 
     static let cookieName = "fileshare-session"
 
     /// The answer to a sign-in request, or `nil` for any other request.
     func answer(_ request: Request, context: ShareContext) async throws -> Response? {
         switch (request.method, request.uri.path) {
-        case (.get, "/signin"): return SessionFace.page(status: .ok, message: nil)
+        case (.get, "/signin"):
+            let next = (try? APIRequest.query(request, "next"))?.flatMap(SessionFace.returnPath)
+            return SessionFace.page(status: .ok, message: nil, form: SignInForm(share: share, next: next))
         case (.get, "/app.css"): return PageFace.asset(WebAssets.css, type: "text/css; charset=utf-8")
         case (.post, "/signin"):
             let body = try await request.body.collect(upTo: 16 * 1024)
@@ -33,15 +39,21 @@ struct SessionFace {
             UsersAuthMiddleware.noteSignIn(fields["name"] ?? "")
             let outcome = await signIn.signIn(
                 name: fields["name"] ?? "", password: fields["password"] ?? "", address: context.address)
+            let next = fields["next"].flatMap(SessionFace.returnPath)
+            // The name typed stays in the form (never the password): a typo in the password is retyped alone.
+            let form = SignInForm(share: share, name: fields["name"], next: next)
             switch outcome {
             case .signedIn(let requester):
-                return try await signedIn(requester, response: Response(status: .seeOther, headers: [.location: "/"]))
+                return try await signedIn(
+                    requester, response: Response(status: .seeOther, headers: [.location: next ?? "/"]))
             case .failed:
-                return SessionFace.page(status: .unauthorized, message: "The user name or password is wrong.")
+                return SessionFace.page(
+                    status: .unauthorized, message: "The user name or password is wrong.", form: form)
             case .throttled(let wait):
                 var response = SessionFace.page(
                     status: .tooManyRequests,
-                    message: "Too many failed sign-ins: try again in \(UsersAuthMiddleware.seconds(wait)) seconds.")
+                    message: "Too many failed sign-ins: try again in \(UsersAuthMiddleware.seconds(wait)) seconds.",
+                    form: form)
                 response.headers[.retryAfter] = String(UsersAuthMiddleware.seconds(wait))
                 return response
             }
@@ -136,17 +148,54 @@ struct SessionFace {
         return fields
     }
 
+    /// What the sign-in form shows besides the fields: the share, the name
+    /// typed before, and where to go once signed in.
+    struct SignInForm {
+        var share: String
+        var name: String? = nil
+        var next: String? = nil
+    }
+
+    /// `path` when it is a path on this server to come back to after signing
+    /// in (`/`, `/#/Photos`); `nil` for anything that could lead elsewhere
+    /// (`//host`, `/\\host`, a scheme, control characters) or is too long.
+    static func returnPath(_ path: String) -> String? {
+        guard path.utf8.count <= 2048, path.hasPrefix("/"), !path.hasPrefix("//"), !path.hasPrefix("/\\"),
+            path.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F && $0 != "\\" })
+        else { return nil }
+        return path
+    }
+
     /// The sign-in form, with `message` told above it.
-    static func page(status: HTTPResponse.Status, message: String?) -> Response {
+    static func page(status: HTTPResponse.Status, message: String?, form: SignInForm) -> Response {
         var html = WebAssets.signIn
         if let message {
-            let escaped = message.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
-            html = html.replacing("<!--message-->", with: "<p class=\"field-error\" role=\"alert\">\(escaped)</p>")
+            html = html.replacing(
+                "<!--message-->", with: "<p class=\"field-error\" role=\"alert\">\(escape(message))</p>")
+        }
+        html = html.replacing("<!--share-->", with: escape(form.share))
+        html = html.replacing("value=\"\" data-name", with: "value=\"\(escape(form.name ?? ""))\" data-name")
+        if form.name?.isEmpty == false {
+            // The name is there: the cursor goes to the password.
+            html = html.replacing(" required autofocus>", with: " required>")
+            html = html.replacing(
+                "autocomplete=\"current-password\" required>",
+                with: "autocomplete=\"current-password\" required autofocus>")
+        }
+        if let next = form.next {
+            html = html.replacing(
+                "<!--next-->", with: "<input type=\"hidden\" name=\"next\" value=\"\(escape(next))\">")
         }
         var response = PageFace.page(
             html, policy: "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
         response.status = status
         response.headers[.cacheControl] = "no-store"
         return response
+    }
+
+    /// Text made safe inside an element or a quoted attribute.
+    static func escape(_ text: String) -> String {
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
+            .replacing("\"", with: "&quot;")
     }
 }

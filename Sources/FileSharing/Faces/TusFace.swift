@@ -62,6 +62,8 @@ struct TusFace: Sendable {
         }
         let metadata = try TusMetadata(request.headers[.init("Upload-Metadata")!] ?? "")
         let path = try metadata.targetPath()
+        // The path is in the metadata, not the URL: the audit is told.
+        AuditNote.about(path: path.description)
         try TusFace.checkVersion(request)
         try await core.authorizePut(path)
         // 413 past the server's limit (`Tus-Max-Size`), 507 when the disk has no room.

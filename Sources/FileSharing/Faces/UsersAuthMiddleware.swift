@@ -16,13 +16,15 @@ struct UsersAuthMiddleware: RouterMiddleware {
     let signIn: SignIn
     /// Whether the server speaks HTTPS (the cookie is then `Secure`).
     let secure: Bool
+    /// The shared folder's name, told on the sign-in form.
+    let share: String
 
     func handle(_ request: Request, context: ShareContext, next: (Request, ShareContext) async throws -> Response)
         async throws
         -> Response
     {
         let method = request.method.rawValue
-        let face = SessionFace(signIn: signIn, secure: secure)
+        let face = SessionFace(signIn: signIn, secure: secure, share: share)
         if let response = try await face.answer(request, context: context) { return response }
 
         var requester: Requester? = nil

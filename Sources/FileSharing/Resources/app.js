@@ -40,7 +40,7 @@
   const hooks = {};
   window.fileshare = {
     hooks, state, visibleItems, openItem, fileURL, thumbnailURL, encodePath, joinPath, parentOf, extension, fileType,
-    iconFor, icon, el, formatSize, serverURL, collator,
+    iconFor, icon, el, formatSize, serverURL, collator, unauthorized,
     showText: (item, body) => loadTextPreview(item, fileURL(item.path || joinPath(state.path, item.name)), body),
   };
 
@@ -72,6 +72,7 @@
     video: 'M5 4h14a2 2 0 0 1 2 2v12a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z M10 9l5 3l-5 3z',
     audio: 'M9 18V5l12-2v13 M9 18a3 3 0 1 1-6 0a3 3 0 1 1 6 0z M21 16a3 3 0 1 1-6 0a3 3 0 1 1 6 0z',
     archive: 'M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8z M14 3v5h5 M10 5h2 M10 8h2 M10 11h2 M10 14h2v3h-2z',
+    link: 'M10 13a5 5 0 0 0 7.54.54l3-3a5 5 0 0 0-7.07-7.07l-1.72 1.71 M14 11a5 5 0 0 0-7.54-.54l-3 3a5 5 0 0 0 7.07 7.07l1.71-1.71',
     symlink: 'M10 13a5 5 0 0 0 7.54.54l3-3a5 5 0 0 0-7.07-7.07l-1.72 1.71 M14 11a5 5 0 0 0-7.54-.54l-3 3a5 5 0 0 0 7.07 7.07l1.71-1.71',
     other: 'M12 3a9 9 0 1 0 0 18a9 9 0 1 0 0-18z M9.1 9a3 3 0 0 1 5.8 1c0 2-3 3-3 3 M12 17h.01',
     download: 'M21 15v4a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2v-4 M7 10l5 5l5-5 M12 15V3',
@@ -267,7 +268,7 @@
     0: 'The connection to the server was lost.',
     400: 'The server refused this request.',
     401: 'You are not signed in.',
-    403: 'Not allowed: this share may be read-only.',
+    403: 'You may not change this.',
     404: 'It is not there any more.',
     409: 'Something with that name already exists.',
     412: 'It was changed by someone else meanwhile.',
@@ -280,6 +281,10 @@
   };
 
   function messageFor(status, body) {
+    // A name that does not fit what the file holds: told as what to do, not as the server's settings.
+    if (status === 415 && body && typeof body.rename === 'string') {
+      return 'Its name does not fit what it holds. Rename it “' + body.rename + '” and upload it again.';
+    }
     if (body && typeof body.error === 'string' && body.error) return body.error;
     return STATUS_TEXT[status] || ('The server answered ' + status + '.');
   }
@@ -305,17 +310,45 @@
       try { body = await response.json(); } catch (e) { body = null; }
     }
     if (!response.ok) {
-      // Signed in with a users file, and the session ended: to the sign-in form.
-      if (response.status === 401 && body && body.signIn) location.assign(serverURL(body.signIn));
+      // The session ended and the person asked for something: to the sign-in
+      // form, and back here after it (an ended session noticed by the event
+      // stream alone shows a banner instead: sessionEnded).
+      if (response.status === 401 && body && body.signIn) signInAgain(body.signIn);
       if (response.status === 403 && !state.info.readOnly) refreshInfo();
       throw new ApiError(response.status, messageFor(response.status, body));
     }
     return body;
   }
 
+  // Signed in with a users file, and the session ended (signed out in another tab, timed out):
+  // to the sign-in form, which brings the person back here (this folder) once signed in.
+  let signingIn = false;
+  function signInAgain(form) {
+    if (signingIn) return;
+    signingIn = true;
+    const here = location.pathname + location.search + location.hash;
+    location.assign(serverURL(form + '?next=' + encodeURIComponent(here)));
+  }
+
+  // Whether `response` (of any request of the page) says the session ended; then to the sign-in form.
+  async function unauthorized(response) {
+    if (!response || response.status !== 401) return false;
+    let body = null;
+    try { body = await response.clone().json(); } catch (e) { body = null; }
+    if (!body || !body.signIn) return false;
+    signInAgain(body.signIn);
+    return true;
+  }
+
+  // Asks whether the session still holds (after what failed without saying why, as an image does).
+  async function checkSession() {
+    try { await unauthorized(await fetch(serverURL('/api/info'), { credentials: 'same-origin', cache: 'no-store' })); } catch (e) { /* offline */ }
+  }
+
   // ---------------------------------------------------------------- messages
 
-  function toast(text, kind, timeout) {
+  // `actions`: buttons in the toast, [{ label, class, run }] (Undo, Open the Trash); one closes it.
+  function toast(text, kind, timeout, actions) {
     kind = kind || 'error';
     const box = $('#messages');
     for (const existing of box.children) {
@@ -325,6 +358,9 @@
       el('span', { class: 'toast-icon' }, icon(kind === 'error' ? 'alert' : kind === 'success' ? 'check' : 'info')),
       el('span', { class: 'toast-text', text }));
     const close = () => node.remove();
+    for (const action of actions || []) {
+      node.append(el('button', { type: 'button', class: 'button small ' + action.class, onclick: () => { close(); action.run(); } }, action.label));
+    }
     node.append(iconButton('close', 'Dismiss', 'toast-close', close));
     box.append(node);
     while (box.children.length > 4) box.firstElementChild.remove();
@@ -523,11 +559,28 @@
     applyInfo();
   }
 
+  // Why nothing can be changed here, in a person's words, or null when something can.
+  function readOnlyReason() {
+    if (state.shareReadOnly) return { badge: 'Read-only', text: 'This share is read-only: nothing can be added or changed.' };
+    if (state.folderAccess === 'read') {
+      return { badge: 'View only', text: 'You can view “' + displayFolder(state.path || '') + '” but not change it: nothing can be added here.' };
+    }
+    if (state.folderAccess === 'none') return { badge: null, text: 'Nothing can be added here: open one of your folders first.' };
+    return null;
+  }
+
   function applyInfo() {
     const readOnly = !!state.info.readOnly;
     const wasReadOnly = document.body.classList.contains('read-only');
     document.body.classList.toggle('read-only', readOnly);
-    $('#readonly-badge').hidden = !readOnly;
+    // Only what is true: a folder that is not the user's (the top of a share with accounts) is a
+    // way to their folders, not a read-only one; one they may only read is "View only".
+    const reason = readOnly ? readOnlyReason() : null;
+    const badge = $('#readonly-badge');
+    badge.hidden = !(reason && reason.badge);
+    badge.textContent = reason && reason.badge ? reason.badge : '';
+    if (reason && reason.badge) badge.title = reason.text;
+    else badge.removeAttribute('title');
     $('#share-name').textContent = state.info.name || 'fileshare';
     $('#signed-in').hidden = !state.info.user;
     $('#signed-in-user').textContent = state.info.user || '';
@@ -664,9 +717,14 @@
     state.loaded = true;
     // With accounts, the user's right in this folder: where it is not theirs to change, offer no change.
     state.folderReadOnly = !!(data && (data.access === 'read' || data.access === 'none'));
+    const access = data && typeof data.access === 'string' ? data.access : null;
+    const accessChanged = access !== state.folderAccess;
+    state.folderAccess = access;
     applyReadOnly();
+    if (accessChanged) applyInfo();
     $('#file-list').setAttribute('aria-busy', 'false');
     renderList(!isRefresh);
+    syncPreview();
     if (isRefresh) {
       window.scrollTo(0, scroll);
     } else {
@@ -897,7 +955,7 @@
         state.info.readOnly ? null : el('p', { text: 'Drop files or folders here, or use Upload.' }));
     } else if (kind === 'missing') {
       box.replaceChildren(icon('alert'), el('p', { text: message || 'This folder does not exist.' }),
-        el('p', null, el('a', { href: '#/', text: 'Go to ' + (state.info.name || 'the shared folder') })));
+        el('p', null, el('a', { href: '#/', text: 'Open “' + (state.info.name || 'the shared folder') + '”' })));
     } else {
       box.replaceChildren(icon('alert'), el('p', { text: message || 'Something went wrong.' }),
         el('p', null, el('button', { type: 'button', class: 'button', onclick: () => loadFolder(state.path) }, 'Try again')));
@@ -1049,19 +1107,42 @@
       if (e.status !== 409) { report(e, 'Could not ' + label + ' “' + baseName(from) + '”'); return false; }
       const answer = await confirmDialog({
         title: 'Replace “' + baseName(to) + '”?',
-        message: '“' + baseName(to) + '” already exists in ' + (parentOf(to) ? '“' + parentOf(to) + '”' : (state.info.name || 'the shared folder')) + '. Replace it? It will be deleted.',
+        message: '“' + baseName(to) + '” already exists in ' + (parentOf(to) ? '“' + parentOf(to) + '”' : (state.info.name || 'the shared folder')) + '. Replace it? What it holds now is kept as an earlier version of “' + baseName(to) + '”: you can undo this, or restore it from its versions.',
         ok: 'Replace',
         danger: true,
       });
       if (answer !== 'ok') return false;
       try {
         await api('POST', '/api/move', { json: { from, to, overwrite: true } });
+        toast('“' + baseName(to) + '” replaced; what it held is kept as a version.', 'success', 15000,
+          [{ label: 'Undo', class: 'toast-undo', run: () => undoReplace(from, to) }]);
         return true;
       } catch (e2) {
         report(e2, 'Could not ' + label + ' “' + baseName(from) + '”');
         return false;
       }
     }
+  }
+
+  // Undoes a move over a file: the file replaced gets its content back (from its newest version)
+  // and the moved one goes back under its name.
+  async function undoReplace(from, to) {
+    try {
+      const versions = ((await api('GET', '/api/versions?path=' + encodeURIComponent(to))) || {}).versions || [];
+      const replaced = versions.find((v) => !v.conflict && v.kind !== 'directory');
+      if (!replaced) throw new ApiError(404, 'Its earlier version is not kept any more.');
+      await api('POST', '/api/versions/restore', { json: { path: to, version: replaced.version } });
+      // What was moved there is now the newest version of it: put back under its own name.
+      const moved = (((await api('GET', '/api/versions?path=' + encodeURIComponent(to))) || {}).versions || [])[0];
+      const response = await fetch(serverURL('/api/versions/content?path=' + encodeURIComponent(to) + '&version=' + encodeURIComponent(moved.version)), { credentials: 'same-origin', cache: 'no-store' });
+      if (await unauthorized(response)) return;
+      if (!response.ok) throw new ApiError(response.status, messageFor(response.status, null));
+      const put = await fetch(serverURL(fileURL(from)), { method: 'PUT', body: await response.blob(), headers: { 'If-None-Match': '*' }, credentials: 'same-origin' });
+      if (await unauthorized(put)) return;
+      if (!put.ok) throw new ApiError(put.status, messageFor(put.status, null));
+      toast('Undone: “' + baseName(from) + '” and “' + baseName(to) + '” are back as they were.', 'success');
+      scheduleRefresh(0);
+    } catch (e) { report(e, 'It could not be undone'); }
   }
 
   async function renameItem(item) {
@@ -1135,21 +1216,23 @@
     let message;
     if (one) {
       message = one.kind === 'directory'
-        ? 'The folder “' + one.name + '” and everything in it will be deleted. This cannot be undone.'
-        : '“' + one.name + '” will be deleted. This cannot be undone.';
+        ? 'The folder “' + one.name + '” and everything in it will go to the Trash. You can restore it from there.'
+        : '“' + one.name + '” will go to the Trash. You can restore it from there.';
     } else {
-      message = plural(items.length, 'item') + ' will be deleted, with everything in the folders among them. This cannot be undone.';
+      message = plural(items.length, 'item') + ', with everything in the folders among them, will go to the Trash. You can restore them from there.';
     }
     const all = rows();
     const focusIndex = all.findIndex((li) => li.contains(document.activeElement));
     const answer = await confirmDialog({ title: one ? 'Delete “' + one.name + '”?' : 'Delete ' + plural(items.length, 'item') + '?', message, ok: 'Delete', danger: true });
     if (answer !== 'ok') return;
     let deleted = 0;
+    const gone = [];
     for (const item of items) {
       const path = item.path || joinPath(state.path, item.name);
       try {
         await api('DELETE', fileURL(path));
         deleted++;
+        gone.push({ path, id: item.id });
         state.selected.delete(itemKey(item));
         const li = rows().find((r) => r.dataset.key === itemKey(item));
         if (li) li.remove();
@@ -1158,7 +1241,11 @@
         report(e, 'Could not delete “' + item.name + '”');
       }
     }
-    if (deleted) toast(deleted === 1 && one ? '“' + one.name + '” deleted.' : plural(deleted, 'item') + ' deleted.', 'success');
+    if (deleted) {
+      const actions = [{ label: 'Open Trash', class: 'toast-trash', run: () => openTrash() }];
+      if (gone.length) actions.unshift({ label: 'Undo', class: 'toast-undo', run: () => undoDelete(gone) });
+      toast((deleted === 1 && one ? '“' + one.name + '”' : plural(deleted, 'item')) + ' moved to the Trash.', 'success', 15000, actions);
+    }
     if (focusIndex >= 0) {
       const left = rows();
       const next = left[Math.min(focusIndex, left.length - 1)];
@@ -1166,6 +1253,23 @@
     }
     updateSelectionUI();
     scheduleRefresh(0);
+  }
+
+  // Brings deleted items back from the trash: the newest entry of each (by id, else by path).
+  async function undoDelete(gone) {
+    try {
+      const trash = ((await api('GET', '/api/trash')) || {}).items || [];
+      let restored = 0;
+      for (const item of gone) {
+        const entry = trash.find((t) => (item.id && t.id === item.id) || t.path === item.path);
+        if (!entry) continue;
+        await api('POST', '/api/trash/restore', { json: { trashId: entry.trashId } });
+        restored++;
+      }
+      if (restored < gone.length) toast('Some of it is no longer in the Trash.', 'error');
+      else toast(restored === 1 ? '“' + baseName(gone[0].path) + '” is back.' : plural(restored, 'item') + ' are back.', 'success');
+      scheduleRefresh(0);
+    } catch (e) { report(e, 'It could not be brought back'); }
   }
 
   function openItem(item) {
@@ -1333,15 +1437,43 @@
     return visibleItems().filter((i) => i.kind !== 'directory' && i.kind !== 'other');
   }
 
-  function openPreview(item) {
+  function showPreviewMeta(item) {
+    const modified = item.modified ? new Date(item.modified) : null;
+    $('#preview-meta').textContent = [formatSize(item.size), modified && !isNaN(modified) ? mediumFormat.format(modified) : ''].filter(Boolean).join(' · ');
+  }
+
+  // The file on screen changed (a save, a version restored, someone else): the header says so,
+  // and the content shown is the file's now (unless the editor holds it: it follows by itself).
+  function syncPreview() {
+    const shown = previewItem;
+    if (!shown || !$('#preview').open) return;
+    const now = state.items.find((i) => (shown.id && i.id === shown.id) || i.name === shown.name);
+    if (!now || now === shown || now.kind !== shown.kind) return;
+    const changed = now.size !== shown.size || now.modified !== shown.modified || (now.etag && now.etag !== shown.etag);
+    if (!changed) return;
+    if (editor && editor.item === shown) {
+      Object.assign(shown, { size: now.size, modified: now.modified, etag: now.etag });
+      showPreviewMeta(shown);
+      return;
+    }
+    const focused = document.activeElement;
+    openPreview(now, { again: true });
+    if (focused && focused.isConnected) focused.focus({ preventScroll: true });
+  }
+
+  // The viewer is a step in the browser's history: Back closes it (on a phone, the way back), and
+  // closing it otherwise takes the step back out, so the folder's own steps stay as they were.
+  let previewInHistory = false;
+  function previewPushed() { return !!(history.state && history.state.fileshareViewer); }
+
+  function openPreview(item, options) {
     const dialog = $('#preview');
     const path = item.path || joinPath(state.path, item.name);
     const type = fileType(item);
     closePreviewContent();
     previewItem = item;
     $('#preview-title').textContent = item.name;
-    const modified = item.modified ? new Date(item.modified) : null;
-    $('#preview-meta').textContent = [formatSize(item.size), modified && !isNaN(modified) ? mediumFormat.format(modified) : ''].filter(Boolean).join(' · ');
+    showPreviewMeta(item);
     $('#preview-open').href = fileURL(path);
     const download = $('#preview-download');
     download.href = fileURL(path, true);
@@ -1354,7 +1486,7 @@
     } else if (type === 'image') {
       const img = el('img', { src: url, alt: item.name });
       img.addEventListener('click', () => body.classList.toggle('zoomed'));
-      img.addEventListener('error', () => body.replaceChildren(previewInfo(item, 'This image cannot be shown by the browser.')));
+      img.addEventListener('error', () => { body.replaceChildren(previewInfo(item, 'This image cannot be shown by the browser.')); checkSession(); });
       body.append(img);
     } else if (type === 'video') {
       body.classList.add('has-media');
@@ -1377,8 +1509,12 @@
     const index = siblings.findIndex((i) => i.name === item.name);
     $('#preview-prev').hidden = index <= 0;
     $('#preview-next').hidden = index < 0 || index >= siblings.length - 1;
-    if (!dialog.open) openModal(dialog);
-    $('#preview-close').focus();
+    if (!dialog.open) {
+      openModal(dialog);
+      if (!previewPushed()) history.pushState({ fileshareViewer: true }, '');
+      previewInHistory = true;
+    }
+    if (!(options && options.again)) $('#preview-close').focus();
   }
 
   function previewInfo(item, text) {
@@ -1394,7 +1530,8 @@
     previewAbort = new AbortController();
     const signal = previewAbort.signal;
     try {
-      const response = await fetch(serverURL(url), { headers: { Range: 'bytes=0-' + (TEXT_PREVIEW_BYTES - 1) }, credentials: 'same-origin', signal });
+      const response = await fetch(serverURL(url), { headers: { Range: 'bytes=0-' + (TEXT_PREVIEW_BYTES - 1) }, credentials: 'same-origin', cache: 'no-cache', signal });
+      if (await unauthorized(response)) return;
       if (!response.ok) {
         let message = '';
         try { message = messageFor(response.status, await response.json()); } catch (e) { message = messageFor(response.status, null); }
@@ -1467,14 +1604,16 @@
   // through fileshare keeps the previous content (GET /api/versions,
   // /api/trash); these dialogs show it, with who, when and from where, and
   // put it back.
+  // To the second: an editing session's versions may be a minute apart or less.
+  const secondsFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
   function formatWhen(value) {
     const date = new Date(value);
-    return isNaN(date) ? '' : mediumFormat.format(date);
+    return isNaN(date) ? '' : secondsFormat.format(date);
   }
 
   function formatWho(origin) {
     if (!origin || typeof origin !== 'object') return 'another program';
-    const faces = { api: 'the page or the API', dav: 'WebDAV', tus: 'a resumable upload', page: 'the page', inbox: 'the Inbox' };
+    const faces = { api: 'the web page', dav: 'a connected drive (WebDAV)', tus: 'an upload app', page: 'the web page', inbox: 'the Inbox' };
     const who = origin.user ? origin.user : 'someone';
     return origin.face ? who + ' through ' + (faces[origin.face] || origin.face) : who;
   }
@@ -1494,7 +1633,7 @@
     }
     const versions = (answer && answer.versions) || [];
     $('#versions-note').textContent = versions.length
-      ? 'Newest first. Restoring one keeps what it replaces as a version too.'
+      ? 'Newest first. An editing session keeps one version: what the file held before it. Restoring one keeps what it replaces as a version too.'
       : 'No earlier versions. They are kept whenever the file is replaced or deleted through fileshare (not by other programs).';
     for (const version of versions) {
       const contentURL = '/api/versions/content?path=' + encodeURIComponent(path) + '&version=' + encodeURIComponent(version.version);
@@ -1536,7 +1675,7 @@
     }
     const items = (answer && answer.items) || [];
     $('#trash-note').textContent = items.length
-      ? 'What was deleted through fileshare, newest first. It empties by age and size.'
+      ? 'What was deleted, newest first. Items wait here for a while (the oldest go first when the Trash is full); restore one to put it back where it was.'
       : 'The trash is empty.';
     for (const entry of items) {
       const when = formatWhen(entry.deleted);
@@ -1596,13 +1735,17 @@
   // PUT of a text with its conditions (If-Match, If-None-Match: what keeps
   // it from overwriting someone else's save). Small texts are kept alive past
   // the page, so a last save on closing lands.
-  function putText(path, text, conditions) {
+  // Its saves name their editing session (Fileshare-Edit-Session): the server keeps one version of
+  // what the session replaced, not one per pause in the typing.
+  function putText(path, text, conditions, session) {
     const headers = Object.assign({ 'Content-Type': 'text/plain; charset=utf-8' }, conditions);
+    if (session) headers['Fileshare-Edit-Session'] = session;
     return fetch(serverURL(fileURL(path)), { method: 'PUT', body: text, headers, credentials: 'same-origin', keepalive: text.length < 60000 });
   }
 
   async function fetchText(path) {
     const response = await fetch(serverURL(fileURL(path)), { credentials: 'same-origin', cache: 'no-store' });
+    if (await unauthorized(response)) throw new ApiError(401, STATUS_TEXT[401]);
     if (!response.ok) {
       let body = null;
       try { body = await response.json(); } catch (e) { body = null; }
@@ -1610,6 +1753,13 @@
     }
     const bytes = new Uint8Array(await response.arrayBuffer());
     return { text: new TextDecoder('utf-8').decode(bytes), etag: response.headers.get('ETag') };
+  }
+
+  // A token for one editing session: random, from a source that works on plain HTTP too.
+  function newSessionToken() {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
   }
 
   async function startEditor(item, path, body) {
@@ -1621,7 +1771,7 @@
     const status = el('span', { id: 'editor-status', class: 'editor-status', role: 'status', text: 'Saved' });
     const done = el('button', { type: 'button', id: 'editor-done', class: 'button', text: 'Done' });
     body.replaceChildren(el('div', { class: 'editor' }, el('div', { class: 'editor-bar' }, status, done), textarea));
-    editor = { item, path, body, etag: loaded.etag, saved: loaded.text, textarea, status, timer: null, saving: null, conflict: null };
+    editor = { item, path, body, etag: loaded.etag, saved: loaded.text, textarea, status, timer: null, saving: null, conflict: null, session: newSessionToken() };
     textarea.addEventListener('input', editorEdited);
     done.addEventListener('click', async () => {
       await editorFlush();
@@ -1662,7 +1812,8 @@
     editorStatus('Saving…');
     current.saving = (async () => {
       try {
-        const response = await putText(current.path, text, current.etag ? { 'If-Match': current.etag } : {});
+        const response = await putText(current.path, text, current.etag ? { 'If-Match': current.etag } : {}, current.session);
+        if (await unauthorized(response)) return;
         if (response.status === 412) { await editorCollision(current, text); return; }
         if (!response.ok) {
           let body = null;
@@ -1672,6 +1823,9 @@
         current.saved = text;
         current.etag = response.headers.get('ETag') || current.etag;
         current.item.size = new Blob([text]).size;
+        current.item.modified = new Date().toISOString();
+        current.item.etag = current.etag;
+        if (previewItem === current.item) showPreviewMeta(current.item);
         if (editor === current) editorStatus(current.textarea.value === text ? 'Saved' : 'Unsaved changes');
       } catch (e) {
         // The changes stay in the editor; the next keystroke (or Done) tries again.
@@ -1736,7 +1890,7 @@
         toast('Your version was saved as “' + baseName(other) + '”.', 'success');
       }
       if (keep === 'mine') {
-        const response = await putText(current.path, mine, theirs.etag ? { 'If-Match': theirs.etag } : { 'If-None-Match': '*' });
+        const response = await putText(current.path, mine, theirs.etag ? { 'If-Match': theirs.etag } : { 'If-None-Match': '*' }, current.session);
         if (response.status === 412) { current.conflict = null; $('#editor-conflict').remove(); current.textarea.hidden = false; await editorCollision(current, mine); return; }
         if (!response.ok) throw new ApiError(response.status, messageFor(response.status, null));
         current.saved = mine;
@@ -1793,7 +1947,7 @@
     clearTimeout(current.timer);
     // Closing never loses what was typed: a last save (kept alive past the page).
     if (!current.conflict && current.textarea.value !== current.saved && !current.saving) {
-      putText(current.path, current.textarea.value, current.etag ? { 'If-Match': current.etag } : {})
+      putText(current.path, current.textarea.value, current.etag ? { 'If-Match': current.etag } : {}, current.session)
         .then((response) => { if (response.status === 412) toast('Someone else changed “' + current.item.name + '” meanwhile: your last edit was not saved over it. Open it again to compare.', 'error', 0); })
         .catch(() => toast('Your last edit of “' + current.item.name + '” could not be saved.', 'error', 0));
     }
@@ -1801,6 +1955,11 @@
 
   function setupPreview() {
     const dialog = $('#preview');
+    window.addEventListener('popstate', () => {
+      if (previewPushed() || !dialog.open) return;
+      previewInHistory = false; // Back took the step out already
+      dialog.close();
+    });
     $('#preview-close').addEventListener('click', () => dialog.close());
     $('#preview-prev').addEventListener('click', () => stepPreview(-1));
     $('#preview-next').addEventListener('click', () => stepPreview(1));
@@ -1808,6 +1967,10 @@
       const item = previewItem;
       closePreviewContent();
       previewItem = null;
+      if (previewInHistory) {
+        previewInHistory = false;
+        if (previewPushed()) history.back();
+      }
       if (item && hooks.focusItem && hooks.focusItem(item)) dialog.returnFocus = null;
       else if (item && item.name && focusRow(item.name, false)) dialog.returnFocus = null;
       else restoreFocus(dialog);
@@ -2047,6 +2210,7 @@
   }
 
   function httpError(response) {
+    if (response.status === 401 && response.json && response.json.signIn) signInAgain(response.json.signIn);
     return new ApiError(response.status, messageFor(response.status, response.json));
   }
 
@@ -2481,7 +2645,7 @@
       const folder = target ? target.dataset.dropPath : state.path;
       $('#drop-overlay').hidden = true;
       clearDropTarget();
-      if (state.info.readOnly) { toast('This share is read-only: uploads are turned off.'); return; }
+      if (state.info.readOnly) { toast((readOnlyReason() || { text: 'Nothing can be added here.' }).text); return; }
       const { files, emptyFolders } = await filesFromDrop(e.dataTransfer);
       enqueue(files, emptyFolders, folder);
     });
@@ -2520,8 +2684,42 @@
     scheduleRefresh(0); // changes made while we were away
   }
 
+  let signedOut = false;
+
+  // The session ended (expired, signed out elsewhere, the user removed):
+  // nothing will work until the person signs in again, so stop trying
+  // and say so, with the way to the sign-in form.
+  function sessionEnded(signIn) {
+    if (signedOut) return;
+    signedOut = true;
+    clearTimeout(eventsTimer);
+    if (events) { events.close(); events = null; }
+    connectionLost = false;
+    clearTimeout(lostTimer);
+    setConnectionLost(false);
+    $('#session-signin').href = serverURL(signIn || '/signin');
+    $('#session-ended').hidden = false;
+    document.body.classList.add('offline');
+  }
+
+  // The event stream failed: an EventSource does not tell why, so ask the
+  // API (a 401 there is the session's end; anything else, try again later).
+  async function eventsFailed() {
+    try {
+      const response = await fetch(serverURL('/api/info'), { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+      if (response.status === 401) {
+        let body = null;
+        try { body = await response.json(); } catch (e) { body = null; }
+        if (body && body.signIn) { sessionEnded(body.signIn); return true; }
+      }
+    } catch (e) {
+      // The server cannot be reached: it may be restarting.
+    }
+    return false;
+  }
+
   function connectEvents() {
-    if (!window.EventSource) return;
+    if (!window.EventSource || signedOut) return;
     clearTimeout(eventsTimer);
     if (events) events.close();
     const source = new EventSource(serverURL('/api/events'));
@@ -2540,10 +2738,13 @@
       if (events !== source || unloading) return;
       markLost();
       if (source.readyState === EventSource.CLOSED) {
-        // The browser gave up (e.g. the server answered with an error): try again ourselves.
+        // The browser gave up (the server answered with an error, such as
+        // 401 for a session that ended): find out why, else try again ourselves.
         source.close();
         const delay = Math.min(15000, 1000 * Math.pow(2, eventsRetry++));
-        eventsTimer = setTimeout(connectEvents, delay);
+        eventsFailed().then((ended) => {
+          if (!ended && events === source) eventsTimer = setTimeout(connectEvents, delay);
+        });
       }
     };
   }
@@ -2605,7 +2806,7 @@
     window.addEventListener('hashchange', onHashChange);
     if (narrow.addEventListener) narrow.addEventListener('change', () => { if (state.loaded) renderList(); });
     window.addEventListener('pagehide', () => { unloading = true; });
-    window.addEventListener('pageshow', () => { unloading = false; });
+    window.addEventListener('pageshow', (e) => { unloading = false; if (e.persisted) checkSession(); });
     window.addEventListener('online', () => {
       if (events && events.readyState === EventSource.CLOSED) connectEvents();
       scheduleRefresh(0);

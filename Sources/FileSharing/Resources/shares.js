@@ -16,6 +16,11 @@
     return node;
   }
 
+  // The page's line icons (app.js), where this runs inside the page.
+  function icon(name) {
+    return window.fileshare && window.fileshare.icon ? window.fileshare.icon(name) : '';
+  }
+
   function encodePath(path) {
     return path.split('/').map(encodeURIComponent).join('/');
   }
@@ -32,11 +37,12 @@
       try {
         const response = await fetch(base + encodePath(file.name), { method: 'PUT', body: file, credentials: 'same-origin' });
         if (response.status === 201 || response.status === 200) {
-          row.textContent = file.name + ': sent';
+          let placed = null;
+          try { placed = await response.json(); } catch (e) { placed = null; }
+          const kept = placed && placed.path ? placed.path.slice(placed.path.lastIndexOf('/') + 1) : file.name;
+          // A name already there: both are kept, this one numbered.
+          row.textContent = kept === file.name ? file.name + ': sent' : file.name + ': sent, kept as “' + kept + '” beside the one already there';
           row.dataset.outcome = 'sent';
-        } else if (response.status === 409) {
-          row.textContent = file.name + ': a file of that name is already there; rename it and send it again';
-          row.dataset.outcome = 'taken';
         } else {
           let reason = response.status === 410 ? 'this link has ended' : 'refused (' + response.status + ')';
           try { const body = await response.json(); if (body.error) reason = body.error; } catch (e) { /* a page, not JSON */ }
@@ -69,6 +75,7 @@
       headers: body ? { 'Content-Type': 'application/json', Accept: 'application/json' } : { Accept: 'application/json' },
       body: body ? JSON.stringify(body) : undefined,
     });
+    if (window.fileshare && await window.fileshare.unauthorized(response)) throw new Error('You are not signed in.');
     let json = null;
     try { json = await response.json(); } catch (e) { /* no body */ }
     if (!response.ok) throw new Error((json && json.error) || ('the server answered ' + response.status));
@@ -78,9 +85,10 @@
   function modal(id, title) {
     let dialog = document.getElementById(id);
     if (dialog) dialog.remove();
-    dialog = el('dialog', { id, class: 'dialog', 'aria-labelledby': id + '-title' });
+    dialog = el('dialog', { id, class: 'modal wide link-dialog', 'aria-labelledby': id + '-title' });
     dialog.append(el('h2', { id: id + '-title', text: title }));
-    document.body.append(dialog);
+    // Inside <main>, as the page's own dialogs: nothing it shows is outside a landmark.
+    (document.querySelector('main') || document.body).append(dialog);
     dialog.addEventListener('close', () => dialog.remove());
     return dialog;
   }
@@ -105,29 +113,38 @@
     const max = el('input', { id: 'share-max', type: 'number', min: '1', inputmode: 'numeric' });
     const error = el('p', { class: 'field-error', role: 'alert', hidden: true });
     const result = el('div', { id: 'share-result', hidden: true });
-    const form = el('form', { method: 'dialog' },
-      el('label', null, 'Access ', access), el('label', null, 'Ends ', expires),
-      el('label', null, 'Password (optional) ', password), el('label', null, 'Downloads at most (optional) ', max),
+    const field = (label, control) => el('div', { class: 'field' }, el('label', { for: control.id, text: label }), control);
+    const create = el('button', { type: 'submit', id: 'share-create', class: 'button primary', text: 'Create link' });
+    const form = el('form', { method: 'dialog', class: 'share-form' },
+      field('Who can do what', access), field('The link ends', expires),
+      field('Password (optional)', password), field('Downloads at most (optional)', max),
       error, result,
       el('div', { class: 'dialog-buttons' },
-        el('button', { type: 'button', class: 'button', onclick: () => dialog.close(), text: 'Close' }),
-        el('button', { type: 'submit', id: 'share-create', class: 'button primary', text: 'Create link' })));
+        el('button', { type: 'button', class: 'button', onclick: () => dialog.close(), text: 'Close' }), create));
+    let made = false;
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
+      // One link per dialog: a second click (or Enter) makes no second link.
+      if (made || create.disabled) return;
+      create.disabled = true;
       error.hidden = true;
       const body = { path, access: access.value };
       if (expires.value) body.expires = expires.value;
       if (password.value) body.password = password.value;
       if (max.value) body.maxDownloads = Number(max.value);
       try {
-        const made = await call('POST', '/api/shares', body);
-        const url = location.origin + made.url;
-        const field = el('input', { id: 'share-url', type: 'text', readonly: true, value: url, 'aria-label': 'The link' });
-        result.replaceChildren(el('p', { text: 'The link (shown once: copy it now):' }), field,
-          el('button', { type: 'button', class: 'button', text: 'Copy', onclick: () => { field.select(); navigator.clipboard && navigator.clipboard.writeText(url); } }));
+        const link = await call('POST', '/api/shares', body);
+        made = true;
+        const url = location.origin + link.url;
+        const shown = el('input', { id: 'share-url', type: 'text', readonly: true, value: url, 'aria-label': 'The link' });
+        result.replaceChildren(el('p', { text: 'The link (shown only now: copy it and send it):' }), shown,
+          el('button', { type: 'button', class: 'button', text: 'Copy', onclick: () => { shown.select(); navigator.clipboard && navigator.clipboard.writeText(url); } }));
         result.hidden = false;
-        field.select();
+        create.hidden = true;
+        for (const control of [access, expires, password, max]) control.disabled = true;
+        shown.select();
       } catch (problem) {
+        create.disabled = false;
         error.textContent = problem.message;
         error.hidden = false;
       }
@@ -139,9 +156,12 @@
   async function showLinks() {
     const dialog = modal('links-dialog', 'Links');
     const body = el('tbody');
+    const headings = ['Item', 'Access', 'State', 'Downloads', 'Ends'];
     const table = el('table', { class: 'links-table' },
-      el('thead', null, el('tr', null, el('th', { text: 'Item' }), el('th', { text: 'Access' }), el('th', { text: 'State' }),
-        el('th', { text: 'Downloads' }), el('th', { text: 'Ends' }), el('th', { text: '' }))), body);
+      el('thead', null, el('tr', null, ...headings.map((h) => el('th', { text: h })), el('th', null, el('span', { class: 'visually-hidden', text: 'Revoke' })))), body);
+    // On a phone each link is a card: each value says what it is (data-label, shown by app.css).
+    const cell = (i, text, extra) => el('td', Object.assign({ 'data-label': headings[i], text }, extra || {}));
+    const words = { read: 'see and download', upload: 'add files', open: 'open', expired: 'expired', revoked: 'revoked', 'used-up': 'used up', deleted: 'item deleted' };
     const error = el('p', { class: 'field-error', role: 'alert', hidden: true });
     dialog.append(table, error,
       el('div', { class: 'dialog-buttons' }, el('button', { type: 'button', class: 'button', onclick: () => dialog.close(), text: 'Close' })));
@@ -149,9 +169,9 @@
       try {
         const { links } = await call('GET', '/api/shares');
         body.replaceChildren(...links.map((link) => el('tr', { 'data-link': link.id, 'data-state': link.state },
-          el('td', { text: '/' + link.path }), el('td', { text: link.access }), el('td', { class: 'link-state', text: link.state }),
-          el('td', { text: String(link.downloads) + (link.maxDownloads ? ' of ' + link.maxDownloads : '') }),
-          el('td', { text: link.expires ? new Date(link.expires).toLocaleString() : 'never' }),
+          cell(0, '/' + link.path), cell(1, words[link.access] || link.access), cell(2, words[link.state] || link.state, { class: 'link-state' }),
+          cell(3, String(link.downloads) + (link.maxDownloads ? ' of ' + link.maxDownloads : '')),
+          cell(4, link.expires ? new Date(link.expires).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : 'never'),
           el('td', null, link.state === 'open'
             ? el('button', { type: 'button', class: 'button small link-revoke', 'aria-label': 'Revoke the link to ' + link.path, text: 'Revoke',
               onclick: async () => {
@@ -175,7 +195,7 @@
     if (kind !== 'file' && kind !== 'directory') return;
     const actions = li.querySelector('.actions');
     if (!actions) return;
-    const button = el('button', { type: 'button', class: 'icon-button share', title: 'Share', 'aria-label': 'Share ' + li.item.name, 'data-role': 'share', text: '🔗' });
+    const button = el('button', { type: 'button', class: 'icon-button share', title: 'Share', 'aria-label': 'Share ' + li.item.name, 'data-role': 'share' }, icon('link'));
     button.addEventListener('click', (e) => {
       e.stopPropagation();
       e.preventDefault();
@@ -189,7 +209,8 @@
     new MutationObserver(() => { for (const li of list.children) decorate(li); }).observe(list, { childList: true });
     const toolbar = document.querySelector('.toolbar');
     if (toolbar && !document.getElementById('links-button')) {
-      toolbar.append(el('button', { type: 'button', id: 'links-button', class: 'button', onclick: showLinks, text: 'Links' }));
+      toolbar.append(el('button', { type: 'button', id: 'links-button', class: 'button', onclick: showLinks },
+        el('span', { 'aria-hidden': 'true' }, icon('link')), el('span', { class: 'label', text: 'Links' })));
     }
   }
 

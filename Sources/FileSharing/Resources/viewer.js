@@ -27,6 +27,7 @@
     const response = await fetch(page.serverURL(url), {
       headers: { Range: 'bytes=' + first + '-' + last }, credentials: 'same-origin', signal,
     });
+    if (response.status === 401 && await page.unauthorized(response)) throw new ReadError('signing in again');
     if (response.status === 416) return new Uint8Array(0); // an empty file
     if (response.status !== 206 && response.status !== 200) throw new ReadError('the server answered ' + response.status);
     const bytes = new Uint8Array(await response.arrayBuffer());

@@ -222,7 +222,7 @@ struct NamesChangeHandsTests {
         Disk.mkdir(dir("A"))
         let options = ObserverOptions(settleTime: .milliseconds(100), latency: .zero)
         let probe = try ObserverProbe(dir.path, options: options)
-        try await MachineSettings.shared {
+        await MachineSettings.shared {
             #expect(await probe.scanned())
             let known = ["A", "B", "B/sub", "B/sub/a", "B/b"]
             var initialIDs: [ItemPath: ItemID] = [:]

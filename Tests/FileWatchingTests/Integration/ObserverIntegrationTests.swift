@@ -390,9 +390,9 @@ struct ObserverIntegrationTests {
         }
     }
 
-    @Test(
-        "a queue overflow is repaired by a rescan and reported", .enabled(if: MachineSettings.canChangeInotifySettings))
+    @Test("a queue overflow is repaired by a rescan and reported")
     func overflow() async throws {
+        try MachineSettings.requireInotifySettings()
         let dir = try TemporaryFolder()
         Disk.write(dir("keep"))
         Disk.write(dir("before"))
@@ -419,9 +419,9 @@ struct ObserverIntegrationTests {
     }
 
     @Test(
-        "the watch limit degrades a subtree to polling, with the sysctl as hint",
-        .enabled(if: MachineSettings.canChangeInotifySettings))
+        "the watch limit degrades a subtree to polling, with the sysctl as hint")
     func watchLimit() async throws {
+        try MachineSettings.requireInotifySettings()
         try await MachineSettings.with("/proc/sys/fs/inotify/max_user_watches", setTo: try inotifyWatchesInUse() + 3) {
             let seen = try await degradedOnce(
                 filling: .watches, leaving: 3, folders: (0..<5).map { "d\($0)" }, late: "d4/late"
@@ -435,9 +435,9 @@ struct ObserverIntegrationTests {
 
 extension ObserverIntegrationTests {
     @Test(
-        "no inotify instance left: the whole tree is polled, and the first events say so",
-        .enabled(if: MachineSettings.canChangeInotifySettings))
+        "no inotify instance left: the whole tree is polled, and the first events say so")
     func instanceLimit() async throws {
+        try MachineSettings.requireInotifySettings()
         try await MachineSettings.with("/proc/sys/fs/inotify/max_user_instances", setTo: try inotifyInstancesInUse()) {
             let seen = try await degradedOnce(filling: .instances, leaving: 0, folders: [], late: "polled") {
                 if case .degraded(.root, "watch-limit", let hint) = $0 {

@@ -45,7 +45,7 @@ struct QueriesDuringScanTests {
         } else {
             probe = try ObserverProbe(dir.path, options: options)
         }
-        try await MachineSettings.shared {
+        await MachineSettings.shared {
             let observer = probe.observer
             // The initial scan, already under way.
             let scanQueries = QueryLoop(observer)

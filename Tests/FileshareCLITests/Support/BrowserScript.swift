@@ -15,13 +15,11 @@ func runBrowserScript(_ name: String, sourceLocation: SourceLocation = #_sourceL
             ["python3", script, "--binary", CommandProcess.binary], executable: "/usr/bin/env")
         let status = await run.exitStatus(timeout: .seconds(300))
         let output = (run.lines + [run.errorOutput]).joined(separator: "\n")
-        if status == 77 {
-            if ProcessInfo.processInfo.environment["CI"] != nil {
-                Issue.record(
-                    "selenium/chromium missing (.ci/run installs them): \(output)", sourceLocation: sourceLocation)
-            }
-            return
-        }
+        try Requirement.require(
+            status != 77,
+            "the browser cannot run here (selenium, axe-selenium-python or Chromium is missing; .ci/run installs them): "
+                + (run.lines.last ?? output),
+            sourceLocation: sourceLocation)
         #expect(
             status == 0, "\(name) exited with \(status) (-1: timed out after 5 minutes):\n\(output)",
             sourceLocation: sourceLocation)

@@ -1,8 +1,9 @@
 /// A value of a configuration file, whatever its format, with where it is
 /// in the file: what the JSON, YAML and TOML readers make, and what the
-/// configuration is decoded from.
-struct ConfigNode {
-    enum Value {
+/// document-type configuration and the users file are decoded from.
+package struct ConfigNode: Sendable {
+    /// What the value is.
+    package enum Value: Sendable {
         case string(String)
         case integer(Int)
         case boolean(Bool)
@@ -13,21 +14,23 @@ struct ConfigNode {
         case other(String)
     }
 
-    var value: Value
+    /// The value.
+    package var value: Value
     /// Where the value is, if known.
-    var position: SourcePosition?
+    package var position: SourcePosition?
     /// For a YAML scalar written without quotes, its text: `7z` or `001`
     /// read as a string where a string is expected.
-    var plainText: String?
+    package var plainText: String?
 
-    init(_ value: Value, at position: SourcePosition?, plainText: String? = nil) {
+    /// Creates a value found at `position`.
+    package init(_ value: Value, at position: SourcePosition?, plainText: String? = nil) {
         self.value = value
         self.position = position
         self.plainText = plainText
     }
 
     /// What the value is, for messages: "a string", "a list".
-    var kindDescription: String {
+    package var kindDescription: String {
         switch value {
         case .string: return "a string"
         case .integer: return "an integer"
@@ -41,14 +44,22 @@ struct ConfigNode {
 }
 
 /// A problem found while reading a configuration file, before the path is known.
-struct ConfigProblem: Error {
-    var message: String
-    var position: SourcePosition?
+package struct ConfigProblem: Error {
+    /// What is wrong, in words.
+    package var message: String
+    /// Where, if known.
+    package var position: SourcePosition?
+
+    /// Creates a problem.
+    package init(message: String, position: SourcePosition?) {
+        self.message = message
+        self.position = position
+    }
 }
 
 /// The line and column of a UTF-8 offset in `bytes`, counting columns in
 /// Unicode scalars.
-func sourcePosition(ofOffset offset: Int, in bytes: [UInt8]) -> SourcePosition {
+package func sourcePosition(ofOffset offset: Int, in bytes: [UInt8]) -> SourcePosition {
     var line = 1
     var column = 1
     for byte in bytes.prefix(offset) {

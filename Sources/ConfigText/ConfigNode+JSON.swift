@@ -2,7 +2,7 @@ extension ConfigNode {
     /// Parses a JSON document (RFC 8259), keeping the position of every value.
     ///
     /// - Throws: ``ConfigProblem`` with the line and column of the first error.
-    static func parseJSON(_ text: String) throws(ConfigProblem) -> ConfigNode {
+    package static func parseJSON(_ text: String) throws(ConfigProblem) -> ConfigNode {
         var parser = JSONParser(bytes: Array(text.utf8))
         return try parser.document()
     }
