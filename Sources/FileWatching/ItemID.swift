@@ -37,6 +37,9 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
         hash.combine(identity.device)
         hash.combine(identity.inode)
         hash.combine(UInt64(bitPattern: identity.birth))
+        // Only where known, so that ``init(identityOf:)`` still names an
+        // item of a file system without handles as the observer does.
+        if identity.generation != 0 { hash.combine(UInt64(identity.generation) | 1 << 32) }
         hash.combine(discriminator)
         let value = hash.finalize()
         return ItemID(rawValue: value == 0 ? 1 : value)

@@ -73,9 +73,11 @@
                 let generation = cfs_generation_at(dirFD, name)
                 if generation > 0 { birth = generation }
             }
+            let generation = name.map { cfs_handle_fingerprint_at(dirFD, $0) } ?? 0
             return FileMetadata(
                 kind: status.kind,
-                identity: FileIdentity(device: status.device, inode: status.inode, birth: birth),
+                identity: FileIdentity(
+                    device: status.device, inode: status.inode, birth: birth, generation: generation),
                 size: status.size, modified: status.modified, created: status.born ?? 0)
         }
 

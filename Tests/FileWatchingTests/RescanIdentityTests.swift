@@ -28,9 +28,9 @@ struct RescanIdentityTests {
         h.start()
         let before = h.treeIDs
         var replay = Replay(initial: h.treeSnapshot, ids: before)
-        var ledger = IdentityLedger<UInt64>()
+        var ledger = IdentityLedger<FakeFileSystem.Identity>()
         let fs = h.fs
-        ledger.check(replay) { fs.resolve($0) }
+        ledger.check(replay) { fs.identity($0) }
         switch finding {
         case .live:
             change(h.fs)
@@ -47,7 +47,7 @@ struct RescanIdentityTests {
         }
         let changes = h.newChanges()
         replay.apply(changes)
-        ledger.check(replay) { fs.resolve($0) }
+        ledger.check(replay) { fs.identity($0) }
         let context = "\(finding): \(changes.map(\.summary))"
         #expect(replay.violations.isEmpty, "\(context): \(replay.violations)", sourceLocation: sourceLocation)
         #expect(ledger.violations.isEmpty, "\(context): \(ledger.violations)", sourceLocation: sourceLocation)
@@ -83,6 +83,24 @@ struct RescanIdentityTests {
             fs.write(from, bytes: 3)
         }
         #expect(Self.plain(changes) == ["moved \(from) \(to)", "added \(from)"], "\(finding)")
+    }
+
+    @Test(
+        "a file deleted and another made with its inode number and birth time: removed, and added with a new id",
+        arguments: Finding.allCases)
+    func reusedInode(finding: Finding) {
+        let (before, changes, replay) = Self.observe(finding) { fs in
+            fs.reusesInodes = true
+            fs.mkdir("C")
+            fs.write("C/f.txt", bytes: 5)
+        } change: { fs in
+            let old = fs.identity("C/f.txt")!
+            fs.remove("C/f.txt")
+            fs.write("C/g.txt", bytes: 3)
+            precondition(fs.identity("C/g.txt")!.inode == old.inode)
+        }
+        #expect(Self.plain(changes) == ["removed C/f.txt", "added C/g.txt"], "\(finding)")
+        #expect(replay.ids["C/g.txt"] != before["C/f.txt"], "\(finding): \(changes.map(\.summary))")
     }
 
     @Test("a folder moved away and a new folder at its name", arguments: Finding.allCases)
