@@ -571,6 +571,10 @@ public final class FileChangeLog: ChangeLog {
 extension FileChangeLog {
     /// Where the server keeps the log of a shared folder: `.fileshare/changes` inside it.
     public static func folder(forSharedFolder root: String) -> String {
-        (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/.fileshare/changes"
+        folder(forPrivateFolder: (root.hasSuffix("/") ? String(root.dropLast()) : root) + "/.fileshare")
     }
+
+    /// The log's folder in the server's state folder at `privatePath`
+    /// (`.fileshare` inside the shared folder, or the one a read-only share keeps elsewhere).
+    public static func folder(forPrivateFolder privatePath: String) -> String { privatePath + "/changes" }
 }

@@ -33,7 +33,24 @@ extension ShareConfiguration {
     /// file there would make anyone with write on its folder an admin.
     /// - Throws: ``ConfigurationError`` naming the file and the fix.
     func refusePrivateFilesInsideShare() throws(ConfigurationError) {
+        if stateFolder != nil && !readOnly {
+            throw ConfigurationError(
+                "the server's state can be kept outside the shared folder only when it is shared read-only: "
+                    + "uploads, versions and the trash need the folder's own disk")
+        }
+        if stateFolder != nil && sharedDatabase != nil {
+            throw ConfigurationError(
+                "servers that share a database keep the folder's key inside the folder: "
+                    + "share it from a place they can write, or without the database")
+        }
         guard let root = ShareConfiguration.resolved(self.root) else { return }
+        if let stateFolder, let state = ShareConfiguration.resolved(stateFolder),
+            state == root || state.hasPrefix(root == "/" ? "/" : root + "/")
+        {
+            throw ConfigurationError(
+                "the state folder \(stateFolder) is inside the shared folder \(self.root), where people could read it; "
+                    + "keep it outside the folder")
+        }
         for (what, path) in privateFiles {
             guard let file = ShareConfiguration.resolved(path) else { continue }
             if file == root || file.hasPrefix(root == "/" ? "/" : root + "/") {

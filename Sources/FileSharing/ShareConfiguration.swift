@@ -18,6 +18,13 @@ public struct ShareConfiguration: Sendable {
 
     /// The folder (created if missing).
     public var root: String
+    /// Where the server keeps its own files (sessions, links, the change
+    /// log, thumbnails, the observer's state, the audit) when not in the
+    /// hidden `.fileshare` folder inside ``root`` (`nil`: there). Only a
+    /// ``readOnly`` share keeps them elsewhere — a folder the server cannot
+    /// write: a mount, another user's library — since uploads, versions
+    /// and the trash must be on the shared folder's own file system.
+    public var stateFolder: String?
     /// The address to listen on (loopback by default).
     public var host: String
     /// The port (0 picks a free one).

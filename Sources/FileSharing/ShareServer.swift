@@ -64,7 +64,7 @@ public final class ShareServer: Service {
         let folder: SharedFolder
         do {
             folder = try SharedFolder(
-                rootPath: configuration.root, history: configuration.history,
+                rootPath: configuration.root, stateFolder: configuration.stateFolder, history: configuration.history,
                 sharedByServers: configuration.sharedDatabase != nil, logger: logger)
         } catch {
             throw FileWatchingError(code: .io, message: error.message, path: configuration.root)
@@ -75,11 +75,11 @@ public final class ShareServer: Service {
             if let shared = configuration.sharedDatabase, let database = shared.database {
                 PostgresLockStore(database: database, folder: shared.folderKey, logger: logger)
             } else {
-                FileLockStore(persistencePath: folder.rootPath + "/" + SharedFolder.privateFolder + "/dav-locks.json")
+                FileLockStore(persistencePath: folder.privatePath + "/dav-locks.json")
             }
         let state = WebDAVState(store: lockStore, activity: activity)
         // Without a database, sessions are kept in the private folder: a restart signs no one out.
-        let privateFolder = folder.rootPath + "/" + SharedFolder.privateFolder
+        let privateFolder = folder.privatePath
         signIn = ShareServer.signIn(
             configuration, users: users,
             sessions: configuration.sharedDatabase?.sessions
@@ -95,7 +95,7 @@ public final class ShareServer: Service {
             visitors: configuration.sharedDatabase?.linkVisitors
                 ?? MemorySessionStore(file: SessionsFile(path: privateFolder + "/link-sessions.json", logger: logger)),
             hasher: configuration.passwordHasher, limits: configuration.signInLimits)
-        audit = AuditLog(folder: AuditReader.folder(forSharedFolder: folder.rootPath), logger: logger)
+        audit = AuditLog(folder: AuditReader.folder(forPrivateFolder: folder.privatePath), logger: logger)
         auditMiddleware = AuditMiddleware(audit: audit)
     }
 
@@ -274,6 +274,7 @@ public final class ShareServer: Service {
             let machine = core.leadership.withLock { $0 }
             let latest = log.latest
             let oldest = log.oldest
+            let thumbnails = core.thumbnailFlights
             return [
                 ("fileshare_event_streams", Double(core.changeStream.openStreams)),
                 ("fileshare_change_log_latest_seq", Double(latest)),
@@ -286,6 +287,9 @@ public final class ShareServer: Service {
                 ("fileshare_change_log_lag_seconds", lag.seconds),
                 ("fileshare_takeovers", Double(machine.takeovers)),
                 ("fileshare_last_takeover_seconds", machine.lastTakeover.map(ShareServer.seconds) ?? 0),
+                ("fileshare_thumbnails_started", Double(thumbnails.startedCount)),
+                ("fileshare_thumbnails_running", Double(thumbnails.count)),
+                ("fileshare_thumbnail_failures_remembered", Double(thumbnails.failureCount)),
             ]
         }
     }

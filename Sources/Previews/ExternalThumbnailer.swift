@@ -200,7 +200,7 @@ public struct ExternalThumbnailer: Sendable {
             }
             let first = await group.next() ?? nil
             group.cancelAll()
-            return first ?? .failure(ThumbnailError(.timedOut, "\(program) took longer than \(wallTime)"))
+            return first ?? .failure(ThumbnailError(.tookTooLong, "\(program) took longer than \(wallTime)"))
         }
         switch outcome {
         case .failure(let error as ThumbnailError):

@@ -166,7 +166,15 @@ public struct ImageThumbnailer: Sendable {
             case CIT_TOO_COSTLY:
                 throw ImageThumbnailer.refusal(out, kind: kind)
             case CIT_TIMED_OUT:
-                throw ThumbnailError(.timedOut, "the \(kind.name) took more than \(timeLimit) of CPU time to decode")
+                // The decode ran on this thread: its CPU time says which deadline passed.
+                if cit_now() > deadline {
+                    throw ThumbnailError(
+                        .timedOut, "the \(kind.name) took more than \(timeLimit) of CPU time to decode")
+                }
+                throw ThumbnailError(
+                    .tookTooLong,
+                    "the \(kind.name) took more than \(timeLimit * clockTimesCPULimit) to decode, the machine being busy; it is tried again when next asked for"
+                )
             default: break
             }
             cit_image_free(&out)

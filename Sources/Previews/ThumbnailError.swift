@@ -5,9 +5,14 @@ public struct ThumbnailError: Error, Sendable, CustomStringConvertible {
     public enum Reason: Sendable, Hashable {
         /// The program for this kind is not installed.
         case programMissing
-        /// The program took longer than the time limit, and was killed; a
-        /// decode read in rows was given up at its time limit.
+        /// The program or the decode used more than its CPU-time limit, and
+        /// was stopped: the file costs more than a thumbnail may.
         case timedOut
+        /// The program or the decode ran past its time on the clock without
+        /// using up its CPU time (a busy machine, a read that waits, a program
+        /// that sleeps), and was stopped: that says nothing sure about the
+        /// file, so it is tried again when next asked for.
+        case tookTooLong
         /// The program failed (a corrupt or hostile file, a memory limit hit).
         case failed
         /// The file declares more than a thumbnail may cost (pixels, memory,

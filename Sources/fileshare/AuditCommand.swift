@@ -10,12 +10,15 @@ struct AuditCommand: AsyncParsableCommand {
             Each access: when, who (a user, 'link ID' for a share link, '-' without a users file), \
             from which address, what (signin, download, upload, delete, move, mkdir, lock, \
             link-create, link-open, …), the path and the outcome ('ok' or the HTTP status). Kept in \
-            DIR/.fileshare/audit/, rotated by size. Exits 1 when DIR has no audit.
+            DIR/.fileshare/audit/ (a folder shared read-only may keep it in its state folder elsewhere), \
+            rotated by size. Exits 1 when DIR has no audit.
             """
     )
 
     @Argument(help: "The shared folder.")
     var directory: String = "./Documents"
+
+    @OptionGroup var state: StateFolderOption
 
     @Option(
         help: ArgumentHelp(
@@ -39,7 +42,7 @@ struct AuditCommand: AsyncParsableCommand {
         if let since, !filter.setSince(since) {
             CommandOutput.fail("--since takes an RFC 3339 time or an ISO 8601 duration, not '\(since)'", code: 2)
         }
-        let folder = AuditReader.folder(forSharedFolder: directory)
+        let folder = AuditReader.folder(forPrivateFolder: state.folder(sharing: directory))
         if AuditReader.files(in: folder).isEmpty {
             CommandOutput.fail("\(directory) has no audit (is it shared with 'fileshare serve'?)", code: 1)
         }

@@ -39,6 +39,9 @@ struct Changes: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --since: print at most this many records.", valueName: "N"))
     var limit: Int?
 
+    /// With `--since`: where the server kept its log.
+    @OptionGroup var stateFolder: StateFolderOption
+
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
@@ -118,7 +121,8 @@ extension Changes {
         let log: FileChangeLog
         do {
             log = try FileChangeLog(
-                folder: FileChangeLog.folder(forSharedFolder: directory), mode: .reading, logger: logger)
+                folder: FileChangeLog.folder(forPrivateFolder: stateFolder.folder(sharing: directory)), mode: .reading,
+                logger: logger)
         } catch  where error.code == .notFound {
             CommandOutput.fail(error.message, code: 2)
         } catch {

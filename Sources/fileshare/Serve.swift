@@ -86,6 +86,13 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("read-only"), help: "Allow no change through the server (403).")
     var readOnly = false
 
+    @Option(
+        name: .customLong("state-folder"),
+        help: ArgumentHelp(
+            "Where to keep the server's state when DIR is shared read-only (FILESHARE_STATE_FOLDER); by default inside DIR, or, when DIR cannot be written, in ~/.local/state/fileshare.",
+            valueName: "DIR"))
+    var stateFolder: String?
+
     @Flag(
         name: .customLong("inbox"),
         help:
@@ -152,6 +159,7 @@ struct Serve: AsyncParsableCommand {
             "users": users, "tls-cert": tlsCertificate, "tls-key": tlsKey, "max-upload": maxUpload,
             "accept": accept, "types": typesFile, "header-timeout": headerTimeout,
             "keep-alive-timeout": keepAliveTimeout, "body-timeout": bodyTimeout, "database": database,
+            "state-folder": stateFolder,
         ]
         // A switch given turns its setting on; not given, it leaves it to the other layers.
         for (key, on) in [
@@ -220,7 +228,7 @@ struct Serve: AsyncParsableCommand {
         }
         let folder: ServeFolder
         do {
-            folder = try ServeFolder.prepare(settings.folder, readOnly: settings.readOnly)
+            folder = try ServeFolder.prepare(settings.folder, readOnly: settings.readOnly, state: settings.stateFolder)
         } catch {
             CommandOutput.fail(error.message, code: 2)
         }
@@ -236,8 +244,13 @@ struct Serve: AsyncParsableCommand {
             misleadingNames: settings.fixExtensions ? .correct : .refuse,
             changeLog: FileChangeLog.Options(retention: settings.changeRetention), limits: Serve.limits(settings))
         configuration.usersFile = settings.users
+        configuration.stateFolder = folder.stateFolder
+        if let state = folder.stateFolder {
+            logger.notice("keeping the server's state in \(state), outside the folder shared read-only")
+        }
         configuration.history = settings.history
         configuration.pendingUploads = settings.pendingUploads
+        configuration.signInLimits = settings.signInLimits
         configuration.thumbnailsAhead = settings.thumbnailsAhead
         configuration.thumbnailer = ExternalThumbnailer(
             limits: ExternalThumbnailer.Limits(

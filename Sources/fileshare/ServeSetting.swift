@@ -102,6 +102,10 @@ extension ServeSetting {
         ServeSetting(
             "read-only", flag: "--read-only", .onOff, default: "false", "Allow no change through the server (403)."),
         ServeSetting(
+            "state-folder", flag: "--state-folder", .text, default: nil,
+            "Where the server keeps its state when the folder is shared read-only (by default inside it, or in ~/.local/state/fileshare when it cannot be written)."
+        ),
+        ServeSetting(
             "inbox", flag: "--inbox", .onOff, default: "false",
             "Also take in the documents that arrive in the folder's Inbox."),
         ServeSetting(
@@ -174,6 +178,12 @@ extension ServeSetting {
         ServeSetting(
             "uploads.total", .count(1...1_000_000), default: "1000",
             "How many resumable uploads the folder holds under way."),
+        ServeSetting(
+            "sign-in.free-failures", .count(1...1_000_000), default: "5",
+            "Failed sign-ins from one address, or for one name, before each further attempt must wait."),
+        ServeSetting(
+            "sign-in.longest-wait", .duration(most: 86_400, optional: false), default: "5m",
+            "The longest wait between attempts after failed sign-ins (from 1 s, doubled after each failure)."),
     ]
 
     /// The setting of `key`, if there is one.

@@ -1,3 +1,4 @@
+import Accounts
 import ChangeLog
 import FileSharing
 import Versions
@@ -23,6 +24,7 @@ struct ServeSettings: Sendable, Equatable {
     var keepAliveTimeout: Duration
     var bodyTimeout: Duration
     var database: String?
+    var stateFolder: String?
     var fixExtensions: Bool
     var quiet: Bool
     var printChanges: Bool
@@ -33,6 +35,7 @@ struct ServeSettings: Sendable, Equatable {
     var thumbnailTimeLimit: Duration
     var thumbnailsAhead: Int
     var pendingUploads: PendingUploadLimits
+    var signInLimits: SignInThrottle.Limits
 
     /// Reads the typed values of `resolved`.
     init(_ resolved: ResolvedSettings) {
@@ -64,6 +67,7 @@ struct ServeSettings: Sendable, Equatable {
         keepAliveTimeout = duration("keep-alive-timeout") ?? .seconds(75)
         bodyTimeout = duration("body-timeout") ?? .seconds(300)
         database = text("database")
+        stateFolder = text("state-folder")
         fixExtensions = flag("fix-extensions")
         quiet = flag("quiet")
         printChanges = flag("print-changes")
@@ -83,6 +87,8 @@ struct ServeSettings: Sendable, Equatable {
         pendingUploads = PendingUploadLimits(
             lifetime: duration("uploads.lifetime") ?? .seconds(86_400), perOwner: count("uploads.per-user"),
             total: count("uploads.total"))
+        signInLimits = SignInThrottle.Limits(
+            freeFailures: count("sign-in.free-failures"), maxDelay: duration("sign-in.longest-wait") ?? .seconds(300))
     }
 
     /// What the settings say together that none says alone (`--tls-cert`

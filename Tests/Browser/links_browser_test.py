@@ -10,7 +10,9 @@ write on a folder of their own, and checks through the page as people would:
     link, sees a drop zone and nothing of the folder, and drops a file,
     which lands on disk;
   - alice revokes the link in the Links dialog;
-  - the second browser, opening the link again, is told it was revoked.
+  - the second browser, opening the link again, is told it was revoked;
+  - a read link that ends at a set time shows that time in the second
+    browser's own time zone (New York's), not the server's.
 
 One line per check, then `links-browser: N passed, M failed`. Exit 0 only
 when every check passed, 1 otherwise, 77 when selenium or Chromium is
@@ -201,6 +203,38 @@ def main():
                 raise AssertionError(f"the page says {ended.text!r}")
             return ended.text
         checks.run("the link then says it was revoked (410)", gone, requires=["alice revokes it in the Links dialog"])
+
+        def ends_in_local_time():
+            # A read link that ends on the hour about 40 days from now, made
+            # through the API from alice's page (her session), and opened by
+            # the visitor in New York's time zone: the page says when in the
+            # visitor's time, not the server's UTC.
+            from datetime import datetime, timedelta, timezone
+            from zoneinfo import ZoneInfo
+            ends = (datetime.now(timezone.utc) + timedelta(days=40)).replace(minute=30, second=0, microsecond=0)
+            made = owner.execute_async_script("""
+                const done = arguments[arguments.length - 1];
+                fetch('/api/shares', {method: 'POST', credentials: 'same-origin',
+                    headers: {'Content-Type': 'application/json', Accept: 'application/json'},
+                    body: JSON.stringify({path: 'Team', access: 'read', expires: arguments[0]})})
+                  .then(r => r.json().then(j => done([r.status, j.url || j.error])), e => done([0, String(e)]));
+            """, ends.strftime("%Y-%m-%dT%H:%M:%SZ"))
+            if made[0] != 201:
+                raise AssertionError(f"the link was not made: {made}")
+            visitor.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "America/New_York"})
+            visitor.get(server.url.rstrip("/") + made[1])
+            shown = wait(visitor).until(EC.presence_of_element_located((By.CSS_SELECTOR, "time[data-until]")))
+            wait_until(lambda: shown.text.startswith("open until") or None, WAIT, "the end in the visitor's time")
+            local = ends.astimezone(ZoneInfo("America/New_York"))
+            day = f"{local.strftime('%B')} {local.day}"
+            clock = f"{local.hour % 12 or 12}:30"
+            if day not in shown.text or clock not in shown.text or "E" not in shown.text.split()[-1]:
+                raise AssertionError(f"{shown.text!r}: expected {day}, {clock}, New York's zone")
+            if not (shown.get_attribute("title") or "").startswith("open for"):
+                raise AssertionError(f"the span of time is not kept as its title: {shown.get_attribute('title')!r}")
+            return shown.text
+        checks.run("a link's end is shown in the visitor's time zone", ends_in_local_time,
+                   requires=["alice signs in and sees only her folder", "a second browser, not signed in, drops a file through the link"])
     except KeyboardInterrupt as stop:
         say(f"links-browser: stopped ({stop})")
     finally:

@@ -15,16 +15,14 @@ import Testing
 @Suite("image thumbnails, through the server")
 struct ImageThumbnailRouteTests {
     /// A PNG of `width`×`height` in one colour, made by ffmpeg.
-    static func png(_ path: String, width: Int, height: Int) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        process.arguments = [
-            "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=\(width)x\(height)", "-frames:v", "1",
-            path,
-        ]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "ffmpeg could not make \(path)")
+    static func png(_ path: String, width: Int, height: Int) async throws {
+        let ffmpeg = try await ProgramRun.run(
+            "/usr/bin/ffmpeg",
+            [
+                "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=red:s=\(width)x\(height)", "-frames:v",
+                "1", path,
+            ])
+        try #require(ffmpeg.status == 0, "ffmpeg could not make \(path): \(ffmpeg.errorOutput)")
     }
 
     @Test("a PNG's thumbnail is a 256-pixel JPEG, kept for the next ask; a corrupt one and a bomb are 415")
@@ -34,7 +32,7 @@ struct ImageThumbnailRouteTests {
             kinds.contains(.png), "libpng16 or libturbojpeg is missing (Debian packages libpng16-16, libturbojpeg0)")
         try await MachineSettings.shared {
             let share = try ShareFixture()
-            try Self.png(share.path("wide.png"), width: 1000, height: 500)
+            try await Self.png(share.path("wide.png"), width: 1000, height: 500)
             try share.write("broken.png", "\u{89}PNG\r\n\u{1A}\n and then nothing an image needs")
             // An IHDR declaring 60000×60000, and no data.
             var bomb: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)

@@ -293,30 +293,23 @@ struct ShareAPITests {
                 #expect(try await client.request("/api/zip?path=../etc").status == .badRequest)
                 #expect(try await client.request("/api/zip?path=missing").status == .notFound)
             }
-            let check = Process()
-            check.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            check.arguments = [
-                "-c",
-                """
-                import sys, zipfile
-                z = zipfile.ZipFile(sys.argv[1])
-                assert z.testzip() is None
-                names = sorted(z.namelist())
-                assert names == ["Comics/", "Comics/Issue 1.cbz", "Comics/Été/", "Comics/Été/naïve.txt"], names
-                assert z.read("Comics/Issue 1.cbz") == b"one"
-                assert z.read("Comics/Été/naïve.txt") == b"n" * 300000
-                """, archive,
-            ]
-            try check.run()
-            check.waitUntilExit()
-            #expect(check.terminationStatus == 0)
-            let unzip = Process()
-            unzip.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
-            unzip.arguments = ["-tq", archive]
-            unzip.standardOutput = FileHandle.nullDevice
-            try unzip.run()
-            unzip.waitUntilExit()
-            #expect(unzip.terminationStatus == 0)
+            let check = try await ProgramRun.run(
+                "/usr/bin/python3",
+                [
+                    "-c",
+                    """
+                    import sys, zipfile
+                    z = zipfile.ZipFile(sys.argv[1])
+                    assert z.testzip() is None
+                    names = sorted(z.namelist())
+                    assert names == ["Comics/", "Comics/Issue 1.cbz", "Comics/Été/", "Comics/Été/naïve.txt"], names
+                    assert z.read("Comics/Issue 1.cbz") == b"one"
+                    assert z.read("Comics/Été/naïve.txt") == b"n" * 300000
+                    """, archive,
+                ])
+            #expect(check.status == 0, "\(check.errorOutput)")
+            let unzip = try await ProgramRun.run("/usr/bin/unzip", ["-tq", archive])
+            #expect(unzip.status == 0, "\(unzip.output)")
         }
     }
 

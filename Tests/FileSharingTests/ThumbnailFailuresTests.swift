@@ -16,7 +16,7 @@ struct ThumbnailFailuresTests {
             failures.remember(ThumbnailError(reason, "\(reason)"), named: "1-100-2000-\(reason).jpg")
             #expect(failures.failure(named: "1-100-2000-\(reason).jpg")?.reason == reason)
         }
-        for reason in [ThumbnailError.Reason.libraryMissing, .programMissing, .notThisKind, .unfinished] {
+        for reason in [ThumbnailError.Reason.libraryMissing, .programMissing, .notThisKind, .unfinished, .tookTooLong] {
             failures.remember(ThumbnailError(reason, "\(reason)"), named: "2-100-2000-\(reason).jpg")
             #expect(failures.failure(named: "2-100-2000-\(reason).jpg") == nil, "\(reason)")
         }

@@ -403,18 +403,7 @@ func parallelStatuses(_ arguments: [String], urls: [String], address: String = "
         "--interface", address,
     ]
     for url in urls { command += arguments + ["-o", "/dev/null", "-w", "%{http_code}\\n", url] }
-    let arguments = ["-s", "--max-time", "30"] + command
-    let output = try await onOwnThread { () throws -> String in
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
+    let output = try await ProgramRun.run("/usr/bin/curl", ["-s", "--max-time", "30"] + command).output
     return output.split(separator: "\n").compactMap { Int($0) }
 }
 
@@ -435,32 +424,11 @@ func waitsPassed(since start: ContinuousClock.Instant) -> Int {
 /// Fetches with curl into `file`; answers the status.
 func curlToFile(_ file: String, _ arguments: [String]) async throws -> Int {
     let arguments = ["-s", "--max-time", "30", "-o", file, "-w", "%{http_code}"] + arguments
-    let output = try await onOwnThread { () throws -> String in
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-    return Int(output) ?? 0
+    return Int(try await ProgramRun.run("/usr/bin/curl", arguments).output) ?? 0
 }
 
 /// What Info-ZIP's unzip prints for `arguments`.
 func runUnzip(_ arguments: [String]) async throws -> String {
-    try await onOwnThread { () throws -> String in
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unzip")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
+    let unzip = try await ProgramRun.run("/usr/bin/unzip", arguments)
+    return unzip.output + unzip.errorOutput
 }

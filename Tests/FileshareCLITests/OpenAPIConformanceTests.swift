@@ -35,12 +35,6 @@ struct OpenAPIConformanceTests {
         # the disk (RFC 4918 section 11.5): the server is well, the disk is full.
         expected-statuses = ["2xx", "3xx", "4xx", "507"]
 
-        [checks.missing_required_header]
-        # Its cases with wrong credentials are failed sign-ins, which the
-        # server counts and slows down as it should (429 with Retry-After):
-        # a request that comes after them is told to wait before anything else.
-        expected-statuses = ["400", "401", "403", "406", "415", "422", "429"]
-
         """
 
     @Test("schemathesis: examples, coverage, fuzzing and stateful phases find no failure, with credentials")
@@ -55,9 +49,15 @@ struct OpenAPIConformanceTests {
             try folder.write(TestJPEG.bytes(thumbnail: nil, padding: 64), to: "share/photo.jpg")
             let work = folder.path + "/work"
             try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-            let serve = try CommandProcess([
-                "serve", root, "--port", "0", "--user", Self.user, "--password", Self.password,
-            ])
+            // Its cases with wrong or no credentials are failed sign-ins, which
+            // the server counts per address: past 5 it would rightly tell this
+            // one client to wait (429), correct credentials too, and the rest
+            // of the run would test only that. The throttle has tests of its
+            // own (AccountsTests "slowing failed sign-ins", ServeConfigurationTests);
+            // here it allows all.
+            let serve = try CommandProcess(
+                ["serve", root, "--port", "0", "--user", Self.user, "--password", Self.password],
+                environment: ["FILESHARE_SIGN_IN_FREE_FAILURES": "1000000"])
             let started = await serve.waitForLine { $0.hasPrefix("Serving ") }
             try #require(started, "fileshare serve did not start: \(serve.errorOutput)")
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")

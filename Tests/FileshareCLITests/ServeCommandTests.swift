@@ -67,7 +67,7 @@ struct ServeCommandTests {
         try ExternalTool.openssl.require()
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            try ServeConfigurationTests.makeCertificate(in: dir)
+            try await ServeConfigurationTests.makeCertificate(in: dir)
             let serve = try CommandProcess([
                 "serve", dir.path + "/share", "--port", "0", "--no-auth",
                 "--tls-cert", dir.path + "/cert.pem", "--tls-key", dir.path + "/key.pem",

@@ -72,16 +72,14 @@ struct ServeConfigurationTests {
     }
 
     /// Makes a self-signed certificate and key in `dir`.
-    static func makeCertificate(in dir: TemporaryFolder) throws {
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = [
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-            "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem",
-        ]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
+    static func makeCertificate(in dir: TemporaryFolder) async throws {
+        let openssl = try await ProgramRun.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                "-keyout", dir.path + "/key.pem", "-out", dir.path + "/cert.pem",
+            ])
+        try #require(openssl.status == 0, "openssl: \(openssl.errorOutput)")
     }
 
     @Test(
@@ -90,7 +88,7 @@ struct ServeConfigurationTests {
     func fileSetsServingOptions() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            try Self.makeCertificate(in: dir)
+            try await Self.makeCertificate(in: dir)
             let users = dir.path + "/users.json"
             for arguments in [["add", "alice"], ["grant", "alice", "/", "write"]] {
                 let run = try await UsersCommandTests.run(arguments, users: users, input: "first password\n")
@@ -127,15 +125,8 @@ struct ServeConfigurationTests {
     func fileSetsLimits() async throws {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Samples/make_sample.py").path
             try FileManager.default.createDirectory(atPath: dir.path + "/share", withIntermediateDirectories: true)
-            let python = Process()
-            python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            python.arguments = ["python3", script, "png", dir.path + "/share/wide.png", "400", "200"]
-            try python.run()
-            python.waitUntilExit()
-            try #require(python.terminationStatus == 0)
+            try await Samples.make(["png", dir.path + "/share/wide.png", "400", "200"])
             let config = try dir.write(
                 """
                 folder: \(dir.path)/share
@@ -225,6 +216,74 @@ struct ServeConfigurationTests {
             serve.send(SIGTERM)
             #expect(await serve.exitStatus() == 0)
         }
+    }
+
+    @Test(
+        "sign-in.free-failures and sign-in.longest-wait: failures past the free ones make every attempt wait, the right password too, never longer than the longest wait"
+    )
+    func signInThrottleSettings() async throws {
+        let dir = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: dir.path + "/share", withIntermediateDirectories: true)
+        let config = try dir.write(
+            """
+            folder: \(dir.path)/share
+            port: 0
+            user: ann
+            password: right-one
+            sign-in:
+              free-failures: 2
+              longest-wait: 2s
+            """, to: "fileshare.yaml")
+        let serve = try CommandProcess(["serve", "--config", config])
+        #expect(await serve.waitForLine { $0.hasPrefix("Serving ") }, "\(serve.errorOutput)")
+        let url = Self.url(of: serve)
+        /// The status and Retry-After of each attempt, sent one after the
+        /// other by one curl on one connection: within milliseconds of each
+        /// other even on a loaded machine, where a curl started for each
+        /// took more than the first second's wait.
+        func attempts(_ passwords: [String]) async throws -> [(status: Int, retryAfter: String)] {
+            var arguments: [String] = []
+            for (index, password) in passwords.enumerated() {
+                if index > 0 { arguments.append("--next") }
+                arguments += [
+                    "-s", "-o", "/dev/null", "-w", "%{http_code} %header{retry-after}\\n", "-u", "ann:" + password,
+                    url + "api/info",
+                ]
+            }
+            let curl = try await ProgramRun.run("/usr/bin/curl", arguments)
+            try #require(curl.status == 0, "curl: \(curl.errorOutput)")
+            return curl.output.split(separator: "\n").map { line in
+                let parts = line.split(separator: " ", maxSplits: 1)
+                return (Int(parts.first ?? "") ?? 0, parts.count > 1 ? String(parts[1]) : "")
+            }
+        }
+        // Two free failures (five by default), and a third that is checked and
+        // counted: then even the right password waits its second.
+        let first = try await attempts(["wrong", "wrong", "wrong", "right-one"])
+        #expect(first.map(\.status) == [401, 401, 401, 429], "\(first)")
+        #expect(first.last?.retryAfter == "1", "\(first)")
+        // Each failure after a wait doubles it (2 s, 4 s, 8 s), held to 2 s.
+        var waits: [String] = []
+        for _ in 0..<3 {
+            var pair: [(status: Int, retryAfter: String)] = []
+            #expect(
+                await waitFor(timeout: .seconds(20)) {
+                    guard let answers = try? await attempts(["wrong", "wrong"]) else { return false }
+                    pair = answers
+                    return answers.first?.status == 401
+                }, "a wrong password was checked again after its wait")
+            #expect(pair.last?.status == 429, "\(pair)")
+            waits.append(pair.last?.retryAfter ?? "none")
+        }
+        // Rounded up from what is left of the wait: 2, or 1 when the second
+        // request came late; never the 4 or 8 of a wait not held.
+        #expect(waits.allSatisfy { $0 == "1" || $0 == "2" }, "Retry-After after each failure: \(waits)")
+        // After the wait the right password signs in.
+        #expect(
+            await waitFor(timeout: .seconds(20)) { (try? await attempts(["right-one"]).first?.status) == 200 },
+            "the right password after the wait")
+        serve.send(SIGTERM)
+        #expect(await serve.exitStatus() == 0)
     }
 
     @Test("the environment overrides the file, and a flag overrides both")
@@ -342,7 +401,16 @@ struct ServeConfigurationTests {
             environment: ["FILESHARE_CONFIG": config, "FILESHARE_TRASH_MAX_SIZE": "5G"])
         #expect(await run.exitStatus() == 0, "\(run.errorOutput)")
         let settings = Self.settings(run.lines)
-        #expect(run.lines.count == 35 && settings.count == 35, "\(run.lines)")
+        // One line for each setting of the reference (configuration.md's table).
+        let reference = try String(
+            contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("Documentation/configuration.md").path,
+            encoding: .utf8)
+        let documented =
+            reference.components(separatedBy: "## Every setting").last?.split(separator: "\n")
+            .filter { $0.hasPrefix("| `") }.count ?? 0
+        #expect(documented > 30, "the reference's table of settings")
+        #expect(run.lines.count == documented && settings.count == documented, "\(run.lines)")
         #expect(settings["port"]?.value == "9000" && settings["port"]?.source == "file \(config), line 2")
         #expect(settings["password"]?.value == "(secret)" && settings["password"]?.source == "file \(config), line 3")
         #expect(!run.lines.joined().contains("hunter22") && !run.errorOutput.contains("hunter22"))

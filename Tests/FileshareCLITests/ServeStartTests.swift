@@ -86,10 +86,9 @@ struct ServeStartTests {
         }
     }
 
-    @Test(
-        "a folder the server cannot write: the start names the cause, not a missing file",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    @Test("a folder the server cannot write: the start names the cause, not a missing file")
     func unwritableFolder() async throws {
+        try ExternalTool.setpriv.require()
         let dir = try TemporaryFolder()
         // Run as nobody, so that the folder (root's, 0755) cannot be written.
         #expect(chmod(dir.path, 0o755) == 0)
@@ -107,5 +106,80 @@ struct ServeStartTests {
             #expect(serve.errorOutput.contains(cause), "\(serve.errorOutput)")
             #expect(!serve.errorOutput.contains("No such file"), "\(serve.errorOutput)")
         }
+    }
+
+    /// `fileshare ARGUMENTS` as the user nobody, with `home` as its home folder.
+    static func asNobody(_ arguments: [String], home: String) throws -> CommandProcess {
+        try CommandProcess(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", CommandProcess.binary] + arguments,
+            executable: "/usr/bin/setpriv", environment: ["HOME": home, "XDG_STATE_HOME": "", "STATE_DIRECTORY": ""])
+    }
+
+    @Test(
+        "a folder the server cannot write is shared read-only: its state goes to the home folder, named after its path, or to --state-folder; audit and changes find it; the folder is left as it was"
+    )
+    func readOnlyStateElsewhere() async throws {
+        try ExternalTool.setpriv.require()
+        let dir = try TemporaryFolder()
+        #expect(chmod(dir.path, 0o755) == 0)
+        // Root's folder, 0755: nobody reads it and cannot write it.
+        let share = dir.path + "/Family Photos-2026"
+        try FileManager.default.createDirectory(atPath: share, withIntermediateDirectories: false)
+        try dir.write("hello\n", to: "Family Photos-2026/note.txt")
+        let home = dir.path + "/home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: false)
+        #expect(chown(home, 65534, 65534) == 0)
+        // As systemd-escape --path names it: no two paths share a name.
+        let escaped =
+            String(dir.path.dropFirst()).replacingOccurrences(of: "-", with: "\\x2d")
+            .replacingOccurrences(of: "/", with: "-") + "-Family\\x20Photos\\x2d2026"
+        let state = home + "/.local/state/fileshare/" + escaped
+        let serve = try Self.asNobody(
+            [
+                "serve", share, "--port", "0", "--no-auth", "--read-only",
+            ], home: home)
+        #expect(await serve.waitForLine { $0.hasPrefix("Serving ") }, "\(serve.errorOutput)")
+        let url = String(serve.lines.first?.split(separator: " ").last ?? "")
+        #expect(
+            serve.errorOutput.contains("keeping the server's state in \(state), outside the folder shared read-only"),
+            "\(serve.errorOutput)")
+        let note = try await curl([url + "api/files/note.txt"])
+        #expect(note.0 == 200 && note.1.hasPrefix("hello"), "\(note)")
+        #expect(try await curl([url + "api/list"]).1.contains("note.txt"))
+        #expect(try await curl(["-X", "PUT", "--data-binary", "x", url + "api/files/new.txt"]).0 == 403)
+        serve.send(SIGTERM)
+        #expect(await serve.exitStatus() == 0, "\(serve.errorOutput)")
+        // The shared folder is as it was; the state is in the home folder.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: share) == ["note.txt"])
+        for kept in ["changes", "audit", "observer-state"] {
+            #expect(Self.exists(state + "/" + kept), "\(kept) in \(state)")
+        }
+        // What reads the state finds it without being told.
+        let audit = try Self.asNobody(["audit", share], home: home)
+        #expect(await audit.exitStatus() == 0, "\(audit.errorOutput)")
+        #expect(audit.lines.contains { $0.contains("note.txt") }, "\(audit.lines)")
+        let changes = try Self.asNobody(["changes", share, "--since", "0"], home: home)
+        #expect(await changes.exitStatus() == 0, "\(changes.errorOutput)")
+        // Told where: --state-folder, made if missing.
+        let chosen = home + "/kept/photos"
+        let again = try Self.asNobody(
+            ["serve", share, "--port", "0", "--no-auth", "--read-only", "--state-folder", chosen], home: home)
+        #expect(await again.waitForLine { $0.hasPrefix("Serving ") }, "\(again.errorOutput)")
+        #expect(again.errorOutput.contains("keeping the server's state in \(chosen)"), "\(again.errorOutput)")
+        again.send(SIGTERM)
+        #expect(await again.exitStatus() == 0)
+        #expect(Self.exists(chosen + "/changes"))
+        let chosenAudit = try Self.asNobody(["audit", share, "--state-folder", chosen], home: home)
+        #expect(await chosenAudit.exitStatus() == 1, "no download through that server: no audit yet")
+        // Refused: a state folder for a folder people change, or inside the shared one.
+        for (arguments, cause) in [
+            (["--state-folder", chosen], "only for a folder shared read-only"),
+            (["--read-only", "--state-folder", share + "/.state"], "inside the shared folder"),
+        ] {
+            let refused = try CommandProcess(["serve", share, "--port", "0", "--no-auth"] + arguments)
+            #expect(await refused.exitStatus() == 2)
+            #expect(refused.errorOutput.contains(cause), "\(refused.errorOutput)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: share) == ["note.txt"])
     }
 }

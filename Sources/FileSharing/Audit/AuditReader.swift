@@ -81,10 +81,13 @@ public enum AuditReader {
         return events
     }
 
-    /// The audit's folder for the shared folder at `root`.
+    /// The audit's folder for the shared folder at `root`, whose state is inside it.
     public static func folder(forSharedFolder root: String) -> String {
-        root + "/" + SharedFolder.privateFolder + "/audit"
+        folder(forPrivateFolder: root + "/" + SharedFolder.privateFolder)
     }
+
+    /// The audit's folder in the server's state folder at `privatePath`.
+    public static func folder(forPrivateFolder privatePath: String) -> String { privatePath + "/audit" }
 
     /// The events as a table for people: time, who, address, action, path, outcome.
     public static func table(_ events: [AuditEvent]) -> String {

@@ -100,7 +100,7 @@ final class ShareCore: Sendable {
             changeLog = shared.changeLog
         } else {
             changeLog = try FileChangeLog(
-                folder: FileChangeLog.folder(forSharedFolder: folder.rootPath), options: configuration.changeLog,
+                folder: FileChangeLog.folder(forPrivateFolder: folder.privatePath), options: configuration.changeLog,
                 logger: logger)
         }
         self.changePrinter = changePrinter
@@ -113,7 +113,7 @@ final class ShareCore: Sendable {
             return options
         }()
         if observerOptions.stateFile == nil {
-            observerOptions.stateFile = folder.rootPath + "/" + SharedFolder.privateFolder + "/observer-state"
+            observerOptions.stateFile = folder.privatePath + "/observer-state"
             firstStart = access(observerOptions.stateFile!, F_OK) != 0
             // The state never runs ahead of the log: a crash between the two
             // would lose the changes in between from both.
@@ -157,7 +157,7 @@ final class ShareCore: Sendable {
         uploadTypes = UploadTypePolicy(configuration.acceptedTypes, misleadingNames: configuration.misleadingNames)
         maxUploadBytes = configuration.maxUploadBytes
         // Made thumbnails are kept in the private folder; programs write their scratch files there too.
-        let thumbnailFolder = folder.rootPath + "/" + SharedFolder.privateFolder + "/thumbnails"
+        let thumbnailFolder = folder.privatePath + "/thumbnails"
         thumbnailer = configuration.thumbnailer.map {
             ExternalThumbnailer(
                 programs: $0.programs, limits: $0.limits, size: $0.size, scratchFolder: thumbnailFolder, logger: logger)

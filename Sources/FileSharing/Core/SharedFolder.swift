@@ -16,6 +16,9 @@
     final class SharedFolder: Sendable {
         /// The folder's absolute path.
         let rootPath: String
+        /// Where the server's own files are: `.fileshare` inside the root,
+        /// or the state folder a read-only share was given.
+        let privatePath: String
         let rootFD: Int32
         let stagingFD: Int32
         /// What is kept of what the server replaces and deletes: versions and the trash.
@@ -33,9 +36,12 @@
         /// - Parameter sharedByServers: Whether other servers share the folder
         ///   (through a database): their uploads under way stage files too,
         ///   so only what is an hour old is cleaned at start.
+        /// - Parameter stateFolder: Where the server's own files go, when not
+        ///   in `.fileshare` inside the root (a read-only share: nothing is
+        ///   staged, versioned or trashed there).
         init(
-            rootPath: String, history options: HistoryOptions = HistoryOptions(), sharedByServers: Bool = false,
-            deadPropertyCache: DeadPropertyCache = DeadPropertyCache(), logger: Logger
+            rootPath: String, stateFolder: String? = nil, history options: HistoryOptions = HistoryOptions(),
+            sharedByServers: Bool = false, deadPropertyCache: DeadPropertyCache = DeadPropertyCache(), logger: Logger
         ) throws(FolderError) {
             self.deadPropertyCache = deadPropertyCache
             mkdir(rootPath, 0o755)
@@ -53,22 +59,28 @@
             }
             self.rootPath = String(cString: resolved)
             free(resolved)
-            _ = cfs_mkdirat(fd, SharedFolder.privateFolder, 0o700)
-            _ = cfs_mkdirat(fd, SharedFolder.privateFolder + "/staging", 0o700)
-            let staging = openat(
-                fd, SharedFolder.privateFolder + "/staging", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let staging: Int32
+            if let stateFolder {
+                privatePath = stateFolder
+                staging = SharedFolder.openStaging(in: stateFolder)
+            } else {
+                privatePath = self.rootPath + "/" + SharedFolder.privateFolder
+                _ = cfs_mkdirat(fd, SharedFolder.privateFolder, 0o700)
+                _ = cfs_mkdirat(fd, SharedFolder.privateFolder + "/staging", 0o700)
+                staging = openat(
+                    fd, SharedFolder.privateFolder + "/staging", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
             guard staging >= 0 else {
                 let errno = Glibc.errno
                 close(fd)
                 throw FolderError(
-                    .io, "cannot create the staging folder in \(rootPath): \(Errno(rawValue: errno))",
+                    .io, "cannot create the staging folder in \(privatePath): \(Errno(rawValue: errno))",
                     operation: .stage,
                     path: .root, systemError: Errno(rawValue: errno))
             }
             self.stagingFD = staging
             do {
-                history = try FolderHistory(
-                    privatePath: self.rootPath + "/" + SharedFolder.privateFolder, options: options, logger: logger)
+                history = try FolderHistory(privatePath: privatePath, options: options, logger: logger)
             } catch {
                 close(staging)
                 close(fd)
@@ -80,6 +92,18 @@
         deinit {
             close(stagingFD)
             close(rootFD)
+        }
+
+        /// Makes `folder` (and the folders above it, for the server only)
+        /// and its `staging` folder, and opens the latter; -1 and `errno` on failure.
+        private static func openStaging(in folder: String) -> Int32 {
+            var path = ""
+            for part in folder.split(separator: "/", omittingEmptySubsequences: true) {
+                path += "/" + part
+                _ = mkdir(path, 0o700)
+            }
+            _ = mkdir(folder + "/staging", 0o700)
+            return Glibc.open(folder + "/staging", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         }
 
         // MARK: Errors

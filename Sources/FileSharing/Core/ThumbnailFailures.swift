@@ -17,13 +17,14 @@ struct ThumbnailFailures: Sendable {
     init(capacity: Int) { self.capacity = max(0, capacity) }
 
     /// Whether `error` says something about the file's content that trying
-    /// again would only repeat: it is damaged, hostile, too costly, slow, or
-    /// holds no image. A file still being written, or a library or program
-    /// this machine lacks, says nothing about the content.
+    /// again would only repeat: it is damaged, hostile, too costly, used up
+    /// its CPU time, or holds no image. A file still being written, a library
+    /// or program this machine lacks, or a decode stopped on the clock while
+    /// the machine was busy says nothing about the content.
     static func isRemembered(_ error: ThumbnailError) -> Bool {
         switch error.reason {
         case .failed, .tooCostly, .timedOut, .noImage: true
-        case .programMissing, .libraryMissing, .notThisKind, .unfinished: false
+        case .programMissing, .libraryMissing, .notThisKind, .unfinished, .tookTooLong: false
         }
     }
 

@@ -11,6 +11,7 @@ final class ThumbnailFlights: Sendable {
     private struct State {
         var flights: [String: Task<Result<[UInt8], ThumbnailError>, Never>] = [:]
         var failures: ThumbnailFailures
+        var started = 0
     }
 
     private let state: Mutex<State>
@@ -34,6 +35,7 @@ final class ThumbnailFlights: Sendable {
                 do throws(ThumbnailError) { return .success(try await make()) } catch { return .failure(error) }
             }
             state.flights[name] = task
+            state.started += 1
             return (task, true)
         }
         let result = await task.value
@@ -46,9 +48,13 @@ final class ThumbnailFlights: Sendable {
         return try result.get()
     }
 
-    /// How many thumbnails are being made (for tests).
+    /// How many thumbnails are being made now.
     var count: Int { state.withLock { $0.flights.count } }
 
-    /// How many failures are remembered (for tests).
+    /// How many failures are remembered.
     var failureCount: Int { state.withLock { $0.failures.count } }
+
+    /// How many thumbnails were started since this server started: each a
+    /// decode of a file (one in the cache, or a failure remembered, starts none).
+    var startedCount: Int { state.withLock { $0.started } }
 }

@@ -202,6 +202,8 @@ enum FileResponses {
             switch error.reason {
             case .failed, .timedOut, .noImage, .tooCostly:
                 throw ShareError(.unsupportedMediaType, "no thumbnail: \(error.message)")
+            case .tookTooLong:
+                throw ShareError(.serviceUnavailable, "no thumbnail yet: \(error.message)")
             default: throw ShareError(.unsupportedMediaType, error.message)
             }
         }

@@ -1,11 +1,13 @@
 import Accounts
 import ChangeLog
+import FileWatching
 import Foundation
 import Hummingbird
 
 /// The pages a share link shows (``LinkFace``), made here: small, with the
-/// page's stylesheet, and `shares.js` only for the drop zone. Every name
-/// is escaped; the security policy allows nothing from elsewhere.
+/// page's stylesheet, and `shares.js` for the drop zone and to show when a
+/// link ends in the visitor's own time. Every name is escaped; the
+/// security policy allows nothing from elsewhere.
 enum LinkPages {
     struct Entry {
         var name: String
@@ -114,7 +116,7 @@ enum LinkPages {
                 <p>\(self.size(size))\(limits(link))</p>
                 \(preview)
                 <p><a class="button primary link-download" href="\(base)/download?download=1" download>Download</a></p>
-                """)
+                """, script: link.expires != nil)
     }
 
     /// A read link's folder, at `relative` inside it.
@@ -156,7 +158,7 @@ enum LinkPages {
                 <ul class="link-items">
                 \(rows)
                 </ul>
-                """)
+                """, script: link.expires != nil)
     }
 
     /// An upload link's drop zone: nothing of what the folder holds.
@@ -226,7 +228,13 @@ enum LinkPages {
 
     private static func limits(_ link: ShareLink) -> String {
         var parts: [String] = []
-        if let expires = link.expires { parts.append(until(expires)) }
+        if let expires = link.expires {
+            // Shown in the visitor's time zone by shares.js; without scripts, as a span of time.
+            var time: [UInt8] = []
+            CivilTime(nanoseconds: expires * 1_000_000_000).writeRFC3339(into: &time)
+            let moment = String(decoding: time, as: UTF8.self)
+            parts.append("<time datetime=\"\(moment)\" data-until>\(until(expires))</time>")
+        }
         if let max = link.maxDownloads {
             let left = max - link.downloads
             parts.append(left == 1 ? "1 download left" : "\(left) downloads left")

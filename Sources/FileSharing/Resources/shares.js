@@ -214,7 +214,23 @@
     }
   }
 
+  // ------------------------------------------------------------ when a link ends
+
+  // The server knows no visitor's time zone: it writes the moment, and the
+  // browser says it in the visitor's own time and words.
+  function showLocalTimes() {
+    for (const time of document.querySelectorAll('time[data-until]')) {
+      const when = new Date(time.getAttribute('datetime'));
+      if (isNaN(when)) continue;
+      time.title = time.textContent;
+      time.textContent = 'open until ' + when.toLocaleString(undefined, {
+        weekday: 'short', day: 'numeric', month: 'long', hour: 'numeric', minute: '2-digit', timeZoneName: 'short'
+      });
+    }
+  }
+
   function start() {
+    showLocalTimes();
     const zone = document.getElementById('drop-zone');
     if (zone) { initDropZone(zone); return; }
     const list = document.getElementById('file-list');

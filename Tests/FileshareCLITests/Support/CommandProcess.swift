@@ -1,3 +1,4 @@
+import FileshareTestSupport
 import Foundation
 import Synchronization
 
@@ -243,13 +244,6 @@ final class CommandProcess: Sendable {
         return process.terminationStatus
     }
 }
-
-/// Held while a process is made and started. In the child, Foundation's
-/// `Process` closes the descriptors that were open when it began to launch:
-/// one that another thread opens meanwhile (the pipes of another process)
-/// would be inherited, and would keep that other process's output from
-/// ending, and its exit from being seen, for as long as the child lives.
-let processLaunch = Mutex(())
 
 /// Waits (polling, up to `timeout`) until `condition` holds; returns whether it did.
 func waitFor(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {

@@ -1,6 +1,5 @@
 import FileshareTestSupport
 import Foundation
-import Synchronization
 
 /// What curl got back for one request.
 struct CurlResponse: Sendable {
@@ -34,21 +33,12 @@ func curlResponse(_ arguments: [String]) async throws -> CurlResponse {
 
 /// ``curlResponse(_:)`` for code already on a thread of its own.
 func blockingCurlResponse(_ arguments: [String]) throws -> CurlResponse {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    process.arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "10", "-D", "/dev/stderr"] + arguments
-    let (output, headerOutput) = try processLaunch.withLock { _ in
-        let pipes = (Pipe(), Pipe())
-        process.standardOutput = pipes.0
-        process.standardError = pipes.1
-        try process.run()
-        return pipes
-    }
-    // curl writes the (small) header block before the body: reading the body
-    // first cannot stall it.
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let headerText = String(decoding: headerOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
+    // The header block goes to standard error, the body and the status to standard output.
+    let run = try ProgramRun.blocking(
+        "/usr/bin/curl",
+        ["-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "10", "-D", "/dev/stderr"] + arguments)
+    let text = run.output
+    let headerText = run.errorOutput
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     var headers: [(name: String, value: String)] = []
     for line in headerText.split(separator: "\r\n") {
