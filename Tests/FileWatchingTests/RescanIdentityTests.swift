@@ -260,6 +260,43 @@ struct RescanIdentityTests {
         #expect(changes.contains { $0.summary == "duplicated c a" && $0.id != id }, "\(changes.map(\.summary))")
         #expect(changes.contains { $0.summary == "modified a" && $0.id == id }, "\(changes.map(\.summary))")
     }
+
+    @Test(
+        "a folder moved away and made anew at its name, then a swap and a rotation across folders: ids kept",
+        arguments: Finding.allCases, [false, true])
+    func folderRemadeThenRotated(finding: Finding, reusesInodes: Bool) {
+        let (before, changes, replay) = Self.observe(finding) { fs in
+            fs.reusesInodes = reusesInodes
+            fs.mkdir("N")
+            fs.mkdir("T")
+            fs.write("T/a", bytes: 5)
+            fs.mkdir("T/d")
+            fs.write("T/d/c", bytes: 4)
+            fs.mkdir("T/p")
+            fs.mkdir("T/p/s")
+            fs.write("T/p/s/f", bytes: 3)
+            fs.write("T/p/b", bytes: 2)
+            fs.write("x", bytes: 1)
+        } change: { fs in
+            fs.remove("x")
+            fs.rename("T/d", "N/e")
+            fs.mkdir("T/d")
+            // T/a and T/p/s swap names.
+            fs.rename("T/a", "T/t")
+            fs.rename("T/p/s", "T/a")
+            fs.rename("T/t", "T/p/s")
+            // T/p, T/a and N/e/c rotate.
+            fs.rename("T/p", "T/t")
+            fs.rename("T/a", "T/p")
+            fs.rename("N/e/c", "T/a")
+            fs.rename("T/t", "N/e/c")
+            fs.write("T/d/g", bytes: 6)
+        }
+        // Each item that moved keeps its id (the ledger checked the identities too).
+        for (now, was) in [("N/e", "T/d"), ("N/e/c", "T/p"), ("N/e/c/s", "T/a"), ("T/p", "T/p/s"), ("T/a", "T/d/c")] {
+            #expect(replay.ids[ItemPath(now)] == before[ItemPath(was)], "\(finding): \(now) \(changes.map(\.summary))")
+        }
+    }
 }
 
 extension ItemPath {

@@ -138,6 +138,11 @@ final class RandomRun {
         await probe.observer.sync()
         probe.observer.stop()
         try? await probe.observer.waitUntilStopped()
+        if getenv("FILESHARE_TRACE") != nil {
+            for change in probe.changes[applied...] {
+                print("TRACE before restart: \(change.summary) [\(change.id.map { "\($0)" } ?? "")]")
+            }
+        }
         take(probe.changes)
         for _ in 0..<Int.random(in: 0...6, using: &random) { try operate(offline: true) }
         probe = try ObserverProbe(dir.path, options: options)
