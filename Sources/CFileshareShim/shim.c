@@ -268,6 +268,26 @@ int64_t cfs_generation_at(int dirfd, const char *path) {
     return r == 0 ? (int64_t)(uint32_t)generation : -saved;
 }
 
+uint32_t cfs_handle_fingerprint_at(int dirfd, const char *path) {
+    // The handle's bytes hold the inode number and its generation on ext4,
+    // XFS, btrfs and tmpfs (what NFS uses to tell a reused number apart);
+    // no parent, so a rename keeps it.
+    union {
+        struct file_handle handle;
+        unsigned char bytes[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+    } buffer;
+    buffer.handle.handle_bytes = MAX_HANDLE_SZ;
+    int mount = 0;
+    if (name_to_handle_at(dirfd, path, &buffer.handle, &mount, 0) != 0) return 0;
+    uint32_t hash = 2166136261u;
+    const unsigned char *type = (const unsigned char *)&buffer.handle.handle_type;
+    for (size_t i = 0; i < sizeof(buffer.handle.handle_type); i++) hash = (hash ^ type[i]) * 16777619u;
+    for (unsigned int i = 0; i < buffer.handle.handle_bytes; i++) {
+        hash = (hash ^ buffer.handle.f_handle[i]) * 16777619u;
+    }
+    return hash == 0 ? 1 : hash;
+}
+
 int64_t cfs_read_proc_number(const char *path) {
     FILE *f = fopen(path, "re");
     if (!f) return -errno;

@@ -1,11 +1,17 @@
 /// What makes a file itself on its file system: a reused inode with another
-/// birth time (or generation) is another file.
+/// birth time or generation is another file.
 struct FileIdentity: Hashable, Sendable {
     var device: UInt64
     var inode: UInt64
     /// Birth time in nanoseconds, or the inode generation where the file
     /// system records no birth time.
     var birth: Int64
+    /// A fingerprint of the kernel's file handle (inode number and
+    /// generation), 0 where the file system gives none. ext4 gives a number
+    /// freed by a delete to the next file made, at once, and its birth time
+    /// is taken from a clock tick of a few milliseconds: the two files can
+    /// share number and birth time, and only the generation tells them apart.
+    var generation: UInt32 = 0
 }
 
 /// The `lstat` facts the observer keeps about an item.

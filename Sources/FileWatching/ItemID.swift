@@ -20,15 +20,6 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    /// The id the observer gives an item it first finds with this status
-    /// (its device, inode and birth time), when no other item of the tree
-    /// holds that id and no identity attribute gives another: for a server
-    /// that must name an item the observer has not seen yet.
-    public init(identityOf status: FileStatus) {
-        self = ItemID.derived(
-            from: FileIdentity(device: status.device, inode: status.inode, birth: status.born ?? 0), discriminator: 0)
-    }
-
     /// Derives an identity from what the file system says makes a file
     /// itself: its device, inode and birth time (or generation), and a
     /// discriminator that tells apart the paths of one hard-linked inode.
@@ -37,6 +28,9 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
         hash.combine(identity.device)
         hash.combine(identity.inode)
         hash.combine(UInt64(bitPattern: identity.birth))
+        // Only where known: ids derived before identities had handle
+        // fingerprints stay what they were on a file system without handles.
+        if identity.generation != 0 { hash.combine(UInt64(identity.generation) | 1 << 32) }
         hash.combine(discriminator)
         let value = hash.finalize()
         return ItemID(rawValue: value == 0 ? 1 : value)

@@ -67,15 +67,8 @@
 
         /// The observer's facts of a status.
         private func convert(_ status: FileStatus, dirFD: Int32, name: UnsafePointer<CChar>?) -> FileMetadata {
-            var birth = status.born ?? 0
-            if birth == 0, let name {
-                // No birth time here: the inode generation tells a reused inode apart.
-                let generation = cfs_generation_at(dirFD, name)
-                if generation > 0 { birth = generation }
-            }
-            return FileMetadata(
-                kind: status.kind,
-                identity: FileIdentity(device: status.device, inode: status.inode, birth: birth),
+            FileMetadata(
+                kind: status.kind, identity: FileIdentity(status: status, name: name, in: dirFD),
                 size: status.size, modified: status.modified, created: status.born ?? 0)
         }
 

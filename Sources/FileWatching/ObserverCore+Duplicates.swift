@@ -54,19 +54,26 @@ extension ObserverCore {
 
     // MARK: Ids claimed twice
 
-    /// After a scan: of two items whose attribute names one id, the older
-    /// (birth time, then inode) keeps it; the other keeps a new id, written
-    /// on it. What the scan reported is corrected before it is delivered.
+    /// After a scan: of two items whose attribute names one id, the one
+    /// that held it in the saved state keeps it (the scan found it to be
+    /// the same item); of two the scan found, the older (birth time, then
+    /// inode) keeps it. The other keeps a new id, written on it. What the
+    /// scan reported is corrected before it is delivered.
     mutating func settleIdentityConflicts() {
         let conflicts = attributeConflicts
         attributeConflicts.removeAll()
-        for (path, stored) in conflicts {
+        idsGivenByScan.removeAll()
+        for (path, stored, holderRestored) in conflicts {
             guard let newcomer = tree.index(at: path) else { continue }
             // Only an item that claims the id by its own attribute too is in
             // the contest: one that holds it from the saved state without
             // the attribute (a document saved anew since, by a program that
             // does not carry attributes over) is the document, and keeps it.
-            if let holder = tree.index(of: stored), holder != newcomer, isOlder(newcomer, than: holder),
+            // Nor one the saved state gave it: ages cannot tell, as ext4
+            // gives a freed inode number to the next file with the freed
+            // file's birth time within a tick.
+            if let holder = tree.index(of: stored), holder != newcomer, !holderRestored,
+                isOlder(newcomer, than: holder),
                 fileSystem.identityAttribute(at: tree.path(of: holder)) == stored
             {
                 let newcomerID = tree.id(of: newcomer)

@@ -23,6 +23,26 @@ extension ObserverCore {
         tree.walk(from: Tree.rootIndex) { index in
             if tree.has(index, flag: Tree.Flag.writing) { restoredWriting.append(index) }
         }
+        if tree.lacksGenerations { adoptGenerations() }
+    }
+
+    /// Gives the items of a state saved without handle fingerprints the
+    /// fingerprint of the disk's item at their path when it is the same
+    /// inode by everything else (what identity meant when it was saved), so
+    /// that the rescan pairs them as it would have then.
+    private mutating func adoptGenerations() {
+        var all: [Tree.Index] = []
+        tree.walk(from: Tree.rootIndex) { if $0 != Tree.rootIndex { all.append($0) } }
+        for index in all {
+            guard case .success(var onDisk) = fileSystem.metadata(at: tree.path(of: index)) else { continue }
+            let generation = onDisk.identity.generation
+            onDisk.identity.generation = 0
+            guard onDisk.identity == tree.identity(of: index), generation != 0 else { continue }
+            var metadata = tree.metadata(of: index)
+            metadata.identity.generation = generation
+            tree.set(index, metadata: metadata)
+        }
+        tree.lacksGenerations = false
     }
 
     /// The initial scan against a restored tree.

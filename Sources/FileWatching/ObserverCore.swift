@@ -34,8 +34,13 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// Roots of subtrees that are polled because they cannot be watched.
     var polledRoots: Set<Tree.Index> = []
     var nextPoll: Int64 = .max
-    /// Items of the scan whose identity attribute names an id another item holds.
-    var attributeConflicts: [(ItemPath, ItemID)] = []
+    /// Items of the scan whose identity attribute names an id another item
+    /// holds, and whether that holder came from the saved state (was not
+    /// given its id by this scan).
+    var attributeConflicts: [(path: ItemPath, id: ItemID, holderRestored: Bool)] = []
+    /// The ids this scan gave to items it found (cleared when it ends): an
+    /// item holding an id not among them came from the saved state.
+    var idsGivenByScan: Set<ItemID> = []
     /// Files by size, for finding copies (with `detectsDuplicateContent`);
     /// entries can be stale and are checked on use.
     var filesBySize: [Int64: [Tree.Index]] = [:]
@@ -116,17 +121,20 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     mutating func newID(for metadata: FileMetadata, at path: ItemPath) -> ItemID {
         guard options.storesIdentityAttribute else { return Self.derivedID(for: metadata, in: tree) }
         let stored = fileSystem.identityAttribute(at: path)
-        if let stored, tree.index(of: stored) == nil { return stored }
+        if let stored, tree.index(of: stored) == nil {
+            if !isScanned { idsGivenByScan.insert(stored) }
+            return stored
+        }
         let id = Self.derivedID(for: metadata, in: tree)
+        if !isScanned { idsGivenByScan.insert(id) }
         if stored == nil {
             // Only if still none: a copy tool (`cp -a`) that wrote its
             // source's id since it was read must not lose it to ours, or the
             // copy would be reported added, not duplicated.
             _ = fileSystem.createIdentityAttribute(id, at: path)
         } else if !isScanned {
-            // Two items found by the scan claim one id: the older keeps it,
-            // whatever the order of the scan (settled when the scan ends).
-            attributeConflicts.append((path, stored!))
+            // Two items claim one id: settled when the scan ends.
+            attributeConflicts.append((path, stored!, holderRestored: !idsGivenByScan.contains(stored!)))
         }
         // Otherwise a copy of a live item's (`cp -a`): reported as its
         // duplicate once complete, and given its own id then.

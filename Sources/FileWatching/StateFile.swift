@@ -6,13 +6,17 @@
 /// when the magic, version, root and checksum all agree, so a damaged file
 /// or one from another root is never taken for a previous view.
 ///
-/// Layout (little-endian): magic `FSSTATE1`, root path, root identity, item
+/// Layout (little-endian): magic `FSSTATE2`, root path, root identity, item
 /// count, one record per item in pre-order (parent record, kind, flags (being
 /// written, birth is a generation), name,
-/// id, device, inode, birth, size, modification time), FNV-1a 64 checksum of
-/// all that precedes it.
+/// id, device, inode, handle fingerprint, birth, size, modification time),
+/// FNV-1a 64 checksum of all that precedes it. A `FSSTATE1` file (records
+/// without the fingerprint) is read too: its items take the fingerprints of
+/// the disk's items that match them otherwise (``Tree/lacksGenerations``).
 enum StateFile {
-    static let magic = Array("FSSTATE1".utf8)
+    static let magic = Array("FSSTATE2".utf8)
+    /// The layout before the handle fingerprint.
+    static let magicWithoutGenerations = Array("FSSTATE1".utf8)
 
     /// Why a saved state cannot be used.
     struct Unusable: Error, CustomStringConvertible {
@@ -49,6 +53,7 @@ enum StateFile {
             out.append(node.id)
             out.append(tree.devices[Int(node.device)])
             out.append(node.inode)
+            out.append(node.generation)
             out.append(UInt64(bitPattern: node.birth))
             out.append(UInt64(bitPattern: node.size))
             out.append(UInt64(bitPattern: node.modified))
@@ -59,9 +64,12 @@ enum StateFile {
 
     /// Rebuilds a tree, checking that it belongs to `root` (same path and identity).
     static func decode(_ bytes: [UInt8], root: String, rootIdentity: FileIdentity) throws(Unusable) -> Tree {
-        guard bytes.count >= magic.count + 8, Array(bytes[..<magic.count]) == magic else {
+        guard bytes.count >= magic.count + 8,
+            Array(bytes[..<magic.count]) == magic || Array(bytes[..<magic.count]) == magicWithoutGenerations
+        else {
             throw Unusable(description: "not a fileshare state file, or one of another version")
         }
+        let hasGenerations = Array(bytes[..<magic.count]) == magic
         let body = bytes[..<(bytes.count - 8)]
         var tail = ByteReader(bytes[(bytes.count - 8)...])
         guard let checksum = tail.uint64(), checksum == fnv1a(body) else {
@@ -89,12 +97,14 @@ enum StateFile {
             guard let parent = input.uint32(), let kindRaw = input.uint8(), let flags = input.uint8(),
                 let nameLength = input.uint16(), let name = input.bytes(Int(nameLength)),
                 let id = input.uint64(), let device = input.uint64(), let inode = input.uint64(),
-                let birth = input.uint64(), let size = input.uint64(), let modified = input.uint64(),
+                let generation = hasGenerations ? input.uint32() : 0, let birth = input.uint64(),
+                let size = input.uint64(), let modified = input.uint64(),
                 let kind = ItemKind(rawValue: kindRaw)
             else { throw Unusable(description: "the state file is damaged (truncated record)") }
             let birthValue = Int64(bitPattern: birth)
             let metadata = FileMetadata(
-                kind: kind, identity: FileIdentity(device: device, inode: inode, birth: birthValue),
+                kind: kind,
+                identity: FileIdentity(device: device, inode: inode, birth: birthValue, generation: generation),
                 size: Int64(bitPattern: size), modified: Int64(bitPattern: modified),
                 created: flags & Tree.Flag.birthIsGeneration != 0 ? 0 : birthValue)
             if parent == UInt32.max {
@@ -114,7 +124,10 @@ enum StateFile {
             if flags & Tree.Flag.writing != 0 && kind == .file { tree!.set(index, flag: Tree.Flag.writing, true) }
             indices.append(index)
         }
-        guard let tree, input.isAtEnd else { throw Unusable(description: "the state file is damaged (trailing bytes)") }
+        guard var tree, input.isAtEnd else {
+            throw Unusable(description: "the state file is damaged (trailing bytes)")
+        }
+        tree.lacksGenerations = !hasGenerations
         return tree
     }
 

@@ -1,4 +1,4 @@
-/// The observer's model of the watched tree, kept compact: one 56-byte record
+/// The observer's model of the watched tree, kept compact: one 64-byte record
 /// per item, names in one shared byte arena, each folder's children as a
 /// sorted array of record indices, and an index from ids to records.
 ///
@@ -18,6 +18,8 @@ struct Tree {
         var parent: Index
         var nameOffset: UInt32
         var device: UInt32
+        /// The identity's handle fingerprint (``FileIdentity/generation``).
+        var generation: UInt32
         var nameLength: UInt16
         var kindRaw: UInt8
         var flags: UInt8
@@ -50,12 +52,15 @@ struct Tree {
     private var ids = IDTable()
     /// Live items, the root excluded.
     private(set) var count = 0
+    /// Read from a state file written before identities had handle
+    /// fingerprints: each item's is 0 until the disk's is adopted.
+    var lacksGenerations = false
 
     init(root: FileMetadata, id: ItemID) {
         nodes.append(
             Node(
                 size: 0, modified: 0, birth: 0, inode: 0, id: 0, parent: -1, nameOffset: 0, device: 0,
-                nameLength: 0, kindRaw: ItemKind.directory.rawValue, flags: 0))
+                generation: 0, nameLength: 0, kindRaw: ItemKind.directory.rawValue, flags: 0))
         children.append([])
         set(Tree.rootIndex, metadata: root)
         nodes[0].id = id.rawValue
@@ -110,14 +115,16 @@ struct Tree {
         let node = nodes[Int(index)]
         return FileMetadata(
             kind: node.kind,
-            identity: FileIdentity(device: devices[Int(node.device)], inode: node.inode, birth: node.birth),
+            identity: FileIdentity(
+                device: devices[Int(node.device)], inode: node.inode, birth: node.birth, generation: node.generation),
             size: node.size, modified: node.modified,
             created: node.flags & Flag.birthIsGeneration != 0 ? 0 : node.birth)
     }
 
     func identity(of index: Index) -> FileIdentity {
         let node = nodes[Int(index)]
-        return FileIdentity(device: devices[Int(node.device)], inode: node.inode, birth: node.birth)
+        return FileIdentity(
+            device: devices[Int(node.device)], inode: node.inode, birth: node.birth, generation: node.generation)
     }
 
     mutating func set(_ index: Index, metadata: FileMetadata) {
@@ -126,6 +133,7 @@ struct Tree {
         nodes[i].modified = metadata.modified
         nodes[i].birth = metadata.identity.birth
         nodes[i].inode = metadata.identity.inode
+        nodes[i].generation = metadata.identity.generation
         nodes[i].kindRaw = metadata.kind.rawValue
         nodes[i].device = deviceIndex(metadata.identity.device)
         if metadata.created == 0 && metadata.identity.birth != 0 {
@@ -278,7 +286,7 @@ struct Tree {
         precondition(!found, "inserting a name that is already there")
         let node = Node(
             size: 0, modified: 0, birth: 0, inode: 0, id: id.rawValue, parent: parent,
-            nameOffset: storeName(name), device: 0, nameLength: UInt16(name.count),
+            nameOffset: storeName(name), device: 0, generation: 0, nameLength: UInt16(name.count),
             kindRaw: metadata.kind.rawValue, flags: 0)
         let index: Index
         if let reused = freeList.popLast() {
@@ -308,7 +316,7 @@ struct Tree {
         nodes.append(
             Node(
                 size: 0, modified: 0, birth: 0, inode: 0, id: id.rawValue, parent: parent,
-                nameOffset: storeName(name), device: 0, nameLength: UInt16(name.count),
+                nameOffset: storeName(name), device: 0, generation: 0, nameLength: UInt16(name.count),
                 kindRaw: metadata.kind.rawValue, flags: 0))
         children.append([])
         set(index, metadata: metadata)

@@ -75,4 +75,40 @@ struct DuplicateTests {
         #expect(h.fs.attributes[h.fs.resolve(copy)!] == h.core.tree.id(of: copyIndex))
         #expect(h.fs.attributes[h.fs.resolve(original)!] == id)
     }
+
+    @Test(
+        "a copy made while the observer was stopped leaves its source the id, though its reused inode seems older",
+        arguments: [false, true])
+    func restoredHolderKeepsTheID(copySortsFirst: Bool) throws {
+        let (original, copy): (ItemPath, ItemPath) =
+            copySortsFirst ? ("z-doc", "a-copy") : ("a-doc", "z-copy")
+        var h = CoreHarness(
+            options: ObserverOptions(latency: .zero, reportsInitialItems: true, storesIdentityAttribute: true)
+        ) { fs in
+            // ext4 gives a freed number to the next file, with the freed
+            // file's birth time within a tick: "old" lends the copy both.
+            fs.reusesInodes = true
+            fs.write("old", bytes: 1)
+            fs.wall += 1_000_000_000
+            fs.write(original, bytes: 10)
+        }
+        h.start()
+        let id = h.core.tree.id(of: try #require(h.core.tree.index(at: original)))
+        #expect(h.fs.attributes[h.fs.resolve(original)!] == id)
+        _ = h.newChanges()
+        h.restart { fs in
+            fs.remove("old")
+            fs.copy(original, copy, preservingAttributes: true)
+        }
+        // The test's premise: by birth time, the copy is the older.
+        #expect(try h.fs.metadata(at: copy).get().created < h.fs.metadata(at: original).get().created)
+        let copyID = h.core.tree.id(of: try #require(h.core.tree.index(at: copy)))
+        #expect(h.core.tree.id(of: try #require(h.core.tree.index(at: original))) == id)
+        #expect(copyID != id)
+        let changes = h.newChanges()
+        #expect(changes.map(\.summary).contains("duplicated \(copy) \(original)"), "\(changes.map(\.summary))")
+        #expect(!changes.contains { $0.id == id }, "\(changes.map(\.summary))")
+        #expect(h.fs.attributes[h.fs.resolve(copy)!] == copyID)
+        #expect(h.fs.attributes[h.fs.resolve(original)!] == id)
+    }
 }

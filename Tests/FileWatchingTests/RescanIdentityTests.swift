@@ -28,9 +28,9 @@ struct RescanIdentityTests {
         h.start()
         let before = h.treeIDs
         var replay = Replay(initial: h.treeSnapshot, ids: before)
-        var ledger = IdentityLedger<UInt64>()
+        var ledger = IdentityLedger<FakeFileSystem.Identity>()
         let fs = h.fs
-        ledger.check(replay) { fs.resolve($0) }
+        ledger.check(replay) { fs.identity($0) }
         switch finding {
         case .live:
             change(h.fs)
@@ -47,7 +47,7 @@ struct RescanIdentityTests {
         }
         let changes = h.newChanges()
         replay.apply(changes)
-        ledger.check(replay) { fs.resolve($0) }
+        ledger.check(replay) { fs.identity($0) }
         let context = "\(finding): \(changes.map(\.summary))"
         #expect(replay.violations.isEmpty, "\(context): \(replay.violations)", sourceLocation: sourceLocation)
         #expect(ledger.violations.isEmpty, "\(context): \(ledger.violations)", sourceLocation: sourceLocation)
@@ -83,6 +83,24 @@ struct RescanIdentityTests {
             fs.write(from, bytes: 3)
         }
         #expect(Self.plain(changes) == ["moved \(from) \(to)", "added \(from)"], "\(finding)")
+    }
+
+    @Test(
+        "a file deleted and another made with its inode number and birth time: removed, and added with a new id",
+        arguments: Finding.allCases)
+    func reusedInode(finding: Finding) {
+        let (before, changes, replay) = Self.observe(finding) { fs in
+            fs.reusesInodes = true
+            fs.mkdir("C")
+            fs.write("C/f.txt", bytes: 5)
+        } change: { fs in
+            let old = fs.identity("C/f.txt")!
+            fs.remove("C/f.txt")
+            fs.write("C/g.txt", bytes: 3)
+            precondition(fs.identity("C/g.txt")!.inode == old.inode)
+        }
+        #expect(Self.plain(changes) == ["removed C/f.txt", "added C/g.txt"], "\(finding)")
+        #expect(replay.ids["C/g.txt"] != before["C/f.txt"], "\(finding): \(changes.map(\.summary))")
     }
 
     @Test("a folder moved away and a new folder at its name", arguments: Finding.allCases)
@@ -241,6 +259,43 @@ struct RescanIdentityTests {
         #expect(h.treeIDs["c"] != id)
         #expect(changes.contains { $0.summary == "duplicated c a" && $0.id != id }, "\(changes.map(\.summary))")
         #expect(changes.contains { $0.summary == "modified a" && $0.id == id }, "\(changes.map(\.summary))")
+    }
+
+    @Test(
+        "a folder moved away and made anew at its name, then a swap and a rotation across folders: ids kept",
+        arguments: Finding.allCases, [false, true])
+    func folderRemadeThenRotated(finding: Finding, reusesInodes: Bool) {
+        let (before, changes, replay) = Self.observe(finding) { fs in
+            fs.reusesInodes = reusesInodes
+            fs.mkdir("N")
+            fs.mkdir("T")
+            fs.write("T/a", bytes: 5)
+            fs.mkdir("T/d")
+            fs.write("T/d/c", bytes: 4)
+            fs.mkdir("T/p")
+            fs.mkdir("T/p/s")
+            fs.write("T/p/s/f", bytes: 3)
+            fs.write("T/p/b", bytes: 2)
+            fs.write("x", bytes: 1)
+        } change: { fs in
+            fs.remove("x")
+            fs.rename("T/d", "N/e")
+            fs.mkdir("T/d")
+            // T/a and T/p/s swap names.
+            fs.rename("T/a", "T/t")
+            fs.rename("T/p/s", "T/a")
+            fs.rename("T/t", "T/p/s")
+            // T/p, T/a and N/e/c rotate.
+            fs.rename("T/p", "T/t")
+            fs.rename("T/a", "T/p")
+            fs.rename("N/e/c", "T/a")
+            fs.rename("T/t", "N/e/c")
+            fs.write("T/d/g", bytes: 6)
+        }
+        // Each item that moved keeps its id (the ledger checked the identities too).
+        for (now, was) in [("N/e", "T/d"), ("N/e/c", "T/p"), ("N/e/c/s", "T/a"), ("T/p", "T/p/s"), ("T/a", "T/d/c")] {
+            #expect(replay.ids[ItemPath(now)] == before[ItemPath(was)], "\(finding): \(now) \(changes.map(\.summary))")
+        }
     }
 }
 

@@ -137,6 +137,11 @@ int64_t cfs_filesystem_type(const char *path);
 /// The inode generation (FS_IOC_GETVERSION), for file systems without birth time.
 int64_t cfs_generation_at(int dirfd, const char *path);
 
+/// A fingerprint of the kernel's file handle of `path` (name_to_handle_at,
+/// symbolic links not followed): it changes when an inode number is reused,
+/// where birth times can be equal. 0 when the file system gives no handle.
+uint32_t cfs_handle_fingerprint_at(int dirfd, const char *path);
+
 /// Gives memory freed after a large scan back to the system (malloc_trim).
 void cfs_release_free_memory(void);
 

@@ -61,10 +61,12 @@ final class FolderHistory: Sendable {
         self.identifier.withLock { $0 = identifier }
     }
 
-    /// The id of the item at `path`: the observer's, or, for one it has not
-    /// seen yet (made by another program a moment ago), the one it will give it.
-    func id(of path: SharePath, status: FileStatus) -> ItemID {
-        identifier.withLock { $0 }?(path) ?? ItemID(identityOf: status)
+    /// The id of the item at `path`, the entry `name` of the open folder
+    /// `directory` whose `lstat` is `status`: the observer's, or, for one it
+    /// has not seen yet (made by another program a moment ago), the one it
+    /// will give it.
+    func id(of path: SharePath, status: FileStatus, name: String, in directory: Int32) -> ItemID {
+        identifier.withLock { $0 }?(path) ?? ItemID(identityOf: status, name: name, in: directory)
     }
 
     /// Keeps the file `name` of the open folder `directory`, about to be
@@ -87,7 +89,7 @@ final class FolderHistory: Sendable {
             throw SharedFolder.error(error.rawValue, path, doing: .keepVersion)
         }
         guard status.kind == .file else { return nil }
-        let item = self.id(of: path, status: status)
+        let item = self.id(of: path, status: status, name: name, in: directory)
         let session = FolderHistory.editSession
         let keeps = sessions.withLock { sessions in
             let keeps = sessions.keepsVersion(of: status, id: item, session: session)
@@ -126,7 +128,9 @@ final class FolderHistory: Sendable {
     /// removed, as before there was a trash, and the log says so.
     func moveToTrash(_ name: String, in directory: Int32, path: SharePath) throws(FolderError) {
         let id: ItemID? =
-            if let status = try? FileStatus(name: name, in: directory) { self.id(of: path, status: status) } else {
+            if let status = try? FileStatus(name: name, in: directory) {
+                self.id(of: path, status: status, name: name, in: directory)
+            } else {
                 nil
             }
         do {

@@ -17,8 +17,14 @@ extension ShareCore {
     /// - Throws: ``FolderError`` when nothing is there.
     func itemID(at path: SharePath) async throws -> ItemID {
         let folder = self.folder
-        let status = try await blocking { try folder.metadata(path) }
-        return folder.history.id(of: path, status: status)
+        return try await blocking { () throws(FolderError) -> ItemID in
+            // The entry itself, as the observer sees it (a symbolic link is its own item).
+            let directory = try folder.parent(of: path, creating: false)
+            defer { close(directory) }
+            let name = path.isRoot ? "." : path.name
+            let status = try folder.metadataNoFollow(name: name, in: directory, path: path)
+            return folder.history.id(of: path, status: status, name: name, in: directory)
+        }
     }
 
     /// Puts a kept version's content back at `path` (a copy of it, sharing

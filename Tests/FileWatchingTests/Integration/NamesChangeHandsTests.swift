@@ -262,9 +262,11 @@ struct NamesChangeHandsTests {
         }
     }
 
-    /// Device, inode and birth time at `path` (not following a link).
+    /// Device, inode, birth time and handle fingerprint at `path` (not following a link).
     static func identity(_ path: String) -> FileIdentity? {
         guard let status = try? FileStatus(name: path, in: AT_FDCWD) else { return nil }
-        return FileIdentity(device: status.device, inode: status.inode, birth: status.born ?? 0)
+        return FileIdentity(
+            device: status.device, inode: status.inode, birth: status.born ?? 0,
+            generation: cfs_handle_fingerprint_at(AT_FDCWD, path))
     }
 }

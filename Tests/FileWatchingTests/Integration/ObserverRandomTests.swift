@@ -1,5 +1,7 @@
+import CFileshareShim
 import FileshareTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FileWatching
@@ -8,256 +10,362 @@ import Testing
     import Glibc
 #endif
 
-/// Random sequences of create, write, append, rename, move, mkdir, rmdir,
-/// delete and folder moves against the real observer on a real folder. After
-/// `sync()`, the observer's tree equals a fresh scan of the disk, the
-/// replay of its changes equals the disk, and the ids the changes gave
-/// follow the disk's identities, also where names changed hands (an item
-/// moved away and a new one made at its name, names swapped or rotated).
-/// The seed is in every failure.
-@Suite("Observer on a real folder, random sequences")
+/// Rounds of random everyday operations (create, append, atomic save,
+/// rename, move across folders, move away and make anew at the old name,
+/// swap or rotate names, make, move and remove folders, copies, moves in
+/// and out of the root) against the real observer on a real folder, found
+/// each of the ways it can find them: live, polling, restarted from its
+/// saved state between rounds (as a takeover does), and with the kernel's
+/// queue overflowing. After each round and `sync()`: the replay of the
+/// changes equals the disk, the tree equals the disk, the stream's ids are
+/// the tree's, and every id follows its inode (number and generation) by
+/// the rules of `events.md` (``InodeLedger``).
+///
+/// Every failure names its mode and seed, and prints the operations;
+/// `FILESHARE_SEED=N` replays one seed, `FILESHARE_REAL_SEEDS=N` runs more,
+/// `FILESHARE_REAL_ROUNDS=N` makes each longer.
+@Suite("Observer on a real folder, random rounds")
 struct ObserverRandomTests {
+    enum Mode: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case live, polling, restart, overflow
+        var testDescription: String { rawValue }
+    }
+
     static let seeds: [UInt64] = {
         if let fixed = getenv("FILESHARE_SEED").flatMap({ UInt64(String(cString: $0)) }) { return [fixed] }
-        let count = getenv("FILESHARE_REAL_SEEDS").flatMap { Int(String(cString: $0)) } ?? 12
+        let count = getenv("FILESHARE_REAL_SEEDS").flatMap { Int(String(cString: $0)) } ?? 3
         return (0..<UInt64(count)).map { $0 &* 7919 &+ 17 }
     }()
 
-    @Test("replay equals the disk after sync()", arguments: seeds)
-    func randomSequence(seed: UInt64) async throws {
-        try await MachineSettings.shared {
-            var random = SeededRandom(seed: seed)
-            let dir = try TemporaryFolder()
-            let outside = try TemporaryFolder()
-            Disk.mkdir(dir("start/inner"))
-            Disk.write(dir("start/inner/file"), "seed")
-            let latency: Duration = [.zero, .milliseconds(20), .milliseconds(100)].randomElement(using: &random)!
-            let state = outside("state.bin")
-            // Some sequences detect copies: new files are then reported once complete.
-            let duplicates = Int.random(in: 0..<3, using: &random)
-            let options = ObserverOptions(
-                settleTime: .milliseconds(50), latency: latency, storesIdentityAttribute: duplicates == 1,
-                stateFile: state, detectsDuplicateContent: duplicates == 2)
-            var probe = try ObserverProbe(dir.path, options: options)
-            #expect(await probe.scanned())
-            // Every change of every run; later runs start from the saved state,
-            // so what they report before scan-completed continues the replay.
-            var earlierRuns: [Change] = []
-            var restarts = 0
-            var counter = 0
-            func fresh() -> String {
-                counter += 1
-                return "n\(counter)"
+    static let rounds = getenv("FILESHARE_REAL_ROUNDS").flatMap { Int(String(cString: $0)) } ?? 20
+
+    /// Where ids still slip (how-it-works.md, "Known faults"): these two
+    /// seeds, found by a poll, an overflow or a start from the saved state,
+    /// now and then give an inode alive throughout a new id. Only the id
+    /// check is excused there, and only there; every other check, and every
+    /// check of the other seeds and of live mode, holds.
+    static func idsStillSlip(mode: Mode, seed: UInt64) -> Bool {
+        mode != .live && [7936, 15855].contains(seed)
+    }
+
+    @Test("ids follow inodes and the replay equals the disk, round after round", arguments: Mode.allCases, seeds)
+    func rounds(mode: Mode, seed: UInt64) async throws {
+        if mode == .overflow {
+            try MachineSettings.requireInotifySettings()
+            // A queue of 16 events overflows within a round (read when the instance is made).
+            let run = try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: 16) {
+                try RandomRun(mode: mode, seed: seed)
             }
-            var log: [String] = []
-            let initialIDs = Dictionary(
-                uniqueKeysWithValues: ["start", "start/inner", "start/inner/file"].compactMap { path in
-                    probe.observer.item(at: ItemPath(path)).map { (ItemPath(path), $0.id) }
-                })
-            func replayed() -> Replay {
-                var replay = Replay(
-                    initial: ["start": .directory, "start/inner": .directory, "start/inner/file": .file],
-                    ids: initialIDs)
-                replay.apply(earlierRuns + (restarts == 0 ? probe.liveChanges : probe.changes))
-                return replay
-            }
-            var ledger = IdentityLedger<FileIdentity>()
-            let identity = { (path: ItemPath) in NamesChangeHandsTests.identity(dir(path.description)) }
-            ledger.check(replayed(), identity: identity)
-            for step in 0..<Int.random(in: 50...250, using: &random) {
-                let disk = Disk.snapshot(dir.path)
-                let folders = [""] + disk.filter { $0.value == "directory" }.keys.sorted()
-                let files = disk.filter { $0.value == "file" }.keys.sorted()
-                let folder = folders.randomElement(using: &random)!
-                let inFolder = { (name: String) in folder.isEmpty ? name : folder + "/" + name }
-                let operation = Int.random(in: 0..<14, using: &random)
-                switch operation {
-                case 0:
-                    let path = inFolder(fresh())
-                    Disk.mkdir(dir(path))
-                    log.append("mkdir \(path)")
-                case 1:
-                    let path = inFolder(fresh())
-                    Disk.write(dir(path), String(repeating: "w", count: Int.random(in: 0...2000, using: &random)))
-                    log.append("write \(path)")
-                case 2:
-                    if let file = files.randomElement(using: &random) {
-                        let handle = FileHandle(forWritingAtPath: dir(file))
-                        _ = try? handle?.seekToEnd()
-                        try? handle?.write(contentsOf: Data("appended".utf8))
-                        try? handle?.close()
-                        log.append("append \(file)")
-                    }
-                case 3:
-                    if let file = files.randomElement(using: &random) {
-                        let target = inFolder(fresh())
-                        Disk.rename(dir(file), dir(target))
-                        log.append("mv \(file) \(target)")
-                    }
-                case 4:
-                    if let file = files.randomElement(using: &random) {
-                        Disk.remove(dir(file))
-                        log.append("rm \(file)")
-                    }
-                case 5:
-                    if let moving = folders.dropFirst().randomElement(using: &random),
-                        folder != moving && !folder.hasPrefix(moving + "/")
-                    {
-                        let target = inFolder(fresh())
-                        Disk.rename(dir(moving), dir(target))
-                        log.append("mv \(moving)/ \(target)")
-                    }
-                case 6:
-                    if let gone = folders.dropFirst().randomElement(using: &random) {
-                        if Bool.random(using: &random) {
-                            try run("/bin/rm", ["-rf", dir(gone)])
-                            log.append("rm -rf \(gone)")
-                        } else if rmdir(dir(gone)) == 0 {
-                            log.append("rmdir \(gone)")
-                        }
-                    }
-                case 7:
-                    if let leaving = (Array(folders.dropFirst()) + files).randomElement(using: &random) {
-                        Disk.rename(dir(leaving), outside(fresh()))
-                        log.append("mv out \(leaving)")
-                    }
-                case 8:
-                    let arriving = fresh()
-                    Disk.mkdir(outside(arriving + "/sub"))
-                    Disk.write(outside(arriving + "/sub/a"))
-                    Disk.write(outside(arriving + "/b"))
-                    Disk.rename(outside(arriving), dir(inFolder(arriving)))
-                    log.append("mv in \(inFolder(arriving))")
-                case 9:
-                    if let file = files.randomElement(using: &random) {
-                        let temporary =
-                            (file.contains("/") ? String(file[...file.lastIndex(of: "/")!]) : "")
-                            + (Bool.random(using: &random) ? "." : "~") + fresh()
-                        Disk.write(dir(temporary), "saved atomically")
-                        Disk.rename(dir(temporary), dir(file))
-                        log.append("save \(file) via \(temporary)")
-                    }
-                case 10 where Bool.random(using: &random):
-                    if let file = files.randomElement(using: &random) {
-                        let copy = inFolder(fresh())
-                        let preserving = Bool.random(using: &random)
-                        try run("/bin/cp", preserving ? ["-a", dir(file), dir(copy)] : [dir(file), dir(copy)])
-                        log.append("cp\(preserving ? " -a" : "") \(file) \(copy)")
-                    }
-                case 10:
-                    let path = inFolder(fresh())
-                    Disk.mkdir(dir(path + "/x/y"))
-                    Disk.write(dir(path + "/x/y/z"))
-                    log.append("mkdir -p \(path)/x/y + file")
-                case 11 where Int.random(in: 0..<4, using: &random) == 0:
-                    // Stop (the state is saved), change the disk, start again from the state.
-                    await probe.observer.sync()
-                    probe.observer.stop()
-                    try? await probe.observer.waitUntilStopped()
-                    earlierRuns += restarts == 0 ? probe.liveChanges : probe.changes
-                    restarts += 1
-                    let offlineName = fresh()
-                    Disk.mkdir(dir(offlineName + "/x"))
-                    Disk.write(dir(offlineName + "/x/offline"))
-                    if let file = files.randomElement(using: &random) {
-                        Disk.rename(dir(file), dir(offlineName + "/x/moved-offline"))
-                    }
-                    probe = try ObserverProbe(dir.path, options: options)
-                    #expect(await probe.scanned())
-                    log.append("restart")
-                case 12:
-                    if let moving = (Array(folders.dropFirst()) + files).randomElement(using: &random),
-                        folder != moving && !folder.hasPrefix(moving + "/")
-                    {
-                        let target = inFolder(fresh())
-                        Disk.rename(dir(moving), dir(target))
-                        if disk[moving] == "directory" {
-                            Disk.mkdir(dir(moving))
-                        } else {
-                            Disk.write(dir(moving), "anew")
-                        }
-                        log.append("mv \(moving) \(target), and \(moving) made anew")
-                    }
-                case 13:
-                    // Swap two names, or rotate three, through a temporary name.
-                    let count = Int.random(in: 2...3, using: &random)
-                    let paths = Array((Array(folders.dropFirst()) + files).shuffled(using: &random).prefix(count))
-                    if paths.count == count,
-                        !paths.contains(where: { path in paths.contains { path.hasPrefix($0 + "/") } })
-                    {
-                        let temporary = inFolder(fresh())
-                        if !paths.contains(where: { temporary.hasPrefix($0 + "/") }) {
-                            Disk.rename(dir(paths[0]), dir(temporary))
-                            for i in 1..<paths.count { Disk.rename(dir(paths[i]), dir(paths[i - 1])) }
-                            Disk.rename(dir(temporary), dir(paths[count - 1]))
-                            log.append("rotate \(paths)")
-                        }
-                    }
-                default:
-                    if Bool.random(using: &random) {
-                        await probe.observer.sync()
-                        ledger.check(replayed(), identity: identity)
-                    }
-                    log.append("sync")
-                }
-                _ = step
-            }
-            await probe.observer.sync()
-            let disk = Disk.snapshot(dir.path)
-            if duplicates != 0 {
-                // New files are reported once their settle time has passed.
-                _ = await probe.wait(timeout: .seconds(10)) { _ in replayed().contractItems == disk }
-            }
-            let replay = replayed()
-            if getenv("FILESHARE_TRACE") != nil && replay.contractItems != disk {
-                print("TRACE log: \(log)")
-                for change in earlierRuns + probe.changes { print("TRACE change: \(change.summary)") }
-            }
-            let context =
-                "seed \(seed), latency \(latency), \(restarts) restarts, duplicates \(duplicates); last operations: \(log.suffix(12))"
-            ledger.check(replay, identity: identity)
-            let tree = treeSnapshot(probe.observer)
-            // Known, intermittent, where the observer was stopped and started
-            // again from its saved state during the sequence: a folder's
-            // content was now and then missed afterwards. One cause, found
-            // with seeds 380129 and 364291 (each failed every time): a name
-            // just made, then handed over in a rotation of names, was looked
-            // at after the rotation, and the folder then at the name was
-            // taken for the new one, its items claimed out of the tree's
-            // folder (`ObserverCore.look` now leaves such a name to the
-            // renames; `NamesChangeHandsTests.newFolderSwapped`). Seen after
-            // that, once: seed 419724 (copies detected by their identity
-            // attribute) with two items never reported, the tree right.
-            // FILESHARE_TRACE=1 prints the operations and the changes of a
-            // failing run. Without restarts every check holds.
-            func check(_ body: () -> Void) {
-                if restarts == 0 {
-                    body()
-                } else {
-                    withKnownIssue(
-                        "after a restart from the saved state, a folder's content is now and then missed",
-                        isIntermittent: true, body)
-                }
-            }
-            check { #expect(replay.violations.isEmpty, "\(context): \(replay.violations.prefix(3))") }
-            // Ids following the disk's identities on a real disk: the fake-disk random test holds them
-            // to it for every seed (FILESHARE_SEEDS=1000); here, under load, now and then one id is not
-            // kept through a sequence of moves (seen on different seeds before and after the rescan work
-            // of this round, at about one run in two with 40 seeds). Recorded, not yet diagnosed: it needs
-            // a trace of a real-disk run. The tree and the replay must still equal the disk (below).
-            withKnownIssue(
-                "an id is now and then not kept through moves on a real disk under load", isIntermittent: true
-            ) {
-                #expect(ledger.violations.isEmpty, "\(context): \(ledger.violations.prefix(3))")
-            }
-            check {
-                #expect(replay.contractItems == disk, "\(context): replay \(differences(disk, replay.contractItems))")
-                #expect(tree == disk, "\(context): tree \(differences(disk, tree))")
-            }
-            // Ids are unique.
-            let ids = tree.keys.compactMap { probe.observer.item(at: ItemPath($0))?.id }
-            #expect(Set(ids).count == tree.count, "\(context)")
+            try await MachineSettings.shared { try await run.play() }
+        } else {
+            try await MachineSettings.shared { try await RandomRun(mode: mode, seed: seed).play() }
         }
+    }
+}
+
+/// One seed's rounds.
+final class RandomRun {
+    let mode: ObserverRandomTests.Mode
+    let seed: UInt64
+    var random: SeededRandom
+    let dir: TemporaryFolder
+    let outside: TemporaryFolder
+    let options: ObserverOptions
+    var probe: ObserverProbe
+    /// What the consumer was told, over every run of the observer.
+    var replay: Replay
+    /// How many of the current probe's changes `replay` has.
+    var applied = 0
+    var ledger = InodeLedger<DiskInode>()
+    var log: [String] = []
+    var counter = 0
+    let duplicates: Int
+
+    init(mode: ObserverRandomTests.Mode, seed: UInt64) throws {
+        self.mode = mode
+        self.seed = seed
+        random = SeededRandom(seed: seed)
+        dir = try TemporaryFolder()
+        outside = try TemporaryFolder()
+        Disk.mkdir(dir("start/inner"))
+        Disk.write(dir("start/inner/file"), "seed")
+        let latency: Duration = [.zero, .milliseconds(20), .milliseconds(100)].randomElement(using: &random)!
+        // Some runs detect copies: new files are then reported once complete.
+        duplicates = Int.random(in: 0..<3, using: &random)
+        // Polls either race the operations or come only with sync().
+        let interval: Duration = Bool.random(using: &random) ? .milliseconds(15) : .seconds(3600)
+        options = ObserverOptions(
+            settleTime: .milliseconds(50), latency: latency, pollingInterval: mode == .polling ? interval : nil,
+            storesIdentityAttribute: duplicates == 1, stateFile: outside("state.bin"),
+            detectsDuplicateContent: duplicates == 2)
+        log.append("latency \(latency), duplicates \(duplicates), polling every \(interval)")
+        probe = try ObserverProbe(dir.path, options: options)
+        replay = Replay()
+    }
+
+    func fresh() -> String {
+        counter += 1
+        return "n\(counter)"
+    }
+
+    var context: String { "\(mode) seed \(seed)" }
+
+    func play() async throws {
+        #expect(await probe.scanned(), "\(context)")
+        let ids = ["start", "start/inner", "start/inner/file"].compactMap { path in
+            probe.observer.item(at: ItemPath(path)).map { (ItemPath(path), $0.id) }
+        }
+        replay = Replay(
+            initial: ["start": .directory, "start/inner": .directory, "start/inner/file": .file],
+            ids: Dictionary(uniqueKeysWithValues: ids))
+        applied = probe.changes.count
+        try await check(round: 0)
+        for round in 1...ObserverRandomTests.rounds {
+            log.append("round \(round)")
+            let holding = mode == .overflow && Bool.random(using: &random)
+            let count = Int.random(in: 1...12, using: &random)
+            if holding {
+                // The observer's logic held while the queue fills up and overflows.
+                try probe.observer.state.core.withLock { _ in
+                    for _ in 0..<count { try operate() }
+                }
+            } else {
+                for _ in 0..<count { try operate() }
+            }
+            if mode == .restart { try await restart() }
+            try await check(round: round)
+            if !ledgerAndReplayHold { break }
+        }
+    }
+
+    var failures = 0
+    var ledgerAndReplayHold: Bool { failures == 0 }
+
+    /// Stops the observer (its state is saved), changes the disk while no
+    /// one watches, and starts a new one from the saved state.
+    func restart() async throws {
+        await probe.observer.sync()
+        probe.observer.stop()
+        try? await probe.observer.waitUntilStopped()
+        if getenv("FILESHARE_TRACE") != nil {
+            for change in probe.changes[applied...] {
+                print("TRACE before restart: \(change.summary) [\(change.id.map { "\($0)" } ?? "")]")
+            }
+        }
+        take(probe.changes)
+        for _ in 0..<Int.random(in: 0...6, using: &random) { try operate(offline: true) }
+        probe = try ObserverProbe(dir.path, options: options)
+        applied = 0
+        #expect(await probe.scanned(), "\(context)")
+        log.append("restart")
+    }
+
+    func take(_ changes: [Change]) {
+        replay.apply(Array(changes[applied...]))
+        applied = changes.count
+    }
+
+    func check(round: Int) async throws {
+        await probe.observer.sync()
+        let disk = Disk.snapshot(dir.path)
+        if duplicates != 0 {
+            // New files are reported once complete: after the settle time.
+            _ = await probe.wait(timeout: .seconds(10)) { [self] changes in
+                var ahead = replay
+                ahead.apply(Array(changes[applied...]))
+                return ahead.contractItems == disk
+            }
+        }
+        take(probe.changes)
+        let tree = treeSnapshot(probe.observer)
+        let inodes = Self.inodes(dir.path, paths: disk.keys.map { ItemPath($0) })
+        var treeIDs: [ItemPath: ItemID] = [:]
+        for path in disk.keys { treeIDs[ItemPath(path)] = probe.observer.item(at: ItemPath(path))?.id }
+        let before = ledger.violations.count
+        ledger.check(ids: replay.ids, disk: inodes, context: "round \(round): ")
+        let problems =
+            Array(replay.violations.prefix(3)) + Array(ledger.violations.dropFirst(before).prefix(3))
+            + (replay.contractItems != disk ? ["replay \(differences(disk, replay.contractItems))"] : [])
+            + (tree != disk ? ["tree \(differences(disk, tree))"] : [])
+            + (treeIDs != replay.ids ? ["the stream's ids are not the tree's"] : [])
+        guard !problems.isEmpty else { return }
+        failures += 1
+        print("\(context) failed in round \(round): \(problems)\n  operations: \(log.joined(separator: "; "))")
+        if getenv("FILESHARE_TRACE") != nil {
+            for change in probe.changes {
+                print("TRACE change: \(change.summary) [\(change.id.map { "\($0)" } ?? "")]")
+            }
+        }
+        #expect(replay.violations.isEmpty, "\(context), round \(round): \(replay.violations.prefix(3))")
+        if ObserverRandomTests.idsStillSlip(mode: mode, seed: seed) {
+            withKnownIssue("an id slips here: how-it-works.md, Known faults", isIntermittent: true) {
+                #expect(ledger.violations.count == before, "\(context), round \(round): \(ledger.violations.suffix(3))")
+            }
+        } else {
+            #expect(ledger.violations.count == before, "\(context), round \(round): \(ledger.violations.suffix(3))")
+        }
+        #expect(
+            replay.contractItems == disk,
+            "\(context), round \(round): replay \(differences(disk, replay.contractItems))")
+        #expect(tree == disk, "\(context), round \(round): tree \(differences(disk, tree))")
+        #expect(treeIDs == replay.ids, "\(context), round \(round): the stream's ids are not the tree's")
+    }
+
+    /// Records the disk's names and inodes for the ledger (every name, hidden ones too).
+    func recordDisk() {
+        let all = Disk.snapshot(dir.path, includeHidden: true)
+        ledger.record(Self.inodes(dir.path, paths: all.keys.map { ItemPath($0) }))
+    }
+
+    /// One random operation.
+    func operate(offline: Bool = false) throws {
+        defer { recordDisk() }
+        let disk = Disk.snapshot(dir.path)
+        let folders = [""] + disk.filter { $0.value == "directory" }.keys.sorted()
+        let files = disk.filter { $0.value == "file" }.keys.sorted()
+        let folder = folders.randomElement(using: &random)!
+        let inFolder = { (name: String) in folder.isEmpty ? name : folder + "/" + name }
+        let prefix = offline ? "offline " : ""
+        switch Int.random(in: 0..<14, using: &random) {
+        case 0:
+            let path = inFolder(fresh())
+            Disk.mkdir(dir(path))
+            log.append(prefix + "mkdir \(path)")
+        case 1:
+            let path = inFolder(fresh())
+            Disk.write(dir(path), String(repeating: "w", count: Int.random(in: 0...2000, using: &random)))
+            log.append(prefix + "write \(path)")
+        case 2:
+            if let file = files.randomElement(using: &random) {
+                let handle = FileHandle(forWritingAtPath: dir(file))
+                _ = try? handle?.seekToEnd()
+                try? handle?.write(contentsOf: Data("appended".utf8))
+                try? handle?.close()
+                log.append(prefix + "append \(file)")
+            }
+        case 3:
+            if let file = files.randomElement(using: &random) {
+                let target = inFolder(fresh())
+                Disk.rename(dir(file), dir(target))
+                log.append(prefix + "mv \(file) \(target)")
+            }
+        case 4:
+            if let file = files.randomElement(using: &random) {
+                Disk.remove(dir(file))
+                log.append(prefix + "rm \(file)")
+            }
+        case 5:
+            if let moving = folders.dropFirst().randomElement(using: &random),
+                folder != moving && !folder.hasPrefix(moving + "/")
+            {
+                let target = inFolder(fresh())
+                Disk.rename(dir(moving), dir(target))
+                log.append(prefix + "mv \(moving)/ \(target)")
+            }
+        case 6:
+            if let gone = folders.dropFirst().randomElement(using: &random) {
+                if Bool.random(using: &random) {
+                    try run("/bin/rm", ["-rf", dir(gone)])
+                    log.append(prefix + "rm -rf \(gone)")
+                } else if rmdir(dir(gone)) == 0 {
+                    log.append(prefix + "rmdir \(gone)")
+                }
+            }
+        case 7:
+            if let leaving = (Array(folders.dropFirst()) + files).randomElement(using: &random) {
+                Disk.rename(dir(leaving), outside(fresh()))
+                log.append(prefix + "mv out \(leaving)")
+            }
+        case 8:
+            let arriving = fresh()
+            Disk.mkdir(outside(arriving + "/sub"))
+            Disk.write(outside(arriving + "/sub/a"))
+            Disk.write(outside(arriving + "/b"))
+            Disk.rename(outside(arriving), dir(inFolder(arriving)))
+            log.append(prefix + "mv in \(inFolder(arriving))")
+        case 9:
+            if let file = files.randomElement(using: &random) {
+                let temporary =
+                    (file.contains("/") ? String(file[...file.lastIndex(of: "/")!]) : "")
+                    + (Bool.random(using: &random) ? "." : "~") + fresh()
+                Disk.write(dir(temporary), "saved atomically")
+                recordDisk()
+                Disk.rename(dir(temporary), dir(file))
+                log.append(prefix + "save \(file) via \(temporary)")
+            }
+        case 10 where Bool.random(using: &random):
+            if let file = files.randomElement(using: &random) {
+                let copy = inFolder(fresh())
+                let preserving = Bool.random(using: &random)
+                try run("/bin/cp", preserving ? ["-a", dir(file), dir(copy)] : [dir(file), dir(copy)])
+                log.append(prefix + "cp\(preserving ? " -a" : "") \(file) \(copy)")
+            }
+        case 10:
+            let path = inFolder(fresh())
+            Disk.mkdir(dir(path + "/x/y"))
+            Disk.write(dir(path + "/x/y/z"))
+            log.append(prefix + "mkdir -p \(path)/x/y + file")
+        case 11:
+            if let moving = (Array(folders.dropFirst()) + files).randomElement(using: &random),
+                folder != moving && !folder.hasPrefix(moving + "/")
+            {
+                let target = inFolder(fresh())
+                Disk.rename(dir(moving), dir(target))
+                recordDisk()
+                if disk[moving] == "directory" {
+                    Disk.mkdir(dir(moving))
+                } else {
+                    Disk.write(dir(moving), "anew")
+                }
+                log.append(prefix + "mv \(moving) \(target), and \(moving) made anew")
+            }
+        case 12:
+            // Swap two names, or rotate three, through a temporary name.
+            let count = Int.random(in: 2...3, using: &random)
+            let paths = Array((Array(folders.dropFirst()) + files).shuffled(using: &random).prefix(count))
+            if paths.count == count,
+                !paths.contains(where: { path in paths.contains { path.hasPrefix($0 + "/") } })
+            {
+                let temporary = inFolder(fresh())
+                if !paths.contains(where: { temporary.hasPrefix($0 + "/") }) {
+                    Disk.rename(dir(paths[0]), dir(temporary))
+                    recordDisk()
+                    for i in 1..<paths.count {
+                        Disk.rename(dir(paths[i]), dir(paths[i - 1]))
+                        recordDisk()
+                    }
+                    Disk.rename(dir(temporary), dir(paths[count - 1]))
+                    log.append(prefix + "rotate \(paths)")
+                }
+            }
+        default:
+            // Deleted, and its number reused at once by a new file elsewhere.
+            if let file = files.randomElement(using: &random) {
+                Disk.remove(dir(file))
+                recordDisk()
+                let path = inFolder(fresh())
+                Disk.write(dir(path), "reused")
+                log.append(prefix + "rm \(file), write \(path)")
+            }
+        }
+    }
+
+    /// An inode for the whole run: its number and generation.
+    struct DiskInode: Hashable, CustomStringConvertible {
+        var inode: UInt64
+        var generation: Int64
+        var description: String { "\(inode).\(generation)" }
+    }
+
+    static func inodes(_ root: String, paths: [ItemPath]) -> [ItemPath: DiskInode] {
+        var result: [ItemPath: DiskInode] = [:]
+        for path in paths {
+            let absolute = root + "/" + path.description
+            guard let status = try? FileStatus(name: absolute, in: AT_FDCWD) else { continue }
+            let generation = cfs_generation_at(AT_FDCWD, absolute)
+            result[path] = DiskInode(inode: status.inode, generation: generation)
+        }
+        return result
     }
 
     func treeSnapshot(_ observer: FileObserver) -> [String: String] {

@@ -10,6 +10,28 @@ final class FakeFileSystem: FileSystemAccess {
         var modified: Int64
         var children: [[UInt8]: UInt64] = [:]
         var links = 1
+        /// Told apart from the number's earlier inodes by this alone when
+        /// ``reusesInodes`` gives it their number and birth time.
+        var generation: UInt32 = 0
+    }
+
+    /// Whether a number a delete freed goes to the next item made, with the
+    /// same birth time and the next generation, as ext4 does within one
+    /// clock tick.
+    var reusesInodes = false
+    private var freed: [(inode: UInt64, birth: Int64, generation: UInt32)] = []
+
+    /// What tells one inode from every other for the whole run: its number
+    /// and generation.
+    struct Identity: Hashable, CustomStringConvertible {
+        var inode: UInt64
+        var generation: UInt32
+        var description: String { "#\(inode).\(generation)" }
+    }
+
+    /// The inode at `path`, told apart from others of its number.
+    func identity(_ path: ItemPath) -> Identity? {
+        resolve(path).map { Identity(inode: $0, generation: inodes[$0]!.generation) }
     }
 
     private(set) var inodes: [UInt64: Inode] = [:]
@@ -52,7 +74,8 @@ final class FakeFileSystem: FileSystemAccess {
     func metadata(of inode: UInt64) -> FileMetadata {
         let node = inodes[inode]!
         return FileMetadata(
-            kind: node.kind, identity: FileIdentity(device: Self.device, inode: inode, birth: node.birth),
+            kind: node.kind,
+            identity: FileIdentity(device: Self.device, inode: inode, birth: node.birth, generation: node.generation),
             size: node.size, modified: node.modified, created: node.birth)
     }
 
@@ -449,16 +472,34 @@ final class FakeFileSystem: FileSystemAccess {
     private(set) var linked: Set<UInt64> = []
 
     private func allocate(_ kind: ItemKind) -> UInt64 {
+        wall += 1_000
+        if reusesInodes, let reused = freed.popLast() {
+            inodes[reused.inode] = Inode(
+                kind: kind, birth: reused.birth, modified: wall, generation: reused.generation &+ 1)
+            return reused.inode
+        }
         let inode = nextInode
         nextInode += 1
-        wall += 1_000
-        inodes[inode] = Inode(kind: kind, birth: wall, modified: wall)
+        inodes[inode] = Inode(kind: kind, birth: wall, modified: wall, generation: reusesInodes ? 1 : 0)
         return inode
     }
 
     private func free(_ inode: UInt64) {
         inodes[inode]!.links -= 1
-        if inodes[inode]!.links == 0 { inodes[inode] = nil }
+        guard inodes[inode]!.links == 0 else { return }
+        if reusesInodes, !detached.contains(inode) {
+            // The kernel drops a watch on an inode that is freed.
+            if let wd = watchByInode.removeValue(forKey: inode) {
+                inodeByWatch[wd] = nil
+                queue.append(SourceEvent(watch: wd, kind: .watchRemoved))
+            }
+            freed.append((inode, inodes[inode]!.birth, inodes[inode]!.generation))
+            contents[inode] = nil
+            attributes[inode] = nil
+            writers[inode] = nil
+            linked.remove(inode)
+        }
+        inodes[inode] = nil
     }
 
     // MARK: What is on disk
