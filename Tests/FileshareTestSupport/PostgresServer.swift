@@ -76,6 +76,10 @@ public final class PostgresServer: Sendable {
     /// - Throws: ``Unavailable`` saying why, when there is no PostgreSQL
     ///   on the machine or it does not start.
     public static func start() async throws -> PostgresServer {
+        try await StartLimit.databaseStarts.run { try await startNow() }
+    }
+
+    private static func startNow() async throws -> PostgresServer {
         let programs = try Programs.find()
         let template = try await Template.shared(programs).value
         let folder = try TemporaryFolder()
