@@ -878,12 +878,16 @@
   const cancelIdle = window.cancelIdleCallback || window.clearTimeout;
   let pendingRows = null; // { items, next, existing, task }
 
-  function rowForItem(item, existing) {
-    const key = itemKey(item);
-    let li = existing.get(key);
-    if (!li || li.dataset.sig !== rowSignature(item)) li = renderRow(item);
+  // The row drawn for the item before, if it shows the item as it is now.
+  function keptRow(item, existing) {
+    const li = existing.get(itemKey(item));
+    return li && li.dataset.sig === rowSignature(item) ? li : null;
+  }
+
+  // The row for the item, its selection as the state says.
+  function placeRow(item, li) {
     li.item = item;
-    const selected = state.selected.has(key);
+    const selected = state.selected.has(li.dataset.key);
     li.classList.toggle('selected', selected);
     const box = li.querySelector('input.select');
     if (box) box.checked = selected;
@@ -896,9 +900,10 @@
     if (!pending) return;
     cancelIdle(pending.task);
     const slice = [];
-    const more = () => !deadline || deadline.didTimeout ? slice.length < 100 : deadline.timeRemaining() > 1;
+    const more = () => (deadline.didTimeout ? slice.length < 100 : deadline.timeRemaining() > 1);
     while (pending.next < pending.items.length && (!deadline || more() || slice.length === 0)) {
-      slice.push(rowForItem(pending.items[pending.next], pending.existing));
+      const item = pending.items[pending.next];
+      slice.push(placeRow(item, keptRow(item, pending.existing) || renderRow(item)));
       pending.next++;
     }
     $('#file-list').append(...slice);
@@ -939,11 +944,13 @@
     const rows = [];
     let made = 0;
     for (const item of items) {
-      const li = existing.get(itemKey(item));
-      const kept = li && li.dataset.sig === rowSignature(item);
-      if (!kept && made >= FIRST_ROWS) break;
-      if (!kept) made++;
-      rows.push(rowForItem(item, existing));
+      let li = keptRow(item, existing);
+      if (!li) {
+        if (made >= FIRST_ROWS) break;
+        made++;
+        li = renderRow(item);
+      }
+      rows.push(placeRow(item, li));
     }
     // Keep nodes that did not change, so thumbnails don't flicker and the focus stays.
     let same = rows.length === list.children.length;
