@@ -29,8 +29,12 @@ extension ObserverCore {
         guard case .success(let metadata) = fileSystem.metadata(at: path),
             metadata.identity == tree.identity(of: index)
         else {
-            // Gone or replaced: the events for that will come.
-            writes.forget(index)
+            // Gone or replaced at its path: the events or the rescan that
+            // say where it went are still to come (a poll has no events).
+            // Checked again until then; forgotten once the tree lets it go.
+            // Forgetting it now would leave a file moved on before it was
+            // complete unreported for good.
+            writes.recheck(index, at: now.monotonic)
             return
         }
         if metadata.size != state.size || metadata.modified != state.modified {
