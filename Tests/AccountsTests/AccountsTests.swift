@@ -188,7 +188,7 @@ struct UsersFileTests {
     func damaged(_ entry: (String, String)) throws {
         let folder = try TemporaryFolder()
         let path = folder.path + "/users.json"
-        try Data(entry.0.utf8).write(to: URL(fileURLWithPath: path))
+        try writeFile(entry.0.utf8, to: path)
         do {
             _ = try UsersFile.read(path)
             Issue.record("read a damaged file: \(entry.0)")

@@ -89,7 +89,7 @@ struct PasswordCheckTests {
         let path = try Self.usersFile(in: folder, hasher, passwords: ["alice": "secret"])
         let users = try LiveUsers(path: path, checkInterval: .zero, logger: Self.logger)
         let check = PasswordCheck(users: users, hasher: hasher)
-        try Data("{ \"format\": \"fileshare-users 1\", \"users\": {".utf8).write(to: URL(fileURLWithPath: path))
+        try writeFile(Data("{ \"format\": \"fileshare-users 1\", \"users\": {".utf8), to: path)
         #expect(await check.verify(name: "alice", password: "secret") != nil)
         try FileManager.default.removeItem(atPath: path)
         #expect(await check.verify(name: "alice", password: "secret") != nil)

@@ -67,7 +67,7 @@ struct FileChangeLogTests {
         // Half of a sixth record, as a crash in the middle of a write leaves it.
         var sixth: [UInt8] = []
         RecordCodec.encode(ChangeRecord(seq: 6, entry: Self.entry(6)), into: &sixth)
-        let handle = try #require(FileHandle(forWritingAtPath: segment))
+        let handle = try #require(FileHandle.closingOnExec(forWritingAtPath: segment))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(sixth.prefix(sixth.count / 2)))
         try handle.close()
@@ -98,7 +98,7 @@ struct FileChangeLogTests {
         var frames: [UInt8] = []
         for seq in 1...2 { RecordCodec.encode(ChangeRecord(seq: UInt64(seq), entry: Self.entry(seq)), into: &frames) }
         bytes[RecordCodec.headerSize + frames.count + 20] ^= 0xFF  // inside the third record's body
-        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        try writeFile(Data(bytes), to: segment)
         log = try Self.open(folder)
         #expect(log.latest == 2)
         #expect(try await Self.readAll(log).map(\.seq) == [1, 2])

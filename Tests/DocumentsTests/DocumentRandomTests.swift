@@ -91,7 +91,8 @@ struct DocumentRandomTests {
                 guard await settle(setup, document, model.path) else { return lostTrack(seed: seed, log) }
             case 5 where model.disk != nil:
                 log.append("their write in place \(theirs)")
-                let handle = try #require(FileHandle(forWritingAtPath: setup.folder(model.path.description)))
+                let handle = try #require(
+                    FileHandle.closingOnExec(forWritingAtPath: setup.folder(model.path.description)))
                 try handle.truncate(atOffset: 0)
                 try handle.write(contentsOf: Data(theirs.utf8))
                 try handle.close()

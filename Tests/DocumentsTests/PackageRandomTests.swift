@@ -78,7 +78,7 @@ struct PackageRandomTests {
                 #expect(Self.reports(events) == reports, "seed \(seed) step \(step): an echo: \(log) \(events.all)")
             case 4 where model.disk[file: name] != nil:
                 log.append("their write in place of \(name)")
-                let handle = try #require(FileHandle(forWritingAtPath: setup.folder(inner)))
+                let handle = try #require(FileHandle.closingOnExec(forWritingAtPath: setup.folder(inner)))
                 try handle.truncate(atOffset: 0)
                 try handle.write(contentsOf: Data(theirs.utf8))
                 try handle.close()

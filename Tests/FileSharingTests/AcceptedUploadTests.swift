@@ -45,7 +45,7 @@ struct AcceptedUploadTests {
         var template = Array("/tmp/fileshare-share-XXXXXX".utf8CString)
         let made = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) })
         let root = String(cString: made)
-        for (name, text) in files { try Data(text.utf8).write(to: URL(fileURLWithPath: root + "/" + name)) }
+        for (name, text) in files { try writeFile(text.utf8, to: root + "/" + name) }
         return root
     }
 
@@ -128,7 +128,7 @@ struct AcceptedUploadTests {
     func pdfNamedJPEG() async throws {
         try await MachineSettings.shared {
             let share = try ShareFixture(acceptedTypes: try Self.accepting(["public.image"]))
-            try Data(Self.jpeg).write(to: URL(fileURLWithPath: share.path("photo.jpg")))
+            try writeFile(Data(Self.jpeg), to: share.path("photo.jpg"))
             let reason =
                 "the name of 'photo.jpg' says JPEG image, but the content is a PDF document, which this folder does not accept"
             try await share.test { (client: any TestClientProtocol) async throws in

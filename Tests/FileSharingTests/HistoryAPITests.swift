@@ -255,13 +255,13 @@ struct HistoryAPITests {
             // A keep killed before its rename, one whose record never came, a delete killed before its item moved in.
             try manager.createDirectory(
                 atPath: root + "/.fileshare/versions/.tmp-killed", withIntermediateDirectories: true)
-            try Data("half".utf8).write(to: URL(fileURLWithPath: root + "/.fileshare/versions/.tmp-killed/content"))
+            try writeFile("half".utf8, to: root + "/.fileshare/versions/.tmp-killed/content")
             let recordless = root + "/.fileshare/versions/\(id)/" + StoreName.make(nanoseconds: 7)
             try manager.createDirectory(atPath: recordless, withIntermediateDirectories: true)
-            try Data("x".utf8).write(to: URL(fileURLWithPath: recordless + "/content"))
+            try writeFile("x".utf8, to: recordless + "/content")
             let itemless = root + "/.fileshare/trash/" + StoreName.make(nanoseconds: 9)
             try manager.createDirectory(atPath: itemless, withIntermediateDirectories: true)
-            try Data("{}".utf8).write(to: URL(fileURLWithPath: itemless + "/meta.json"))
+            try writeFile("{}".utf8, to: itemless + "/meta.json")
             let share = try ShareFixture(root: root)
             try await share.test { (client: any TestClientProtocol) async throws in
                 let versions = try await Self.versions(client, "a.txt")

@@ -37,7 +37,7 @@ struct ImageThumbnailRouteTests {
             // An IHDR declaring 60000×60000, and no data.
             var bomb: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8)
             bomb += [0, 0, 0xEA, 0x60, 0, 0, 0xEA, 0x60, 8, 2, 0, 0, 0] + [0x12, 0x34, 0x56, 0x78]
-            try Data(bomb).write(to: URL(fileURLWithPath: share.path("bomb.png")))
+            try writeFile(Data(bomb), to: share.path("bomb.png"))
             for name in ["wide.png", "broken.png", "bomb.png"] {
                 #expect(await eventually { share.server.observer.item(at: ItemPath(name))?.isWriting == false })
             }

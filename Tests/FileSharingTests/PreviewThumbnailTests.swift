@@ -27,7 +27,7 @@ struct PreviewThumbnailTests {
         )
         try await MachineSettings.shared {
             let share = try ShareFixture()
-            try Data(TestPDF.bytes()).write(to: URL(fileURLWithPath: share.path("doc.pdf")))
+            try writeFile(Data(TestPDF.bytes()), to: share.path("doc.pdf"))
             // A file still open for writing.
             let writer = try #require(FileHandle(forUpdatingAtPath: share.path("doc.pdf")))
             try writer.seekToEnd()

@@ -289,7 +289,7 @@ struct ShareAPITests {
                 let response = try await client.request("/api/zip?path=Comics")
                 #expect(response.status == .ok && response.headers[.contentType] == "application/zip")
                 #expect(response.headers[.contentDisposition]?.contains("Comics.zip") == true)
-                try Data(response.body.readableBytesView).write(to: URL(fileURLWithPath: archive))
+                try writeFile(Data(response.body.readableBytesView), to: archive)
                 #expect(try await client.request("/api/zip?path=../etc").status == .badRequest)
                 #expect(try await client.request("/api/zip?path=missing").status == .notFound)
             }
@@ -319,7 +319,7 @@ struct ShareAPITests {
             let share = try ShareFixture()
             var random = SystemRandomNumberGenerator()
             let bytes = (0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &random) }
-            try Data(bytes).write(to: URL(fileURLWithPath: share.path("big.bin")))
+            try writeFile(Data(bytes), to: share.path("big.bin"))
             try await share.test { client in
                 let whole = try await client.request("/api/files/big.bin")
                 #expect(Array(whole.body.readableBytesView) == bytes)
@@ -370,7 +370,7 @@ struct ShareAPITests {
                 }
             }
             let photo = try #require(try JPEGCodecTests.encode(rgb: pixels, width: width, height: height, quality: 95))
-            try Data(photo).write(to: URL(fileURLWithPath: share.path("photo.jpg")))
+            try writeFile(Data(photo), to: share.path("photo.jpg"))
             try Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + [UInt8](repeating: 0x13, count: 5_000_000))
                 .write(to: URL(fileURLWithPath: share.path("corrupt.jpg")))
             for name in ["photo.jpg", "corrupt.jpg"] {

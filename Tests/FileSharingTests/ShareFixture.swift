@@ -76,7 +76,7 @@ final class ShareFixture: @unchecked Sendable {
         let full = path(relative)
         try FileManager.default.createDirectory(
             atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: full))
+        try writeFile(text.utf8, to: full)
     }
 
     func read(_ relative: String) -> String? {

@@ -139,7 +139,7 @@ struct SmallRequestTests {
         try await MachineSettings.shared {
             let share = try ShareFixture()
             let file = share.path("s.bin")
-            try Data(SmallRequestTests.small).write(to: URL(fileURLWithPath: file))
+            try writeFile(Data(SmallRequestTests.small), to: file)
             try await share.test(.live) { client in
                 var first: [String] = []
                 for round in 0..<2 {

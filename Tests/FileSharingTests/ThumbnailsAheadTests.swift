@@ -82,11 +82,11 @@ struct ThumbnailsAheadTests {
             let share = try ShareFixture()
             try FileManager.default.createDirectory(atPath: share.path("Photos"), withIntermediateDirectories: true)
             for number in 0..<24 {
-                try Data(Self.photo).write(to: URL(fileURLWithPath: share.path("Photos/\(number).jpg")))
+                try writeFile(Data(Self.photo), to: share.path("Photos/\(number).jpg"))
             }
             try share.write("Photos/notes.txt", "not an image")
             // A photo still being copied: never made from it.
-            try Data(Self.photo.prefix(100)).write(to: URL(fileURLWithPath: share.path("Photos/copying.jpg")))
+            try writeFile(Data(Self.photo.prefix(100)), to: share.path("Photos/copying.jpg"))
             let writer = try #require(FileHandle(forUpdatingAtPath: share.path("Photos/copying.jpg")))
             try writer.seekToEnd()
             try writer.write(contentsOf: Data(Self.photo.dropFirst(100).prefix(100)))
@@ -129,7 +129,7 @@ struct ThumbnailsAheadTests {
             let share = try ShareFixture()
             try FileManager.default.createDirectory(atPath: share.path("Camera"), withIntermediateDirectories: true)
             for number in 0..<10 {
-                try Data(Self.photo).write(to: URL(fileURLWithPath: share.path("Camera/IMG_\(number).JPG")))
+                try writeFile(Data(Self.photo), to: share.path("Camera/IMG_\(number).JPG"))
             }
             let observer = share.server.observer
             #expect(

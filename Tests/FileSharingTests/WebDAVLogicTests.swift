@@ -293,7 +293,7 @@ struct WebDAVLogicTests {
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count
         #expect(lines <= FileLockStore.Journal.minimumRecordsBeforeRewrite + 10, "\(lines) lines for 50 locks")
         // A crash in the middle of a record.
-        let handle = try #require(FileHandle(forWritingAtPath: path))
+        let handle = try #require(FileHandle.closingOnExec(forWritingAtPath: path))
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(#"{"put":{"token":"torn","ro"#.utf8))
         try handle.close()

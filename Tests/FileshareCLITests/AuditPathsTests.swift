@@ -17,7 +17,7 @@ struct AuditPathsTests {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             try FileManager.default.createDirectory(atPath: dir("share/Videos"), withIntermediateDirectories: true)
-            try Data((0..<200_000).map { UInt8($0 % 251) }).write(to: URL(fileURLWithPath: dir("share/comic.cbz")))
+            try writeFile(Data((0..<200_000).map { UInt8($0 % 251) }), to: dir("share/comic.cbz"))
             let serve = try CommandProcess(["serve", dir("share"), "--port", "0", "--user", "u", "--password", "p"])
             try #require(await serve.waitForLine { $0.hasPrefix("Serving ") }, "\(serve.errorOutput)")
             let url = String(serve.lines.first?.split(separator: " ").last ?? "")

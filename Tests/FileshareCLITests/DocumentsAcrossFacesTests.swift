@@ -154,7 +154,7 @@ struct DocumentsAcrossFacesTests {
                     let theirs = "in-place-\(tag)"
                     log.append("their write in place of \(name): \(theirs)")
                     model.written.insert(theirs)
-                    let handle = try #require(FileHandle(forWritingAtPath: folder(name)))
+                    let handle = try #require(FileHandle.closingOnExec(forWritingAtPath: folder(name)))
                     try handle.truncate(atOffset: 0)
                     try handle.write(contentsOf: Data(theirs.utf8))
                     try handle.close()

@@ -23,7 +23,7 @@ struct FullDiskTests {
     static func fill(_ folder: String, leaving: Int) throws -> String {
         let path = folder + "/filler"
         let size = max(0, free(folder) - leaving)
-        try Data(count: size).write(to: URL(fileURLWithPath: path))
+        try writeFile(Data(count: size), to: path)
         return path
     }
 

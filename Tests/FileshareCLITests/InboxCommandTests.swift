@@ -18,7 +18,7 @@ struct InboxCommandTests {
     static func write(_ path: String, _ bytes: [UInt8]) throws {
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        try writeFile(Data(bytes), to: path)
     }
 
     static func read(_ path: String) -> String? {

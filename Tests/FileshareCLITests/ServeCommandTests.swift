@@ -172,10 +172,10 @@ struct ServeCommandTests {
         try await MachineSettings.shared {
             let dir = try TemporaryFolder()
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]
-            try Data(png).write(to: URL(fileURLWithPath: dir.path + "/dot.png"))
+            try writeFile(Data(png), to: dir.path + "/dot.png")
             let pdf = Data("%PDF-1.7\n".utf8) + Data(repeating: 0x20, count: 3 << 20) + Data("\n%%EOF\n".utf8)
-            try Data(pdf.prefix(2000)).write(to: URL(fileURLWithPath: dir.path + "/small.pdf"))
-            try pdf.write(to: URL(fileURLWithPath: dir.path + "/large.pdf"))
+            try writeFile(Data(pdf.prefix(2000)), to: dir.path + "/small.pdf")
+            try writeFile(pdf, to: dir.path + "/large.pdf")
             let serve = try CommandProcess([
                 "serve", dir.path + "/share", "--port", "0", "--no-auth", "--print-changes", "--accept", "public.image",
             ])

@@ -134,7 +134,7 @@ struct SeveralServersLockTests {
                 var offset = 0
                 for (index, part) in parts.enumerated() {
                     let chunk = scratch("part\(index)")
-                    try Data(part).write(to: URL(fileURLWithPath: chunk))
+                    try writeFile(Data(part), to: chunk)
                     let url = servers[index].url + location.dropFirst()
                     let patched = try await curlResponse([
                         "-X", "PATCH", "-H", "Tus-Resumable: 1.0.0", "-H", "Upload-Offset: \(offset)",

@@ -99,7 +99,7 @@ struct UsersCommandTests {
             #expect(try Data(contentsOf: URL(fileURLWithPath: users)) == before, "\(arguments) left the file as it was")
         }
         // A damaged file is named, and left alone.
-        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: users))
+        try writeFile("{ not json".utf8, to: users)
         let damaged = try await Self.run(["add", "carol", "--generate-password"], users: users)
         #expect(damaged.status == 1 && damaged.error.contains("is not a users file"), "\(damaged)")
         #expect(try String(contentsOfFile: users, encoding: .utf8) == "{ not json")
@@ -128,7 +128,7 @@ struct UsersCommandTests {
     func brokenByHand(content: String, place: String, expected: String) async throws {
         let folder = try TemporaryFolder()
         let users = folder.path + "/users.json"
-        try Data(content.utf8).write(to: URL(fileURLWithPath: users))
+        try writeFile(content.utf8, to: users)
         let serve = try CommandProcess(["serve", folder.path + "/share", "--port", "0", "--users", users])
         #expect(await serve.exitStatus(timeout: .seconds(60)) != 0)
         for output in [serve.errorOutput, try await Self.run(["list"], users: users).error] {

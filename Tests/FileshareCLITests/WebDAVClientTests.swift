@@ -148,7 +148,7 @@ struct WebDAVClientTests {
             let tree = try RcloneTree.make(at: source)
             #expect(tree.count > 200 && tree.values.contains(0) && tree.values.contains { $0 > 3 << 20 })
 
-            try Data().write(to: URL(fileURLWithPath: home + "/rclone.conf"))
+            try writeFile(Data(), to: home + "/rclone.conf")
             let obscure = try CommandProcess(
                 ["obscure", DAVShare.password], executable: ExternalTool.rclone.path, input: .text(""))
             #expect(await obscure.exitStatus() == 0)

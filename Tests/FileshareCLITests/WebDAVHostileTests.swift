@@ -214,7 +214,7 @@ struct WebDAVHostileTests {
             // Killed, with a record torn in the middle of its write: the other locks are all there.
             let journal = share.root + "/.fileshare/dav-locks.json"
             try await share.killAndRestart {
-                let handle = try #require(FileHandle(forWritingAtPath: journal))
+                let handle = try #require(FileHandle.closingOnExec(forWritingAtPath: journal))
                 try handle.seekToEnd()
                 try handle.write(contentsOf: Data("{\"put\":{\"token\":\"opaquelocktoken:torn\",\"ro".utf8))
                 try handle.close()

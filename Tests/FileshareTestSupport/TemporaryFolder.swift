@@ -37,11 +37,11 @@ public final class TemporaryFolder: Sendable {
     /// The absolute path of `relative` inside the folder (the folder itself for "").
     public func callAsFunction(_ relative: String) -> String { relative.isEmpty ? path : path + "/" + relative }
 
-    /// Writes `bytes` to `relative` and returns its path.
+    /// Writes `bytes` to `relative` (see ``writeFile(_:to:)``) and returns its path.
     @discardableResult
     public func write(_ bytes: [UInt8], to relative: String) throws -> String {
         let file = self(relative)
-        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        try writeFile(bytes, to: file)
         return file
     }
 
@@ -57,5 +57,25 @@ public final class TemporaryFolder: Sendable {
         guard let resolved = realpath(base, nil) else { return "/tmp" }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+}
+
+/// Writes `bytes` to the file at `path` (made or emptied first), through a
+/// descriptor that is close-on-exec, which Foundation's `Data.write` is not:
+/// see ``Foundation/FileHandle/closingOnExec(forWritingAtPath:)`` for what
+/// that costs a test. Use it for every file a test writes.
+public func writeFile(_ bytes: some Collection<UInt8>, to path: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    let contiguous = Array(bytes)
+    var written = 0
+    while written < contiguous.count {
+        let result = contiguous.withUnsafeBytes { raw in
+            Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+        }
+        if result < 0 && errno == EINTR { continue }
+        guard result > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        written += result
     }
 }

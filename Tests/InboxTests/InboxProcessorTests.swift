@@ -17,8 +17,8 @@ struct InboxProcessorTests {
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("inbox-\(UUID().uuidString)").path
             defer { try? FileManager.default.removeItem(atPath: root) }
             try FileManager.default.createDirectory(atPath: root + "/Inbox", withIntermediateDirectories: true)
-            try Data("%PDF-1.4\n%%EOF\n".utf8).write(to: URL(fileURLWithPath: root + "/Inbox/a.pdf"))
-            try Data("words\n".utf8).write(to: URL(fileURLWithPath: root + "/Inbox/fails.txt"))
+            try writeFile("%PDF-1.4\n%%EOF\n".utf8, to: root + "/Inbox/a.pdf")
+            try writeFile("words\n".utf8, to: root + "/Inbox/fails.txt")
             let deliveries = Mutex<[InboxDelivery]>([])
             let events = Mutex<[InboxEvent]>([])
             struct Refused: Error {}

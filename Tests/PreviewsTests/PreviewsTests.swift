@@ -52,7 +52,7 @@ struct ExternalThumbnailerTests {
         let thumbnailer = ExternalThumbnailer(limits: .init(time: .seconds(60)), scratchFolder: folder.path)
         try requireProgram(thumbnailer, .pdf)
         try requireProgram(thumbnailer, .video)
-        try Data(TestPDF.bytes()).write(to: URL(fileURLWithPath: folder.path + "/doc.pdf"))
+        try writeFile(Data(TestPDF.bytes()), to: folder.path + "/doc.pdf")
         var fd = try Self.open(folder.path + "/doc.pdf")
         let page = try await thumbnailer.thumbnail(of: fd, kind: .pdf)
         close(fd)
@@ -106,7 +106,7 @@ struct ExternalThumbnailerTests {
     func failures() async throws {
         let folder = try TemporaryFolder()
         let junk = folder.path + "/junk.pdf"
-        try Data("%PDF-1.4 this is not really a PDF".utf8).write(to: URL(fileURLWithPath: junk))
+        try writeFile("%PDF-1.4 this is not really a PDF".utf8, to: junk)
         // (A loaded machine runs pdftoppm slowly: the junk must fail, not time out.)
         let found = ExternalThumbnailer(limits: .init(time: .seconds(60)), scratchFolder: folder.path)
         if found.programs[.pdf] != nil {
@@ -176,7 +176,7 @@ struct ExternalThumbnailerTests {
         try Requirement.require(ExternalThumbnailerTests.hasPrlimit, "prlimit is missing (Debian package util-linux)")
         let folder = try TemporaryFolder()
         let input = folder.path + "/input.mp4"
-        try Data("not a video".utf8).write(to: URL(fileURLWithPath: input))
+        try writeFile("not a video".utf8, to: input)
         // A stand-in that notes the CPU limit it runs under, then stops as the kernel would stop it.
         let script = folder.path + "/limited.sh"
         try Data("#!/bin/sh\nulimit -t > \(folder.path)/cpu.txt\nkill -XCPU $$\nsleep 300\n".utf8).write(
@@ -222,7 +222,7 @@ struct ExternalThumbnailerTests {
         chmod(script, 0o755)
         let thumbnailer = ExternalThumbnailer(
             programs: [.audio: script], limits: .init(concurrent: 2), scratchFolder: folder.path)
-        try Data("x".utf8).write(to: URL(fileURLWithPath: folder.path + "/in"))
+        try writeFile("x".utf8, to: folder.path + "/in")
         let fd = try Self.open(folder.path + "/in")
         defer { close(fd) }
         await withTaskGroup(of: Void.self) { group in

@@ -237,7 +237,7 @@ final class RandomRun {
             log.append(prefix + "write \(path)")
         case 2:
             if let file = files.randomElement(using: &random) {
-                let handle = FileHandle(forWritingAtPath: dir(file))
+                let handle = FileHandle.closingOnExec(forWritingAtPath: dir(file))
                 _ = try? handle?.seekToEnd()
                 try? handle?.write(contentsOf: Data("appended".utf8))
                 try? handle?.close()

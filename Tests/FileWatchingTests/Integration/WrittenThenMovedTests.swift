@@ -21,7 +21,7 @@ struct WrittenThenMovedTests {
         #expect(rename(folder("doc.txt.tmp"), folder("doc.txt")) == 0)
         await probe.observer.sync()
         let id = try #require(probe.observer.item(at: "doc.txt")?.id)
-        let handle = try #require(FileHandle(forWritingAtPath: folder("doc.txt")))
+        let handle = try #require(FileHandle.closingOnExec(forWritingAtPath: folder("doc.txt")))
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: Data("rewritten".utf8))
         try handle.close()
