@@ -234,14 +234,11 @@ public final class DocumentWorkspace: Sendable {
 }
 
 extension Change {
-    /// The paths a change is about (both ends of a rename or a move).
+    /// The paths a change is about (both ends of a rename or a move), and
+    /// the folder a rescan read again.
     var touchedPaths: [ItemPath] {
-        switch self {
-        case .added(let item), .modified(let item), .duplicated(let item, _): [item.path]
-        case .finished(let path, _, _), .removed(let path, _, _), .rescanned(let path, _): [path]
-        case .renamed(let from, let to, _, _), .moved(let from, let to, _, _): [from, to]
-        default: []
-        }
+        if case .rescanned(let path, _) = self { return [path] }
+        return itemPaths
     }
 
     /// Where the item the change is about is now, for a change that puts an

@@ -68,6 +68,18 @@ public enum Change: Sendable, Hashable {
         }
     }
 
+    /// The paths of the item the change is about: its path, or both ends of
+    /// a rename or a move; none for a report that is not about one item (a
+    /// rescan, the root removed, an error).
+    public var itemPaths: [ItemPath] {
+        switch self {
+        case .added(let item), .modified(let item), .duplicated(let item, _): [item.path]
+        case .finished(let path, _, _), .removed(let path, _, _): [path]
+        case .renamed(let from, let to, _, _), .moved(let from, let to, _, _): [from, to]
+        default: []
+        }
+    }
+
     /// The id of the item the change is about, if it is about one.
     public var id: ItemID? {
         switch self {

@@ -158,7 +158,7 @@ public final class InboxProcessor: Service, Sendable {
             var touched = false
             self?.work.withLock { state in
                 for change in batch {
-                    for path in InboxProcessor.paths(of: change) {
+                    for path in change.itemPaths {
                         guard let name = InboxProcessor.topName(of: path, in: inbox) else { continue }
                         state.lastChange[name] = now
                         touched = true
@@ -167,7 +167,7 @@ public final class InboxProcessor: Service, Sendable {
             }
             // The whole folder's observer reports more than the Inbox: only what
             // touches it (or the scan's own events) wakes the loop.
-            if touched || inbox.isRoot || batch.contains(where: { InboxProcessor.paths(of: $0).isEmpty }) {
+            if touched || inbox.isRoot || batch.contains(where: { $0.itemPaths.isEmpty }) {
                 wake.yield()
             }
         }
@@ -221,15 +221,6 @@ public final class InboxProcessor: Service, Sendable {
                 warned = true
             }
             try await Task.sleep(for: .milliseconds(25))
-        }
-    }
-
-    static func paths(of change: Change) -> [ItemPath] {
-        switch change {
-        case .added(let item), .modified(let item), .duplicated(let item, _): [item.path]
-        case .finished(let path, _, _), .removed(let path, _, _): [path]
-        case .renamed(let from, let to, _, _), .moved(let from, let to, _, _): [from, to]
-        default: []
         }
     }
 

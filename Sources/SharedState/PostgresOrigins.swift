@@ -64,11 +64,6 @@ public struct PostgresOrigins: Sendable {
 
     /// The paths a record's change is about (none for one that is not a change of an item).
     static func paths(of record: ChangeRecord) -> [String] {
-        switch record.change {
-        case .added(let item)?, .modified(let item)?, .duplicated(let item, _)?: [item.path.description]
-        case .finished(let path, _, _)?, .removed(let path, _, _)?: [path.description]
-        case .renamed(let from, let to, _, _)?, .moved(let from, let to, _, _)?: [from.description, to.description]
-        default: []
-        }
+        record.change?.itemPaths.map(\.description) ?? []
     }
 }

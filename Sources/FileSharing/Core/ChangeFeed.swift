@@ -65,12 +65,7 @@ final class ChangeFeed: Sendable {
         init(_ change: Change) {
             type = change.typeName
             id = change.id
-            switch change {
-            case .added(let item), .modified(let item), .duplicated(let item, _): paths = [item.path]
-            case .finished(let path, _, _), .removed(let path, _, _): paths = [path]
-            case .renamed(let from, let to, _, _), .moved(let from, let to, _, _): paths = [from, to]
-            default: paths = []
-            }
+            paths = change.itemPaths
         }
     }
 

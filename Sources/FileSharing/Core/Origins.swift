@@ -21,13 +21,8 @@ final class OriginRegistry: Sendable {
 
     /// The origin of a change, if the server caused it.
     func origin(of change: Change) -> ChangeOrigin? {
-        let paths: [ItemPath]
-        switch change {
-        case .added(let item), .modified(let item), .duplicated(let item, _): paths = [item.path]
-        case .finished(let path, _, _), .removed(let path, _, _): paths = [path]
-        case .renamed(let from, let to, _, _), .moved(let from, let to, _, _): paths = [from, to]
-        default: return nil
-        }
+        let paths = change.itemPaths
+        guard !paths.isEmpty else { return nil }
         return entries.withLock { entries in
             for (_, entry) in entries {
                 for path in paths {

@@ -25,11 +25,6 @@ enum LinkPages {
         }
     }
 
-    static func escape(_ text: String) -> String {
-        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
-            .replacing("\"", with: "&quot;").replacing("'", with: "&#39;")
-    }
-
     /// A path's names, each percent-encoded, joined by `/`.
     static func encode(_ names: [String]) -> String {
         names.map { name in
@@ -74,7 +69,7 @@ enum LinkPages {
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="referrer" content="no-referrer">
-            <title>\(escape(title))</title>
+            <title>\(HTMLText.escaped(title))</title>
             <link rel="stylesheet" href="/s/assets/app.css">
             \(script ? "<script src=\"/s/assets/shares.js\" defer></script>" : "")
             </head><body class="link-page"><main>
@@ -99,9 +94,9 @@ enum LinkPages {
         let counts = link.maxDownloads != nil
         var preview = ""
         if type.hasPrefix("image/") && !type.contains("svg") && !counts {
-            preview = "<img class=\"link-preview\" src=\"\(base)/view\" alt=\"\(escape(name))\">"
+            preview = "<img class=\"link-preview\" src=\"\(base)/view\" alt=\"\(HTMLText.escaped(name))\">"
         } else if counts && thumbnail {
-            preview = "<img class=\"link-preview\" src=\"\(base)/thumbnail\" alt=\"\(escape(name))\">"
+            preview = "<img class=\"link-preview\" src=\"\(base)/thumbnail\" alt=\"\(HTMLText.escaped(name))\">"
         } else if type.hasPrefix("video/") && !counts {
             preview = "<video class=\"link-preview\" src=\"\(base)/view\" controls></video>"
         } else if type.hasPrefix("audio/") && !counts {
@@ -110,7 +105,7 @@ enum LinkPages {
         return document(
             title: name,
             body: """
-                <h1>\(escape(name))</h1>
+                <h1>\(HTMLText.escaped(name))</h1>
                 <p>\(self.size(size))\(limits(link))</p>
                 \(preview)
                 <p><a class="button primary link-download" href="\(base)/download?download=1" download>Download</a></p>
@@ -140,13 +135,13 @@ enum LinkPages {
     ///   - link: The link (its end and downloads left are told).
     ///   - thumbnailKinds: The kinds this server makes thumbnails of, as `/api/info` names them.
     static func folderApp(base: String, name: String, link: ShareLink, thumbnailKinds: [String]) -> Response {
-        let href = escape(base)
-        var body = "<body class=\"link-folder\" data-link=\"\(href)\" data-name=\"\(escape(name))\""
-        body += " data-thumbnails=\"\(escape(thumbnailKinds.joined(separator: " ")))\""
+        let href = HTMLText.escaped(base)
+        var body = "<body class=\"link-folder\" data-link=\"\(href)\" data-name=\"\(HTMLText.escaped(name))\""
+        body += " data-thumbnails=\"\(HTMLText.escaped(thumbnailKinds.joined(separator: " ")))\""
         if link.maxDownloads == nil { body += " data-view=\"1\"" }
         let html = WebAssets.linkFolder
             .replacing("<body class=\"link-folder\">", with: body + ">")
-            .replacing("<!--name-->", with: escape(name))
+            .replacing("<!--name-->", with: HTMLText.escaped(name))
             .replacing("<!--limits-->", with: "Shared with you to view and download" + limits(link))
             .replacing("<!--zip-->", with: href + "/zip")
             .replacing("<!--plain-->", with: href + "/page")
@@ -159,16 +154,17 @@ enum LinkPages {
     /// A read link's folder, at `relative` inside it, as a plain list (for a browser without scripts).
     static func folder(base: String, title: String, relative: [String], items: [Entry], link: ShareLink) -> Response {
         let here = relative.isEmpty ? "" : "/" + encode(relative)
-        var crumbs = "<a href=\"\(base)\">\(escape(title))</a>"
+        var crumbs = "<a href=\"\(base)\">\(HTMLText.escaped(title))</a>"
         for index in relative.indices {
             crumbs +=
-                " / <a href=\"\(base)/page/\(encode(Array(relative[...index])))\">\(escape(relative[index]))</a>"
+                " / <a href=\"\(base)/page/\(encode(Array(relative[...index])))\">\(HTMLText.escaped(relative[index]))</a>"
         }
         var rows = ""
         for item in items {
             let target = encode(relative + [item.name])
             if item.isFolder {
-                rows += "<li class=\"folder\"><a href=\"\(base)/page/\(target)\">\(escape(item.name))/</a></li>\n"
+                rows +=
+                    "<li class=\"folder\"><a href=\"\(base)/page/\(target)\">\(HTMLText.escaped(item.name))/</a></li>\n"
             } else {
                 // A small image is no download; the file itself is shown only
                 // where looking is free (a link that counts downloads has its
@@ -178,7 +174,8 @@ enum LinkPages {
                     ? "<img class=\"link-thumb\" src=\"\(base)/thumbnail/\(target)\" alt=\"\" loading=\"lazy\"> " : ""
                 let name =
                     link.maxDownloads == nil
-                    ? "<a href=\"\(base)/view/\(target)\">\(escape(item.name))</a>" : escape(item.name)
+                    ? "<a href=\"\(base)/view/\(target)\">\(HTMLText.escaped(item.name))</a>"
+                    : HTMLText.escaped(item.name)
                 rows +=
                     "<li class=\"file\">\(thumbnail)\(name) "
                     + "<span class=\"size\">\(size(item.size))</span> "
@@ -203,7 +200,7 @@ enum LinkPages {
         document(
             title: "Send files",
             body: """
-                <h1>Send files to “\(escape(name))”</h1>
+                <h1>Send files to “\(HTMLText.escaped(name))”</h1>
                 <p>Files sent here are added to the folder; what it holds is not shown. A file with the same name as one already there is kept beside it, numbered.</p>
                 <div id="drop-zone" class="drop-zone" data-upload="\(base)/files/">
                 <p>Drop files here, or</p>
@@ -220,7 +217,7 @@ enum LinkPages {
             title: "Password",
             body: """
                 <h1>This link has a password</h1>
-                \(message.map { "<p class=\"field-error\" role=\"alert\">\(escape($0))</p>" } ?? "")
+                \(message.map { "<p class=\"field-error\" role=\"alert\">\(HTMLText.escaped($0))</p>" } ?? "")
                 <form method="post" action="\(base)/password">
                 <label>Password <input type="password" name="password" autocomplete="off" autofocus required></label>
                 <button type="submit">Open</button>

@@ -171,10 +171,10 @@ struct SessionFace {
         var html = WebAssets.signIn
         if let message {
             html = html.replacing(
-                "<!--message-->", with: "<p class=\"field-error\" role=\"alert\">\(escape(message))</p>")
+                "<!--message-->", with: "<p class=\"field-error\" role=\"alert\">\(HTMLText.escaped(message))</p>")
         }
-        html = html.replacing("<!--share-->", with: escape(form.share))
-        html = html.replacing("value=\"\" data-name", with: "value=\"\(escape(form.name ?? ""))\" data-name")
+        html = html.replacing("<!--share-->", with: HTMLText.escaped(form.share))
+        html = html.replacing("value=\"\" data-name", with: "value=\"\(HTMLText.escaped(form.name ?? ""))\" data-name")
         if form.name?.isEmpty == false {
             // The name is there: the cursor goes to the password.
             html = html.replacing(" required autofocus>", with: " required>")
@@ -184,18 +184,12 @@ struct SessionFace {
         }
         if let next = form.next {
             html = html.replacing(
-                "<!--next-->", with: "<input type=\"hidden\" name=\"next\" value=\"\(escape(next))\">")
+                "<!--next-->", with: "<input type=\"hidden\" name=\"next\" value=\"\(HTMLText.escaped(next))\">")
         }
         var response = PageFace.page(
             html, policy: "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'")
         response.status = status
         response.headers[.cacheControl] = "no-store"
         return response
-    }
-
-    /// Text made safe inside an element or a quoted attribute.
-    static func escape(_ text: String) -> String {
-        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
-            .replacing("\"", with: "&quot;")
     }
 }
