@@ -30,8 +30,21 @@ extension ObserverCore {
         now = time
         guard !isRootRemoved else { return }
         var movedTo: [UInt32: Int] = [:]
+        // Where each name was last renamed away in this read.
+        var lastDeparture: [DepartureKey: Int] = [:]
         for (position, event) in events.enumerated() {
-            if case .movedTo(let cookie) = event.kind { movedTo[cookie] = position }
+            switch event.kind {
+            case .movedTo(let cookie): movedTo[cookie] = position
+            case .movedFrom: if let name = event.name { lastDeparture[DepartureKey(event.watch, name)] = position }
+            default: break
+            }
+        }
+        /// Whether a rename later in this read takes `event`'s name away.
+        func leavesLater(_ event: SourceEvent, at position: Int) -> Bool {
+            guard let name = event.name, let departure = lastDeparture[DepartureKey(event.watch, name)] else {
+                return false
+            }
+            return departure > position
         }
         var consumed = Set<Int>()
         defer {
@@ -82,11 +95,17 @@ extension ObserverCore {
             case .deleted:
                 look(at: name, in: directory, cause: .deleted)
             case .modified:
-                look(at: name, in: directory, cause: .written, subjectIsDirectory: event.isDirectory)
+                look(
+                    at: name, in: directory, cause: .written, subjectIsDirectory: event.isDirectory,
+                    leavesLater: leavesLater(event, at: position))
             case .closedWrite:
-                look(at: name, in: directory, cause: .closedWrite, subjectIsDirectory: event.isDirectory)
+                look(
+                    at: name, in: directory, cause: .closedWrite, subjectIsDirectory: event.isDirectory,
+                    leavesLater: leavesLater(event, at: position))
             case .attributes:
-                look(at: name, in: directory, cause: .attributes, subjectIsDirectory: event.isDirectory)
+                look(
+                    at: name, in: directory, cause: .attributes, subjectIsDirectory: event.isDirectory,
+                    leavesLater: leavesLater(event, at: position))
             default:
                 break
             }
@@ -194,8 +213,11 @@ extension ObserverCore {
     /// Settles one directory entry by comparing the tree with the disk.
     /// `subjectIsDirectory`: whether the kernel said the event's subject was
     /// a folder (given for events that create or keep names).
+    /// `leavesLater`: whether a rename later in the same read takes the name
+    /// away (given for events that keep names).
     mutating func look(
-        at name: [UInt8], in directory: Tree.Index, cause: Cause, subjectIsDirectory: Bool? = nil
+        at name: [UInt8], in directory: Tree.Index, cause: Cause, subjectIsDirectory: Bool? = nil,
+        leavesLater: Bool = false
     ) {
         let directoryPath = tree.path(of: directory)
         guard filter.includes(name, in: directoryPath) else { return }
@@ -259,6 +281,18 @@ extension ObserverCore {
         case (let known?, let metadata?):
             if metadata.identity == tree.identity(of: known) && metadata.kind == tree[known].kind {
                 update(known, with: metadata, cause: cause)
+            } else if cause.keepsNames && leavesLater {
+                // Written (or its attributes set), and another item at its
+                // name by the time we look: a rename later in this read
+                // takes the name away, and it and the renames after it say
+                // where each item went (a swap or a rotation of names).
+                // Taken now for the same file written anew, the item would
+                // take the newcomer's identity, and the renames would carry
+                // it to the wrong name and give its own inode a new id. The
+                // write is counted on the item as the tree knows it.
+                if tree[known].kind == .file && cause != .attributes {
+                    beginWriting(known, metadata: tree.metadata(of: known), closed: cause == .closedWrite)
+                }
             } else if cause.isArrival && metadata.kind != .directory && tree[known].kind != .directory {
                 // Renamed over from outside or from a hidden name: an atomic save.
                 replace(known, with: metadata, replacedBy: nil)
@@ -433,5 +467,16 @@ extension SourceEvent {
         guard case .movedTo = arrival.kind, case .movedFrom = departure.kind else { return false }
         return (1...exchangeWindow).contains(distance) && departure.watch == arrival.watch
             && departure.name == arrival.name
+    }
+}
+
+/// A name in a watched folder, as the events of one read give it.
+struct DepartureKey: Hashable {
+    var watch: Int32
+    var name: [UInt8]
+
+    init(_ watch: Int32, _ name: [UInt8]) {
+        self.watch = watch
+        self.name = name
     }
 }
