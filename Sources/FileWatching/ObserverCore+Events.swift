@@ -47,7 +47,14 @@ extension ObserverCore {
             return departure > position
         }
         var consumed = Set<Int>()
+        departing = events.compactMap { event in
+            guard case .movedFrom(let cookie) = event.kind, movedTo[cookie] == nil, let name = event.name,
+                let directory = watchedDirectories[event.watch], tree.isLive(directory)
+            else { return nil }
+            return tree.child(of: directory, named: name)
+        }
         defer {
+            departing.removeAll()
             settleMovedOnto()
             rescanDisplaced()
         }

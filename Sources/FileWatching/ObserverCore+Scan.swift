@@ -143,13 +143,20 @@ extension ObserverCore {
 
     /// The item elsewhere in the tree that the one on disk at `path` is, if
     /// it left its own path (so it moved here; not a second hard link). Found
-    /// by the id its identity gives or its identity attribute holds: an item
-    /// whose id came otherwise (kept across an atomic save) is not found,
-    /// and arrives as a new one.
+    /// by the id its identity gives or its identity attribute holds, or
+    /// among the items the current read renames away (`departing`): an item
+    /// whose id came otherwise (kept across an atomic save) and whose
+    /// departure is in another read is not found, and arrives as a new one.
     func movedIn(_ metadata: FileMetadata, at path: ItemPath, into directory: Tree.Index) -> Tree.Index? {
         var candidates = [ItemID.derived(from: metadata.identity, discriminator: 0)]
         if options.storesIdentityAttribute, let stored = fileSystem.identityAttribute(at: path) {
             candidates.append(stored)
+        }
+        // An item whose id is not its identity's (given back by a saved
+        // state, or kept through a save that replaced its inode), renamed
+        // away in this read into a folder not watched yet.
+        for index in departing where tree.isLive(index) && tree.identity(of: index) == metadata.identity {
+            candidates.append(tree.id(of: index))
         }
         for id in candidates {
             guard let index = tree.index(of: id), tree.identity(of: index) == metadata.identity,

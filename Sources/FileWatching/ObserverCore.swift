@@ -50,6 +50,10 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// Names a rename of the current read put an item at while the disk
     /// showed another item there (see `settleMovedOnto()`).
     var movedOnto: [(directory: Tree.Index, name: [UInt8])] = []
+    /// Items the current read renames away to a name it does not give (a
+    /// folder not watched yet, or outside): where they land, an arrival
+    /// found by identity is one of them (see `movedIn(_:at:into:)`).
+    var departing: [Tree.Index] = []
     /// Changes waiting for the end of the latency window.
     private(set) var pending: [Change] = []
     private var pendingSince: Int64?
