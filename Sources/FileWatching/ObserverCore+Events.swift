@@ -318,9 +318,16 @@ extension ObserverCore {
                 // arrival, the folder's items would be moved into the
                 // newcomer and lost with it when those renames are read.
                 return
-            } else if cause != .created && cause != .deleted && metadata.kind == .file && tree[known].kind == .file {
+            } else if cause != .created && cause != .deleted && cause != .movedOut && metadata.kind == .file
+                && tree[known].kind == .file
+            {
                 // Another inode under the same name with no create or delete
-                // seen for it: the same document, written anew.
+                // seen for it: the same document, written anew. (Not when the
+                // event says the name's item was renamed away: the item left,
+                // to a folder not watched yet or out of the tree, and the one
+                // at its name is another, whose own event follows. Taken for
+                // the same document, it would keep the id while the item,
+                // found later where it went, got a new one.)
                 replace(known, with: metadata, replacedBy: nil)
                 beginWriting(known, metadata: metadata, closed: cause == .closedWrite)
             } else {
