@@ -225,6 +225,15 @@ extension ObserverCore {
                 else { continue }
                 // Another file under the same name: moved here over it, or written anew.
                 let source = movedSource(dispute.metadata, byIdentity: pass.byIdentity)
+                if source == nil, let id = pass.setAside[dispute.metadata.identity], tree.index(of: id) == nil {
+                    // Unless it is an item set aside in this rescan (with the
+                    // folder it was in, to free the folder's name): it comes
+                    // back under its own id, and the tree's file at the name,
+                    // found nowhere on disk, is gone.
+                    remove(occupant)
+                    arrive(dispute.name, in: dispute.directory, metadata: dispute.metadata, pass: &pass)
+                    continue
+                }
                 replace(occupant, with: dispute.metadata, replacedBy: source)
                 tree.set(occupant, flag: Tree.Flag.visited, true)
             }
