@@ -371,8 +371,9 @@ struct ShareAPITests {
             }
             let photo = try #require(try JPEGCodecTests.encode(rgb: pixels, width: width, height: height, quality: 95))
             try writeFile(Data(photo), to: share.path("photo.jpg"))
-            try Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + [UInt8](repeating: 0x13, count: 5_000_000))
-                .write(to: URL(fileURLWithPath: share.path("corrupt.jpg")))
+            try writeFile(
+                [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10] + [UInt8](repeating: 0x13, count: 5_000_000),
+                to: share.path("corrupt.jpg"))
             for name in ["photo.jpg", "corrupt.jpg"] {
                 #expect(await eventually { share.server.observer.item(at: ItemPath(name))?.isWriting == false })
             }

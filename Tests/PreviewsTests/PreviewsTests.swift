@@ -208,7 +208,7 @@ struct ExternalThumbnailerTests {
         let folder = try TemporaryFolder()
         let script = folder.path + "/count.sh"
         // Each run notes how many runs are going on while it runs.
-        try Data(
+        try writeFile(
             """
             #!/bin/sh
             mkdir "\(folder.path)/running.$$"
@@ -217,8 +217,8 @@ struct ExternalThumbnailerTests {
             rmdir "\(folder.path)/running.$$"
             exit 1
 
-            """.utf8
-        ).write(to: URL(fileURLWithPath: script))
+            """.utf8,
+            to: script)
         chmod(script, 0o755)
         let thumbnailer = ExternalThumbnailer(
             programs: [.audio: script], limits: .init(concurrent: 2), scratchFolder: folder.path)
