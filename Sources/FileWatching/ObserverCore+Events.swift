@@ -332,6 +332,14 @@ extension ObserverCore {
                 beginWriting(known, metadata: metadata, closed: cause == .closedWrite)
             } else {
                 remove(known)
+                if cause == .created || cause.isArrival, movedIn(metadata, at: path, into: directory) != nil {
+                    // As at a free name (above): the tree holds the newcomer
+                    // elsewhere, and renames later in the queue bring it here.
+                    // Added now, a folder would be in the tree twice, under
+                    // one watch, and removing the copy would end the watch.
+                    movedOnto.append((directory, name))
+                    return
+                }
                 arrive(name, in: directory, metadata: metadata, cause: cause)
             }
         }
