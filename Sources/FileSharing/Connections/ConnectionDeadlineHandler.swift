@@ -171,24 +171,69 @@ extension ConnectionDeadlineHandler {
             guard let self else { return }
             self.timer = nil
             self.armed = nil
-            self.update(context) { $0.timerFired(now: .now()) }
+            self.update(context) { deadlines in
+                deadlines.timerFired(now: .now()) { self.unreadBytesWaiting(context.channel) }
+            }
         }
+    }
+
+    /// Whether the kernel has received bytes on this connection that no read
+    /// has taken yet: more than ``RequestBytesObserver`` counted.
+    ///
+    /// Asked of Linux's TCP statistics (`TCP_INFO`), on the event loop,
+    /// where the answer is at hand at once. Elsewhere, or for a socket that
+    /// keeps no such count, the answer is no: the connection is closed as
+    /// it was before the question was asked.
+    private func unreadBytesWaiting(_ channel: any Channel) -> Bool {
+        #if os(Linux)
+            guard let observer, let socket = channel as? any SocketOptionProvider else { return false }
+            var received: UInt64? = nil
+            let info: EventLoopFuture<KernelTCPInfo> = socket.unsafeGetSocketOption(level: .tcp, name: .tcp_info)
+            // Complete already: the option is read at once on the channel's loop.
+            info.assumeIsolated().whenSuccess { received = $0.bytesReceived }
+            guard let received else { return false }
+            return received > observer.bytesSeen
+        #else
+            return false
+        #endif
     }
 }
 
-/// Tells its owner that bytes arrived, before anything decodes them, and
-/// passes them on unchanged.
+#if os(Linux)
+    /// The start of Linux's `struct tcp_info` (`linux/tcp.h`), through
+    /// `tcpi_bytes_received`: the bytes the connection has received in
+    /// order, read or not. The field is at byte 128 since Linux 4.1, and
+    /// glibc's copy of the struct ends before it, so it is read by its
+    /// offset. A kernel that fills less leaves it 0 (NIO zeroes the storage
+    /// first), which reads as nothing waiting.
+    struct KernelTCPInfo: Sendable {
+        private var words:
+            (
+                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                UInt64, UInt64, UInt64, UInt64, UInt64
+            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+
+        /// `tcpi_bytes_received`.
+        var bytesReceived: UInt64 { words.16 }
+    }
+#endif
+
+/// Tells its owner that bytes arrived, before anything decodes them, counts
+/// them, and passes them on unchanged.
 final class RequestBytesObserver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
     private let bytesArrived: () -> Void
+    /// The bytes read from the connection so far (before TLS, where there is TLS).
+    private(set) var bytesSeen: UInt64 = 0
 
     init(bytesArrived: @escaping () -> Void) {
         self.bytesArrived = bytesArrived
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        bytesSeen &+= UInt64(unwrapInboundIn(data).readableBytes)
         bytesArrived()
         context.fireChannelRead(data)
     }

@@ -119,15 +119,31 @@ struct ConnectionDeadlines: Sendable {
         return start()
     }
 
-    /// The timer fired at `now`.
-    mutating func timerFired(now: NIODeadline) -> Action {
+    /// The timer fired at `now`. `bytesWaiting` tells whether the
+    /// connection's socket holds bytes that no read has taken yet; it is
+    /// asked only when an idle connection is about to be closed.
+    ///
+    /// An event loop that was kept busy (a long run of tasks, or its thread
+    /// not scheduled on a loaded machine) runs the timers that fell due
+    /// before it reads its sockets again: a request sent well within the
+    /// keep-alive bound may still be waiting in the socket when the timer
+    /// fires. Closing then would drop it unanswered, so it is taken for what
+    /// it is, the start of a request, with the header deadline from now.
+    mutating func timerFired(now: NIODeadline, bytesWaiting: () -> Bool) -> Action {
         guard let deadline else { return .none }
         // A timer may fire a little early, or late after the phase changed.
         guard now >= deadline else { return .setTimer(deadline) }
-        var answer = false
-        if case .readingHead = phase { answer = true }
-        phase = .closed
-        return .close(answer: answer)
+        switch phase {
+        case .idle:
+            if bytesWaiting() { return bytesArrived(now: now) }
+            phase = .closed
+            return .close(answer: false)
+        case .readingHead:
+            phase = .closed
+            return .close(answer: true)
+        case .busy, .closed:
+            return .none
+        }
     }
 
     /// The connection closed.
