@@ -182,7 +182,7 @@ public final class FileObserver: Sendable {
     /// The item with this id, as the observer knows it now.
     public func item(id: ItemID) -> Item? {
         state.tree.read { tree in
-            tree.index(of: id).flatMap { $0 == Tree.rootIndex ? nil : tree.item(at: $0) }
+            tree.index(of: id).flatMap { $0 == Tree.rootIndex || tree.isInFlight($0) ? nil : tree.item(at: $0) }
         }
     }
 
@@ -191,7 +191,7 @@ public final class FileObserver: Sendable {
     public func children(of path: ItemPath) -> [Item]? {
         state.tree.read { tree in
             guard let index = tree.index(at: path), tree[index].kind == .directory else { return nil }
-            return tree.childIndices(of: index).map { tree.item(at: $0) }
+            return tree.childIndices(of: index).compactMap { tree.isInFlight($0) ? nil : tree.item(at: $0) }
         }
     }
 

@@ -30,15 +30,26 @@ extension ObserverCore {
         now = time
         guard !isRootRemoved else { return }
         var movedTo: [UInt32: Int] = [:]
+        var movedFromCookies = Set<UInt32>()
         // Where each name was last renamed away in this read.
         var lastDeparture: [DepartureKey: Int] = [:]
         for (position, event) in events.enumerated() {
             switch event.kind {
             case .movedTo(let cookie): movedTo[cookie] = position
-            case .movedFrom: if let name = event.name { lastDeparture[DepartureKey(event.watch, name)] = position }
+            case .movedFrom(let cookie):
+                movedFromCookies.insert(cookie)
+                if let name = event.name { lastDeparture[DepartureKey(event.watch, name)] = position }
             default: break
             }
         }
+        // The arrivals whose departure this read does not have (from
+        // outside, or from a folder not watched yet), in order.
+        let loneArrivals = events.indices.filter { position in
+            if case .movedTo(let cookie) = events[position].kind { !movedFromCookies.contains(cookie) } else { false }
+        }
+        // Items renamed away to a folder not watched yet and from there to
+        // a lone arrival later in this read: by that arrival's position.
+        var landings: [Int: InFlight] = [:]
         /// Whether a rename later in this read takes `event`'s name away.
         func leavesLater(_ event: SourceEvent, at position: Int) -> Bool {
             guard let name = event.name, let departure = lastDeparture[DepartureKey(event.watch, name)] else {
@@ -54,6 +65,9 @@ extension ObserverCore {
             return tree.child(of: directory, named: name)
         }
         defer {
+            // An arrival not handled after all (its folder went meanwhile):
+            // the item left, as its own event said.
+            for flight in landings.values where tree.isLive(flight.index) { forgetSubtree(flight.index) }
             departing.removeAll()
             settleMovedOnto()
             rescanDisplaced()
@@ -92,11 +106,21 @@ extension ObserverCore {
                     handleMove(
                         from: directory, name: name, to: destination, newName: newName,
                         exchanged: Self.isExchange(events, at: target))
+                } else if let known = tree.child(of: directory, named: name),
+                    let target = landing(
+                        of: known, after: position, among: loneArrivals, events: events, taken: landings)
+                {
+                    landings[target] = takeOff(known, position: position)
                 } else {
                     look(at: name, in: directory, cause: .movedOut)
                 }
             case .movedTo:
-                look(at: name, in: directory, cause: Self.isExchange(events, at: position) ? .exchangedIn : .movedIn)
+                if let flight = landings.removeValue(forKey: position) {
+                    land(flight, in: directory, name: name)
+                } else {
+                    look(
+                        at: name, in: directory, cause: Self.isExchange(events, at: position) ? .exchangedIn : .movedIn)
+                }
             case .created:
                 look(at: name, in: directory, cause: .created, subjectIsDirectory: event.isDirectory)
             case .deleted:
@@ -134,6 +158,83 @@ extension ObserverCore {
         for directory in directories {
             _ = fileSystem.awaitRenames(inDirectory: tree.path(of: directory), identity: tree.identity(of: directory))
         }
+    }
+
+    /// An item between the two renames that took it through a folder not
+    /// watched yet: the kernel reported it leaving its name, and arriving
+    /// at another name later in the same read, with no cookie to pair the
+    /// two. It is reported removed when it leaves, as a consumer must see
+    /// its name free before another item takes it (a swap or a rotation of
+    /// names through that folder), and added again where it lands, with its
+    /// id and its items' ids. In between it waits in its folder under a name
+    /// no file can have (``Tree/isInFlight(_:)``), invisible to queries and
+    /// to the events in between.
+    struct InFlight {
+        var index: Tree.Index
+    }
+
+    /// The lone arrival after `position` at which the disk now has
+    /// `known`, an item that a lone rename at `position` took from its name:
+    /// the same identity and kind at that arrival's name, and no longer at
+    /// its own.
+    func landing(
+        of known: Tree.Index, after position: Int, among arrivals: [Int], events: [SourceEvent],
+        taken: [Int: InFlight]
+    ) -> Int? {
+        let identity = tree.identity(of: known)
+        if case .success(let here) = fileSystem.metadata(at: tree.path(of: known)), here.identity == identity {
+            return nil
+        }
+        for target in arrivals where target > position && taken[target] == nil {
+            guard let destination = watchedDirectories[events[target].watch], tree.isLive(destination),
+                let name = events[target].name, !tree.isSame(destination, asOrUnder: known)
+            else { continue }
+            let path = tree.path(of: destination)
+            guard filter.includes(name, in: path) else { continue }
+            if case .success(let there) = fileSystem.metadata(at: path.appending(name)),
+                there.identity == identity, there.kind == tree[known].kind
+            {
+                return target
+            }
+        }
+        return nil
+    }
+
+    /// Reports `index` removed from its name and holds it until it lands (``InFlight``).
+    mutating func takeOff(_ index: Tree.Index, position: Int) -> InFlight {
+        if !tree.has(index, flag: Tree.Flag.unreported) {
+            emit(.removed(path: tree.path(of: index), id: tree.id(of: index), kind: tree[index].kind))
+        }
+        tree.move(index, to: tree[index].parent, name: Tree.inFlightName(position))
+        return InFlight(index: index)
+    }
+
+    /// Puts an item in flight at the name of its arrival, as a rename does,
+    /// and reports it and its items added there, with their ids.
+    mutating func land(_ flight: InFlight, in destination: Tree.Index, name: [UInt8]) {
+        let index = flight.index
+        guard tree.isLive(index) else { return }
+        let path = tree.path(of: destination).appending(name)
+        var metadata = tree.metadata(of: index)
+        if case .success(let onDisk) = fileSystem.metadata(at: path), onDisk.identity == metadata.identity {
+            metadata = onDisk
+        } else {
+            movedOnto.append((destination, name))
+        }
+        if let occupant = tree.child(of: destination, named: name) {
+            if tree[occupant].kind != .directory && metadata.kind != .directory {
+                // Renamed over a file: an atomic save, whose file keeps its id.
+                forgetSubtree(index)
+                replace(occupant, with: metadata, replacedBy: nil)
+                return
+            }
+            remove(occupant)
+        }
+        tree.move(index, to: destination, name: name)
+        tree.set(index, metadata: metadata)
+        var items: [Tree.Index] = []
+        tree.walk(from: index) { items.append($0) }
+        for item in items where !tree.has(item, flag: Tree.Flag.unreported) { emit(.added(changedItem(item))) }
     }
 
     /// Whether the `movedTo` at `position` is the first half of an

@@ -78,6 +78,25 @@ struct Tree {
 
     subscript(index: Index) -> Node { nodes[Int(index)] }
 
+    /// The name an item takes while the observer holds it between two
+    /// renames (``ObserverCore/InFlight``): it starts with a NUL byte,
+    /// which no file name can hold.
+    static func inFlightName(_ position: Int) -> [UInt8] {
+        [0] + Array(String(position).utf8)
+    }
+
+    /// Whether `index` or a folder above it is held between two renames
+    /// (``inFlightName(_:)``): not there for queries.
+    func isInFlight(_ index: Index) -> Bool {
+        var current = index
+        while current != Tree.rootIndex && current >= 0 {
+            let node = nodes[Int(current)]
+            if node.nameLength > 0 && names[Int(node.nameOffset)] == 0 { return true }
+            current = node.parent
+        }
+        return false
+    }
+
     func isLive(_ index: Index) -> Bool {
         index >= 0 && Int(index) < nodes.count && nodes[Int(index)].flags & Flag.free == 0
     }

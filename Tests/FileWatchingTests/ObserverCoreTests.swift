@@ -603,4 +603,48 @@ struct ObserverCoreTests {
         }
         #expect(reported["a"] == ids["a"] && reported["b"] == ids["b"], "\(reported)")
     }
+
+    @Test(
+        "a folder renamed through one not watched yet, in the read that swaps a file into it: it and its items keep their ids; nothing is lost from the folder that takes its name"
+    )
+    func renamedThroughUnwatchedFolder() {
+        var h = CoreHarness(options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero)) { fs in
+            for folder in ["D", "T", "T/P", "T/P/sub", "T/M"] { _ = fs.mkdir(ItemPath(folder)) }
+            for file in ["T/x", "T/P/sub/a", "T/P/b", "T/M/c"] { _ = fs.write(ItemPath(file), bytes: 3) }
+        }
+        h.start()
+        let before = h.treeIDs
+        // M moves away and is made anew (not watched until its event is
+        // read); x and P/sub swap; P goes through the new M to D/m/c, as the
+        // names P, x and D/m/c rotate. The kernel reports P leaving T and
+        // arriving in D/m with no cookie to pair them.
+        h.fs.rename("T/M", "D/m")
+        _ = h.fs.mkdir("T/M")
+        h.fs.rename("T/x", "D/t1")
+        h.fs.rename("T/P/sub", "T/x")
+        h.fs.rename("D/t1", "T/P/sub")
+        h.fs.rename("T/P", "T/M/t2")
+        h.fs.rename("T/x", "T/P")
+        h.fs.rename("D/m/c", "T/x")
+        h.fs.rename("T/M/t2", "D/m/c")
+        h.catchUp()
+        let changes = h.newChanges().map(\.summary)
+        // P's departure is reported before x's old folder takes its name,
+        // and P comes back where it landed, with its items.
+        #expect(
+            changes == [
+                "moved T/M D/m", "added T/M/", "moved T/x D/t1", "moved T/P/sub T/x", "moved D/t1 T/P/sub",
+                "removed T/P", "renamed T/x T/P", "moved D/m/c T/x", "added D/m/c/", "added D/m/c/b",
+                "added D/m/c/sub",
+            ], "\(changes)")
+        let after = h.treeIDs
+        #expect(after["D/m"] == before["T/M"])
+        #expect(after["D/m/c"] == before["T/P"])
+        #expect(after["D/m/c/b"] == before["T/P/b"])
+        #expect(after["D/m/c/sub"] == before["T/x"])
+        #expect(after["T/P"] == before["T/P/sub"])
+        #expect(after["T/P/a"] == before["T/P/sub/a"])
+        #expect(after["T/x"] == before["T/M/c"])
+        #expect(after.count == before.count + 1, "\(after)")
+    }
 }
