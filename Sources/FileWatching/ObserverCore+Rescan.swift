@@ -50,6 +50,7 @@ extension ObserverCore {
             markVisited(subtree: directory)
             return
         }
+        pass.listed.append(directory)
         for entry in entries {
             guard filter.includes(entry.name, in: path), case .success(let metadata) = entry.metadata else {
                 continue
@@ -188,7 +189,16 @@ extension ObserverCore {
                 continue
             }
             // Every folder is listed and no name waits on a cycle: the
-            // undecided names' tree items are nowhere on disk. Those where a
+            // undecided names' tree items are nowhere on disk, unless the
+            // disk changed while it was listed (a poll races the changes it
+            // looks for): a folder changed since is listed again first.
+            let relisted = relistChanged(pass: &pass)
+            if !relisted.isEmpty {
+                // Their names are settled again from the new listing.
+                pass.disputes = (waiting + undecided).filter { !relisted.contains($0.directory) }
+                return
+            }
+            // Those where a
             // folder is at stake go first: a folder that arrives is listed,
             // and may hold the tree item of a name where a file is disputed.
             var betweenFiles: [RescanPass.Dispute] = []
@@ -225,6 +235,19 @@ extension ObserverCore {
                 else { continue }
                 // Another file under the same name: moved here over it, or written anew.
                 let source = movedSource(dispute.metadata, byIdentity: pass.byIdentity)
+                if let source, tree.has(occupant, flag: Tree.Flag.unreported),
+                    !tree.has(source, flag: Tree.Flag.unreported)
+                {
+                    // The tree's file at the name was never reported: no one
+                    // holds its id for the document to keep. The known file
+                    // that moved here keeps its own (it may have come by a
+                    // swap after the unreported file was saved over and left).
+                    remove(occupant)
+                    move(source, to: dispute.directory, name: dispute.name)
+                    tree.set(source, metadata: dispute.metadata)
+                    tree.set(source, flag: Tree.Flag.visited, true)
+                    continue
+                }
                 if source == nil, let id = pass.setAside[dispute.metadata.identity], tree.index(of: id) == nil {
                     // Unless it is an item set aside in this rescan (with the
                     // folder it was in, to free the folder's name): it comes
@@ -240,6 +263,33 @@ extension ObserverCore {
             pass.disputes = waiting
             if !pass.directories.isEmpty { return }
         }
+    }
+
+    /// Puts back on the list (and returns) the folders listed in this pass
+    /// whose content changed since (their modification time is not the one the tree had
+    /// when they were listed), at most ``RescanPass/maximumRelists`` times
+    /// a pass. Whether an item is "nowhere on disk" is decided only on
+    /// listings that still hold: taken from a torn one, a file moved away
+    /// and replaced at its name while the pass ran would give the newcomer
+    /// its id, and itself a new one where it went.
+    private mutating func relistChanged(pass: inout RescanPass) -> Set<Tree.Index> {
+        guard pass.relists < RescanPass.maximumRelists else { return [] }
+        let listed = pass.listed
+        pass.listed.removeAll()
+        var changed: Set<Tree.Index> = []
+        for folder in listed where tree.isLive(folder) {
+            guard case .success(let now) = fileSystem.metadata(at: tree.path(of: folder)),
+                now.identity == tree.identity(of: folder), now.modified != tree.metadata(of: folder).modified
+            else {
+                pass.listed.append(folder)
+                continue
+            }
+            tree.set(folder, metadata: now)
+            pass.directories.append(folder)
+            changed.insert(folder)
+        }
+        if !changed.isEmpty { pass.relists += 1 }
+        return changed
     }
 
     /// A waiting name on a cycle: following, from name to name, the disputed
@@ -300,12 +350,14 @@ extension ObserverCore {
     }
 
     /// An item elsewhere in the rescanned subtree with this identity that is
-    /// no longer at its own path (so it moved; not a second hard link).
+    /// no longer at its own path (so it moved; not a second hard link). It
+    /// may have been found at its path earlier in this rescan: a poll lists
+    /// a tree that is changing, and an item renamed after its folder was
+    /// listed is found again where it went (two names of one folder at
+    /// once are a rename, as a folder has no hard links).
     private func movedSource(_ metadata: FileMetadata, byIdentity: IdentityIndex) -> Tree.Index? {
         for candidate in byIdentity.items(with: metadata.identity)
-        where tree.isLive(candidate) && !tree.has(candidate, flag: Tree.Flag.visited)
-            && tree.identity(of: candidate) == metadata.identity
-        {
+        where tree.isLive(candidate) && tree.identity(of: candidate) == metadata.identity {
             if case .success(let there) = fileSystem.metadata(at: tree.path(of: candidate)),
                 there.identity == metadata.identity
             {
@@ -348,6 +400,11 @@ struct RescanPass {
     var disputes: [Dispute] = []
     /// Ids of items removed to free a name, by identity.
     var setAside: [FileIdentity: ItemID] = [:]
+    /// The folders listed, for ``ObserverCore/relistChanged(pass:)``.
+    var listed: [Tree.Index] = []
+    /// How many times folders changed meanwhile were listed again.
+    var relists = 0
+    static let maximumRelists = 3
 }
 
 /// Items by identity for one rescan: one slot per identity, and a list only

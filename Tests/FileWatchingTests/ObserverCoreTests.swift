@@ -647,4 +647,92 @@ struct ObserverCoreTests {
         #expect(after["T/x"] == before["T/M/c"])
         #expect(after.count == before.count + 1, "\(after)")
     }
+
+    @Test(
+        "a poll that lists a tree while it changes: a folder renamed after its parent was listed keeps its id where it went"
+    )
+    func folderRenamedDuringPoll() {
+        var h = CoreHarness(
+            options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero, pollingInterval: .seconds(3600))
+        ) { fs in
+            _ = fs.mkdir("A")
+            _ = fs.mkdir("B")
+            _ = fs.mkdir("X")
+            _ = fs.write("X/f", bytes: 3)
+        }
+        h.start()
+        let before = h.treeIDs
+        // The poll lists the root (X is where the tree has it), then, before
+        // it lists B, X is renamed into it.
+        h.fs.wall += 1_000_000
+        h.fs.beforeListing["B"] = { fs in fs.rename("X", "B/x") }
+        h.catchUp()
+        #expect(h.newChanges().map(\.summary) == ["moved X B/x"])
+        #expect(h.treeIDs["B/x"] == before["X"])
+        #expect(h.treeIDs["B/x/f"] == before["X/f"])
+        h.catchUp()
+        #expect(h.newChanges().isEmpty)
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+    }
+
+    @Test(
+        "a poll that lists a tree while a file is moved away and another made at its name: each keeps its own id"
+    )
+    func fileReplacedDuringPoll() {
+        var h = CoreHarness(
+            options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero, pollingInterval: .seconds(3600))
+        ) { fs in
+            _ = fs.mkdir("A")
+            _ = fs.mkdir("B")
+            _ = fs.write("A/doc", bytes: 3)
+        }
+        h.start()
+        let before = h.treeIDs
+        // The poll lists B (folders are listed last name first); then A/doc
+        // moves into B and a new file takes its name; then A is listed.
+        // Settled on those listings, A/doc would be the same document
+        // written anew, and the moved file a new one at the next poll.
+        h.fs.wall += 1_000_000
+        h.fs.beforeListing["A"] = { fs in
+            fs.wall += 1_000_000
+            fs.rename("A/doc", "B/doc")
+            _ = fs.write("A/doc", bytes: 5)
+        }
+        h.catchUp()
+        h.advance(by: .seconds(1))
+        h.catchUp()
+        let changes = h.newChanges().map(\.summary)
+        #expect(h.treeIDs["B/doc"] == before["A/doc"], "\(changes)")
+        #expect(h.treeIDs["A/doc"] != before["A/doc"], "\(changes)")
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+    }
+
+    @Test(
+        "a poll finds a known file where an unreported one was saved over and swapped away: the known file keeps its id"
+    )
+    func knownFileOverUnreported() {
+        var h = CoreHarness(
+            options: ObserverOptions(
+                settleTime: .seconds(1), latency: .zero, pollingInterval: .seconds(3600),
+                detectsDuplicateContent: true)
+        ) { fs in
+            _ = fs.mkdir("F")
+            _ = fs.write("F/a", bytes: 3)
+        }
+        h.start()
+        let a = h.treeIDs["F/a"]
+        // A new file, still settling (not reported yet: copies are told
+        // apart once complete), saved over by a temporary file...
+        _ = h.fs.write("F/w", bytes: 4)
+        h.catchUp()
+        _ = h.fs.write("F/.t", bytes: 6)
+        h.fs.rename("F/.t", "F/w")
+        // ...then a and w swap names through a third.
+        h.fs.rename("F/a", "F/t")
+        h.fs.rename("F/w", "F/a")
+        h.fs.rename("F/t", "F/w")
+        h.catchUp()
+        #expect(h.treeIDs["F/w"] == a, "\(h.newChanges().map(\.summary))")
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+    }
 }

@@ -82,8 +82,13 @@ final class FakeFileSystem: FileSystemAccess {
     /// Directories (by path) deleted by another process just before they are listed.
     var vanishing: Set<ItemPath> = []
 
+    /// Changes other processes make just before a directory (by path) is
+    /// listed, once: the disk changing under a rescan.
+    var beforeListing: [ItemPath: (FakeFileSystem) -> Void] = [:]
+
     func listDirectory(at path: ItemPath, watch: Bool) -> DirectoryListing {
         if vanishing.remove(path) != nil { removeTree(path) }
+        if let change = beforeListing.removeValue(forKey: path) { change(self) }
         guard let inode = resolve(path), inodes[inode]!.kind == .directory else {
             return DirectoryListing(watch: .notRequested, entries: .failure(.notFound))
         }
@@ -212,6 +217,13 @@ final class FakeFileSystem: FileSystemAccess {
     }
 
     private func notify(_ directory: UInt64, _ kind: SourceEvent.Kind, _ name: [UInt8], isDirectory: Bool) {
+        switch kind {
+        case .created, .deleted, .movedFrom, .movedTo:
+            // A name made, removed or renamed changes its folder's modification time.
+            inodes[directory]?.modified = wall
+        default:
+            break
+        }
         guard let wd = watchByInode[directory] else { return }
         queue.append(SourceEvent(watch: wd, kind: kind, name: name, isDirectory: isDirectory))
     }
