@@ -648,19 +648,28 @@ struct ObserverCoreTests {
         #expect(after.count == before.count + 1, "\(after)")
     }
 
-    @Test(
-        "a poll that lists a tree while it changes: a folder renamed after its parent was listed keeps its id where it went"
-    )
-    func folderRenamedDuringPoll() {
+    /// A started observer that polls only when asked, on folders `A`
+    /// and `B` and what `setUp` makes.
+    static func polled(setUp: (FakeFileSystem) -> Void) -> CoreHarness {
         var h = CoreHarness(
             options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero, pollingInterval: .seconds(3600))
         ) { fs in
             _ = fs.mkdir("A")
             _ = fs.mkdir("B")
+            setUp(fs)
+        }
+        h.start()
+        return h
+    }
+
+    @Test(
+        "a poll that lists a tree while it changes: a folder renamed after its parent was listed keeps its id where it went"
+    )
+    func folderRenamedDuringPoll() {
+        var h = Self.polled { fs in
             _ = fs.mkdir("X")
             _ = fs.write("X/f", bytes: 3)
         }
-        h.start()
         let before = h.treeIDs
         // The poll lists the root (X is where the tree has it), then, before
         // it lists B, X is renamed into it.
@@ -679,14 +688,7 @@ struct ObserverCoreTests {
         "a poll that lists a tree while a file is moved away and another made at its name: each keeps its own id"
     )
     func fileReplacedDuringPoll() {
-        var h = CoreHarness(
-            options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero, pollingInterval: .seconds(3600))
-        ) { fs in
-            _ = fs.mkdir("A")
-            _ = fs.mkdir("B")
-            _ = fs.write("A/doc", bytes: 3)
-        }
-        h.start()
+        var h = Self.polled { fs in _ = fs.write("A/doc", bytes: 3) }
         let before = h.treeIDs
         // The poll lists B (folders are listed last name first); then A/doc
         // moves into B and a new file takes its name; then A is listed.

@@ -44,65 +44,18 @@ struct NamesChangeHandsTests {
     @Test("ids follow the disk's identities", arguments: Finding.allCases)
     func idsFollowIdentities(finding: Finding) async throws {
         if finding == .overflow { try MachineSettings.requireInotifySettings() }
-        let dir = try TemporaryFolder()
-        let outside = try TemporaryFolder()
-        for folder in Self.folders { Disk.mkdir(dir(folder)) }
-        for file in Self.files { Disk.write(dir(file), file) }
-        let options = ObserverOptions(
-            settleTime: .milliseconds(100), latency: .milliseconds(20),
-            pollingInterval: finding == .poll ? .seconds(3600) : nil, stateFile: outside("state"))
-        var probe: ObserverProbe
-        if finding == .overflow {
-            // The queue size is read when the inotify instance is made: 64 events.
-            probe = try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: 64) {
-                try ObserverProbe(dir.path, options: options)
-            }
-        } else {
-            probe = try ObserverProbe(dir.path, options: options)
-        }
+        let (dir, outside) = try Self.made(folders: Self.folders, files: Self.files)
+        let options = Self.options(finding, settleTime: .milliseconds(100), outside: outside)
+        var probe = try await Self.probe(finding, dir: dir, options: options, queue: 64)
         try await MachineSettings.shared {
             #expect(await probe.scanned())
-            var initialIDs: [ItemPath: ItemID] = [:]
-            for path in Self.folders + Self.files {
-                initialIDs[ItemPath(path)] = probe.observer.item(at: ItemPath(path))?.id
-            }
-            var replay = Replay(
-                initial: Dictionary(
-                    uniqueKeysWithValues: Self.folders.map { (ItemPath($0), ItemKind.directory) }
-                        + Self.files.map { (ItemPath($0), ItemKind.file) }),
-                ids: initialIDs)
+            var (initialIDs, replay) = Self.replay(of: probe, folders: Self.folders, files: Self.files)
             var ledger = IdentityLedger<FileIdentity>()
             let identity = { (path: ItemPath) in Self.identity(dir(path.description)) }
             ledger.check(replay, identity: identity)
 
-            var changes: [Change]
-            switch finding {
-            case .live, .poll:
-                // A barrier while polling rescans the whole tree.
-                Self.changeHands(dir)
-                await probe.observer.sync()
-                changes = probe.liveChanges
-            case .overflow:
-                // Hold the observer's logic while the kernel queue overflows.
-                probe.observer.state.core.withLock { _ in
-                    Self.changeHands(dir)
-                    for i in 0..<100 { Disk.write(dir("filler\(i)")) }
-                    for i in 0..<100 { Disk.remove(dir("filler\(i)")) }
-                }
-                await probe.observer.sync()
-                changes = probe.liveChanges
-                #expect(changes.contains { if case .rescanned(_, "overflow") = $0 { true } else { false } })
-            case .restart:
-                await probe.observer.sync()
-                probe.observer.stop()
-                try? await probe.observer.waitUntilStopped()
-                let before = probe.liveChanges
-                Self.changeHands(dir)
-                probe = try ObserverProbe(dir.path, options: options)
-                #expect(await probe.scanned())
-                await probe.observer.sync()
-                changes = before + probe.changes
-            }
+            let changes = try await Self.changes(
+                finding, probe: &probe, dir: dir, options: options, fillers: 100, change: { Self.changeHands(dir) })
             replay.apply(changes)
             ledger.check(replay, identity: identity)
             let context = "\(finding): \(changes.map(\.summary))"
@@ -144,14 +97,7 @@ struct NamesChangeHandsTests {
         let options = ObserverOptions(
             settleTime: .milliseconds(100), latency: .milliseconds(20),
             pollingInterval: finding == .poll ? .seconds(3600) : nil, stateFile: outside("state"))
-        var probe: ObserverProbe
-        if finding == .overflow {
-            probe = try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: 16) {
-                try ObserverProbe(dir.path, options: options)
-            }
-        } else {
-            probe = try ObserverProbe(dir.path, options: options)
-        }
+        var probe = try await Self.probe(finding, dir: dir, options: options, queue: 16)
         try await MachineSettings.shared {
             #expect(await probe.scanned())
             let known: [ItemPath: ItemKind] = ["G": .directory, "X": .file, "Y": .file]
@@ -171,32 +117,8 @@ struct NamesChangeHandsTests {
                 Disk.rename(dir("G"), dir("X"))
                 Disk.rename(dir("t"), dir("G"))
             }
-            var changes: [Change]
-            switch finding {
-            case .live, .poll:
-                changeHands()
-                await probe.observer.sync()
-                changes = probe.liveChanges
-            case .overflow:
-                probe.observer.state.core.withLock { _ in
-                    changeHands()
-                    for i in 0..<40 { Disk.write(dir("filler\(i)")) }
-                    for i in 0..<40 { Disk.remove(dir("filler\(i)")) }
-                }
-                await probe.observer.sync()
-                changes = probe.liveChanges
-                #expect(changes.contains { if case .rescanned(_, "overflow") = $0 { true } else { false } })
-            case .restart:
-                await probe.observer.sync()
-                probe.observer.stop()
-                try? await probe.observer.waitUntilStopped()
-                let before = probe.liveChanges
-                changeHands()
-                probe = try ObserverProbe(dir.path, options: options)
-                #expect(await probe.scanned())
-                await probe.observer.sync()
-                changes = before + probe.changes
-            }
+            let changes = try await Self.changes(
+                finding, probe: &probe, dir: dir, options: options, fillers: 40, change: changeHands)
             replay.apply(changes)
             let context = "\(finding): \(changes.map(\.summary))"
             #expect(replay.violations.isEmpty, "\(context): \(replay.violations)")
@@ -262,7 +184,6 @@ struct NamesChangeHandsTests {
         }
     }
 
-    /// Device, inode, birth time and handle fingerprint at `path` (not following a link).
     /// Found by a poll, a rescan and a restart. (Live, the kernel's events
     /// are read as they come, so which read holds which rename depends on
     /// the machine's load: the one-read case is
@@ -274,32 +195,14 @@ struct NamesChangeHandsTests {
         arguments: [Finding.poll, .overflow, .restart])
     func fileSwappedIntoRotatedFolder(finding: Finding) async throws {
         if finding == .overflow { try MachineSettings.requireInotifySettings() }
-        let dir = try TemporaryFolder()
-        let outside = try TemporaryFolder()
         let folders = ["D", "T", "T/P", "T/P/sub", "T/M"]
         let files = ["T/x", "T/P/sub/a", "T/P/b", "T/M/c"]
-        for folder in folders { Disk.mkdir(dir(folder)) }
-        for file in files { Disk.write(dir(file), file) }
-        let options = ObserverOptions(
-            settleTime: .milliseconds(50), latency: .milliseconds(20),
-            pollingInterval: finding == .poll ? .seconds(3600) : nil, stateFile: outside("state"))
-        var probe: ObserverProbe
-        if finding == .overflow {
-            probe = try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: 16) {
-                try ObserverProbe(dir.path, options: options)
-            }
-        } else {
-            probe = try ObserverProbe(dir.path, options: options)
-        }
+        let (dir, outside) = try Self.made(folders: folders, files: files)
+        let options = Self.options(finding, settleTime: .milliseconds(50), outside: outside)
+        var probe = try await Self.probe(finding, dir: dir, options: options, queue: 16)
         try await MachineSettings.shared {
             #expect(await probe.scanned())
-            var initialIDs: [ItemPath: ItemID] = [:]
-            for path in folders + files { initialIDs[ItemPath(path)] = probe.observer.item(at: ItemPath(path))?.id }
-            var replay = Replay(
-                initial: Dictionary(
-                    uniqueKeysWithValues: folders.map { (ItemPath($0), ItemKind.directory) }
-                        + files.map { (ItemPath($0), ItemKind.file) }),
-                ids: initialIDs)
+            var (initialIDs, replay) = Self.replay(of: probe, folders: folders, files: files)
             var ledger = IdentityLedger<FileIdentity>()
             let identity = { (path: ItemPath) in Self.identity(dir(path.description)) }
             ledger.check(replay, identity: identity)
@@ -319,31 +222,8 @@ struct NamesChangeHandsTests {
                 Disk.rename(dir("T/M/t2"), dir("D/m/c"))
                 Disk.write(dir("T/M/copy"), "T/x")
             }
-            var changes: [Change]
-            switch finding {
-            case .live, .poll:
-                changeHands()
-                await probe.observer.sync()
-                changes = probe.liveChanges
-            case .overflow:
-                probe.observer.state.core.withLock { _ in
-                    changeHands()
-                    for i in 0..<40 { Disk.write(dir("filler\(i)")) }
-                    for i in 0..<40 { Disk.remove(dir("filler\(i)")) }
-                }
-                await probe.observer.sync()
-                changes = probe.liveChanges
-            case .restart:
-                await probe.observer.sync()
-                probe.observer.stop()
-                try? await probe.observer.waitUntilStopped()
-                let before = probe.liveChanges
-                changeHands()
-                probe = try ObserverProbe(dir.path, options: options)
-                #expect(await probe.scanned())
-                await probe.observer.sync()
-                changes = before + probe.changes
-            }
+            let changes = try await Self.changes(
+                finding, probe: &probe, dir: dir, options: options, fillers: 40, change: changeHands)
             replay.apply(changes)
             ledger.check(replay, identity: identity)
             let context = "\(finding): \(changes.map(\.summary))"
@@ -361,6 +241,80 @@ struct NamesChangeHandsTests {
         }
     }
 
+    /// A folder with `folders` and `files` (each file holding its path),
+    /// and one outside it for the observer's state.
+    static func made(folders: [String], files: [String]) throws -> (TemporaryFolder, TemporaryFolder) {
+        let dir = try TemporaryFolder()
+        for folder in folders { Disk.mkdir(dir(folder)) }
+        for file in files { Disk.write(dir(file), file) }
+        return (dir, try TemporaryFolder())
+    }
+
+    static func options(_ finding: Finding, settleTime: Duration, outside: TemporaryFolder) -> ObserverOptions {
+        ObserverOptions(
+            settleTime: settleTime, latency: .milliseconds(20),
+            pollingInterval: finding == .poll ? .seconds(3600) : nil, stateFile: outside("state"))
+    }
+
+    /// The ids the scan gave `folders` and `files`, and a replay starting from them.
+    static func replay(of probe: ObserverProbe, folders: [String], files: [String]) -> ([ItemPath: ItemID], Replay) {
+        var ids: [ItemPath: ItemID] = [:]
+        for path in folders + files { ids[ItemPath(path)] = probe.observer.item(at: ItemPath(path))?.id }
+        let kinds =
+            folders.map { (ItemPath($0), ItemKind.directory) } + files.map { (ItemPath($0), ItemKind.file) }
+        return (ids, Replay(initial: Dictionary(uniqueKeysWithValues: kinds), ids: ids))
+    }
+
+    /// An observer on `dir`, made as `finding` needs: for an overflow, with
+    /// the kernel's queue (its size is read when the inotify instance is
+    /// made) `queue` events long.
+    static func probe(_ finding: Finding, dir: TemporaryFolder, options: ObserverOptions, queue: Int) async throws
+        -> ObserverProbe
+    {
+        guard finding == .overflow else { return try ObserverProbe(dir.path, options: options) }
+        return try await MachineSettings.with("/proc/sys/fs/inotify/max_queued_events", setTo: queue) {
+            try ObserverProbe(dir.path, options: options)
+        }
+    }
+
+    /// Lets `change` change the disk, found as `finding` says (for an
+    /// overflow, with the observer's logic held while `fillers` files more
+    /// are made and removed; for a restart, while no observer runs), and
+    /// returns every change since the scan.
+    static func changes(
+        _ finding: Finding, probe: inout ObserverProbe, dir: TemporaryFolder, options: ObserverOptions, fillers: Int,
+        change: () -> Void
+    ) async throws -> [Change] {
+        switch finding {
+        case .live, .poll:
+            // A barrier while polling rescans the whole tree.
+            change()
+            await probe.observer.sync()
+            return probe.liveChanges
+        case .overflow:
+            probe.observer.state.core.withLock { _ in
+                change()
+                for i in 0..<fillers { Disk.write(dir("filler\(i)")) }
+                for i in 0..<fillers { Disk.remove(dir("filler\(i)")) }
+            }
+            await probe.observer.sync()
+            let changes = probe.liveChanges
+            #expect(changes.contains { if case .rescanned(_, "overflow") = $0 { true } else { false } })
+            return changes
+        case .restart:
+            await probe.observer.sync()
+            probe.observer.stop()
+            try? await probe.observer.waitUntilStopped()
+            let before = probe.liveChanges
+            change()
+            probe = try ObserverProbe(dir.path, options: options)
+            #expect(await probe.scanned())
+            await probe.observer.sync()
+            return before + probe.changes
+        }
+    }
+
+    /// Device, inode, birth time and handle fingerprint at `path` (not following a link).
     static func identity(_ path: String) -> FileIdentity? {
         guard let status = try? FileStatus(name: path, in: AT_FDCWD) else { return nil }
         return FileIdentity(
