@@ -402,6 +402,16 @@ extension ObserverCore {
                     beginWriting(known, metadata: tree.metadata(of: known), closed: cause == .closedWrite)
                 }
             } else if cause.isArrival && metadata.kind != .directory && tree[known].kind != .directory {
+                if movedIn(metadata, at: path, into: directory, nameTaken: true) != nil {
+                    // The disk has another file at the name by now, one the
+                    // tree holds elsewhere (gone from there): renames later
+                    // in the queue brought it (a swap or a rotation of names
+                    // right after the save), and their events settle both.
+                    // Taken for the saved file, it would take the document's
+                    // id, and lose its own. Checked once the read is handled.
+                    movedOnto.append((directory, name))
+                    return
+                }
                 // Renamed over from outside or from a hidden name: an atomic save.
                 replace(known, with: metadata, replacedBy: nil)
             } else if cause == .exchangedIn && metadata.kind == .directory && tree[known].kind == .directory {
@@ -433,6 +443,15 @@ extension ObserverCore {
                 beginWriting(known, metadata: metadata, closed: cause == .closedWrite)
             } else {
                 remove(known)
+                if cause == .movedOut {
+                    // The item at the name left by a rename, and another
+                    // took the name since: that one's own event (a rename
+                    // onto the name, a creation) comes later in the queue
+                    // and settles it. Taken now for a new item, a folder
+                    // renamed there would have its items claimed into the
+                    // copy, and lost with it when the rename is read.
+                    return
+                }
                 if cause == .created || cause.isArrival, movedIn(metadata, at: path, into: directory) != nil {
                     // As at a free name (above): the tree holds the newcomer
                     // elsewhere, and renames later in the queue bring it here.

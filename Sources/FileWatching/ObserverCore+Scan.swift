@@ -147,7 +147,13 @@ extension ObserverCore {
     /// among the items the current read renames away (`departing`): an item
     /// whose id came otherwise (kept across an atomic save) and whose
     /// departure is in another read is not found, and arrives as a new one.
-    func movedIn(_ metadata: FileMetadata, at path: ItemPath, into directory: Tree.Index) -> Tree.Index? {
+    ///
+    /// With `nameTaken`, the tree's item at `path` (another one) does not
+    /// rule a candidate out: the question is then whether the disk's item
+    /// there is one the tree holds elsewhere.
+    func movedIn(
+        _ metadata: FileMetadata, at path: ItemPath, into directory: Tree.Index, nameTaken: Bool = false
+    ) -> Tree.Index? {
         var candidates = [ItemID.derived(from: metadata.identity, discriminator: 0)]
         if options.storesIdentityAttribute, let stored = fileSystem.identityAttribute(at: path) {
             candidates.append(stored)
@@ -161,7 +167,7 @@ extension ObserverCore {
         for id in candidates {
             guard let index = tree.index(of: id), tree.identity(of: index) == metadata.identity,
                 tree[index].kind == metadata.kind, !tree.isSame(directory, asOrUnder: index),
-                tree.child(of: directory, named: path.name) == nil
+                nameTaken || tree.child(of: directory, named: path.name) == nil
             else { continue }
             if case .success(let there) = fileSystem.metadata(at: tree.path(of: index)),
                 there.identity == metadata.identity

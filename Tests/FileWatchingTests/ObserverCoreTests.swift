@@ -737,4 +737,57 @@ struct ObserverCoreTests {
         #expect(h.treeIDs["F/w"] == a, "\(h.newChanges().map(\.summary))")
         #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
     }
+
+    @Test(
+        "an item moved out of the tree and another renamed onto its name in the same read: the newcomer keeps its id and its items",
+        arguments: [ItemKind.directory, .file])
+    func movedOutThenRenamedOnto(kind: ItemKind) {
+        var h = CoreHarness(options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero)) { fs in
+            if kind == .directory {
+                _ = fs.mkdir("P")
+                _ = fs.write("P/old", bytes: 3)
+                _ = fs.mkdir("x")
+                _ = fs.write("x/a", bytes: 3)
+            } else {
+                _ = fs.write("P", bytes: 3)
+                _ = fs.write("x", bytes: 4)
+            }
+        }
+        h.start()
+        let before = h.treeIDs
+        // The current one away, the new one in its place (a deployment, a
+        // rotation of backups).
+        h.fs.moveOut("P")
+        h.fs.rename("x", "P")
+        h.catchUp()
+        let changes = h.newChanges().map(\.summary)
+        #expect(changes == ["removed P", "renamed x P"])
+        #expect(h.treeIDs["P"] == before["x"], "\(changes)")
+        if kind == .directory { #expect(h.treeIDs["P/a"] == before["x/a"], "\(changes)") }
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false), "\(changes)")
+    }
+
+    @Test(
+        "a file saved over through a hidden name, then swapped with another, all in one read: each inode keeps its id"
+    )
+    func savedThenSwapped() {
+        var h = CoreHarness(options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero)) { fs in
+            _ = fs.write("a", bytes: 3)
+            _ = fs.write("w", bytes: 4)
+        }
+        h.start()
+        let before = h.treeIDs
+        // w saved atomically (its new inode takes its name from a hidden
+        // one: the document keeps its id), then a and w swap names through t.
+        _ = h.fs.write(".t", bytes: 6)
+        h.fs.rename(".t", "w")
+        h.fs.rename("a", "t")
+        h.fs.rename("w", "a")
+        h.fs.rename("t", "w")
+        h.catchUp()
+        let changes = h.newChanges().map(\.summary)
+        #expect(h.treeIDs["w"] == before["a"], "\(changes)")
+        #expect(h.treeIDs["a"] == before["w"], "\(changes)")
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false), "\(changes)")
+    }
 }
