@@ -191,7 +191,7 @@ public final class FileObserver: Sendable {
     public func children(of path: ItemPath) -> [Item]? {
         state.tree.read { tree in
             guard let index = tree.index(at: path), tree[index].kind == .directory else { return nil }
-            return tree.childIndices(of: index).compactMap { tree.isInFlight($0) ? nil : tree.item(at: $0) }
+            return tree.childIndices(of: index).compactMap { tree.hasInFlightName($0) ? nil : tree.item(at: $0) }
         }
     }
 

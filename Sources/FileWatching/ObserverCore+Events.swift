@@ -202,9 +202,7 @@ extension ObserverCore {
 
     /// Reports `index` removed from its name and holds it until it lands (``InFlight``).
     mutating func takeOff(_ index: Tree.Index, position: Int) -> InFlight {
-        if !tree.has(index, flag: Tree.Flag.unreported) {
-            emit(.removed(path: tree.path(of: index), id: tree.id(of: index), kind: tree[index].kind))
-        }
+        reportRemoved(index)
         tree.move(index, to: tree[index].parent, name: Tree.inFlightName(position))
         return InFlight(index: index)
     }
@@ -214,21 +212,13 @@ extension ObserverCore {
     mutating func land(_ flight: InFlight, in destination: Tree.Index, name: [UInt8]) {
         let index = flight.index
         guard tree.isLive(index) else { return }
-        let path = tree.path(of: destination).appending(name)
-        var metadata = tree.metadata(of: index)
-        if case .success(let onDisk) = fileSystem.metadata(at: path), onDisk.identity == metadata.identity {
-            metadata = onDisk
-        } else {
-            movedOnto.append((destination, name))
-        }
-        if let occupant = tree.child(of: destination, named: name) {
-            if tree[occupant].kind != .directory && metadata.kind != .directory {
-                // Renamed over a file: an atomic save, whose file keeps its id.
-                forgetSubtree(index)
-                replace(occupant, with: metadata, replacedBy: nil)
-                return
-            }
-            remove(occupant)
+        let (metadata, savedOver) = makeRoom(
+            for: index, at: tree.path(of: destination).appending(name), in: destination, name: name)
+        if let savedOver {
+            // Reported removed when it left: only the saved file is reported.
+            forgetSubtree(index)
+            replace(savedOver, with: metadata, replacedBy: nil)
+            return
         }
         tree.move(index, to: destination, name: name)
         tree.set(index, metadata: metadata)
@@ -279,26 +269,38 @@ extension ObserverCore {
             look(at: newName, in: destination, cause: .movedIn)
             return
         }
-        var metadata = tree.metadata(of: source)
-        if case .success(let onDisk) = fileSystem.metadata(at: destinationPath.appending(newName)),
-            onDisk.identity == metadata.identity
-        {
-            metadata = onDisk
-        } else {
-            // The disk has moved on since, or the tree's item at the old name
-            // was not the one renamed (a name reused within one read, looked
-            // at after it changed hands): checked once the read is handled.
-            movedOnto.append((destination, newName))
-        }
-        if let occupant = tree.child(of: destination, named: newName), occupant != source {
-            if tree[occupant].kind != .directory && metadata.kind != .directory {
-                replace(occupant, with: metadata, replacedBy: source)
-                return
-            }
-            remove(occupant)
+        let (metadata, savedOver) = makeRoom(
+            for: source, at: destinationPath.appending(newName), in: destination, name: newName)
+        if let savedOver {
+            replace(savedOver, with: metadata, replacedBy: source)
+            return
         }
         move(source, to: destination, name: newName)
         tree.set(source, metadata: metadata)
+    }
+
+    /// Makes room for `source`, renamed to `name` in `destination` (at
+    /// `path`), and says with what metadata it lands: the disk's when the
+    /// disk shows it there. Otherwise the disk has moved on since, or the
+    /// tree's item at the old name was not the one renamed (a name reused
+    /// within one read, looked at after it changed hands): the tree's, and
+    /// the name is checked once the read is handled. A file at the name
+    /// when `source` is a file is returned, for the caller to replace (an
+    /// atomic save: it keeps its id); any other item at the name is removed.
+    mutating func makeRoom(
+        for source: Tree.Index, at path: ItemPath, in destination: Tree.Index, name: [UInt8]
+    ) -> (metadata: FileMetadata, savedOver: Tree.Index?) {
+        var metadata = tree.metadata(of: source)
+        if case .success(let onDisk) = fileSystem.metadata(at: path), onDisk.identity == metadata.identity {
+            metadata = onDisk
+        } else {
+            movedOnto.append((destination, name))
+        }
+        if let occupant = tree.child(of: destination, named: name), occupant != source {
+            if tree[occupant].kind != .directory && metadata.kind != .directory { return (metadata, occupant) }
+            remove(occupant)
+        }
+        return (metadata, nil)
     }
 
     /// A rename onto an existing file (an atomic save): the destination keeps
@@ -402,7 +404,7 @@ extension ObserverCore {
                     beginWriting(known, metadata: tree.metadata(of: known), closed: cause == .closedWrite)
                 }
             } else if cause.isArrival && metadata.kind != .directory && tree[known].kind != .directory {
-                if movedIn(metadata, at: path, into: directory, nameTaken: true) != nil {
+                if movedIn(metadata, at: path, into: directory) != nil {
                     // The disk has another file at the name by now, one the
                     // tree holds elsewhere (gone from there): renames later
                     // in the queue brought it (a swap or a rotation of names

@@ -69,7 +69,8 @@ extension ObserverCore {
                 // arrival, only a departure from its old name, handled later.
                 // Found here, it is the tree's item, moved.
                 found.removeAll { entry in
-                    guard let source = movedIn(entry.metadata, at: path.appending(entry.name), into: directory)
+                    guard tree.child(of: directory, named: entry.name) == nil,
+                        let source = movedIn(entry.metadata, at: path.appending(entry.name), into: directory)
                     else { return false }
                     move(source, to: directory, name: entry.name)
                     tree.set(source, metadata: entry.metadata)
@@ -147,13 +148,8 @@ extension ObserverCore {
     /// among the items the current read renames away (`departing`): an item
     /// whose id came otherwise (kept across an atomic save) and whose
     /// departure is in another read is not found, and arrives as a new one.
-    ///
-    /// With `nameTaken`, the tree's item at `path` (another one) does not
-    /// rule a candidate out: the question is then whether the disk's item
-    /// there is one the tree holds elsewhere.
-    func movedIn(
-        _ metadata: FileMetadata, at path: ItemPath, into directory: Tree.Index, nameTaken: Bool = false
-    ) -> Tree.Index? {
+    /// Whether the tree has an item at `path` is the caller's to weigh.
+    func movedIn(_ metadata: FileMetadata, at path: ItemPath, into directory: Tree.Index) -> Tree.Index? {
         var candidates = [ItemID.derived(from: metadata.identity, discriminator: 0)]
         if options.storesIdentityAttribute, let stored = fileSystem.identityAttribute(at: path) {
             candidates.append(stored)
@@ -166,8 +162,7 @@ extension ObserverCore {
         }
         for id in candidates {
             guard let index = tree.index(of: id), tree.identity(of: index) == metadata.identity,
-                tree[index].kind == metadata.kind, !tree.isSame(directory, asOrUnder: index),
-                nameTaken || tree.child(of: directory, named: path.name) == nil
+                tree[index].kind == metadata.kind, !tree.isSame(directory, asOrUnder: index)
             else { continue }
             if case .success(let there) = fileSystem.metadata(at: tree.path(of: index)),
                 there.identity == metadata.identity

@@ -186,10 +186,14 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// Removes an item and everything under it, reporting one `removed`
     /// (nothing for a file that was never reported).
     mutating func remove(_ index: Tree.Index, report: Bool = true) {
-        if report && !tree.has(index, flag: Tree.Flag.unreported) {
-            emit(.removed(path: tree.path(of: index), id: tree.id(of: index), kind: tree[index].kind))
-        }
+        if report { reportRemoved(index) }
         forgetSubtree(index)
+    }
+
+    /// Reports an item `removed` (nothing for a file that was never reported).
+    mutating func reportRemoved(_ index: Tree.Index) {
+        guard !tree.has(index, flag: Tree.Flag.unreported) else { return }
+        emit(.removed(path: tree.path(of: index), id: tree.id(of: index), kind: tree[index].kind))
     }
 
     /// Drops an item and its subtree from the tree, with their watches and tracking.

@@ -90,11 +90,18 @@ struct Tree {
     func isInFlight(_ index: Index) -> Bool {
         var current = index
         while current != Tree.rootIndex && current >= 0 {
-            let node = nodes[Int(current)]
-            if node.nameLength > 0 && names[Int(node.nameOffset)] == 0 { return true }
-            current = node.parent
+            if hasInFlightName(current) { return true }
+            current = nodes[Int(current)].parent
         }
         return false
+    }
+
+    /// Whether `index` itself has an in-flight name (``inFlightName(_:)``):
+    /// enough for the items of a folder reached by path, which is not in
+    /// flight, as no path leads through such a name.
+    func hasInFlightName(_ index: Index) -> Bool {
+        let node = nodes[Int(index)]
+        return node.nameLength > 0 && names[Int(node.nameOffset)] == 0
     }
 
     func isLive(_ index: Index) -> Bool {

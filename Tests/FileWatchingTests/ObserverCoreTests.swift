@@ -724,15 +724,11 @@ struct ObserverCoreTests {
         h.start()
         let a = h.treeIDs["F/a"]
         // A new file, still settling (not reported yet: copies are told
-        // apart once complete), saved over by a temporary file...
+        // apart once complete), saved over by a temporary file, then a
+        // and w swap names through a third.
         _ = h.fs.write("F/w", bytes: 4)
         h.catchUp()
-        _ = h.fs.write("F/.t", bytes: 6)
-        h.fs.rename("F/.t", "F/w")
-        // ...then a and w swap names through a third.
-        h.fs.rename("F/a", "F/t")
-        h.fs.rename("F/w", "F/a")
-        h.fs.rename("F/t", "F/w")
+        h.fs.saveThenSwap(in: "F/")
         h.catchUp()
         #expect(h.treeIDs["F/w"] == a, "\(h.newChanges().map(\.summary))")
         #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
@@ -779,15 +775,25 @@ struct ObserverCoreTests {
         let before = h.treeIDs
         // w saved atomically (its new inode takes its name from a hidden
         // one: the document keeps its id), then a and w swap names through t.
-        _ = h.fs.write(".t", bytes: 6)
-        h.fs.rename(".t", "w")
-        h.fs.rename("a", "t")
-        h.fs.rename("w", "a")
-        h.fs.rename("t", "w")
+        h.fs.saveThenSwap(in: "")
         h.catchUp()
         let changes = h.newChanges().map(\.summary)
         #expect(h.treeIDs["w"] == before["a"], "\(changes)")
         #expect(h.treeIDs["a"] == before["w"], "\(changes)")
         #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false), "\(changes)")
+    }
+}
+
+extension FakeFileSystem {
+    /// `w` in `folder` (empty, or ending in `/`) saved atomically (a new
+    /// file renamed over it from the hidden name `.t`), then `a` and `w`
+    /// swapped through the name `t`.
+    func saveThenSwap(in folder: String) {
+        let path = { (name: String) in ItemPath(folder + name) }
+        _ = write(path(".t"), bytes: 6)
+        rename(path(".t"), path("w"))
+        rename(path("a"), path("t"))
+        rename(path("w"), path("a"))
+        rename(path("t"), path("w"))
     }
 }
