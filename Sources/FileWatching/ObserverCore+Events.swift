@@ -26,9 +26,18 @@ extension ObserverCore {
     /// Handles one read of events, in order. A `movedFrom` whose `movedTo` is
     /// not in `events` is taken as a move out of the tree: the caller holds
     /// such a half back briefly for the rest of its rename (``MovePairing``).
-    mutating func handle(_ events: [SourceEvent], at time: Timestamp) {
+    ///
+    /// `moreQueued` says, once the read is handled, whether events are
+    /// waiting already (the kernel's queue, or a rename's half held back):
+    /// then the names this read could not settle by its events are checked
+    /// after a later read (``settleNames()``). Programs go on changing the
+    /// folder while a read is handled; a look at the disk now would run
+    /// ahead of the events still queued, which would then be taken for news.
+    mutating func handle(_ events: [SourceEvent], at time: Timestamp, moreQueued: () -> Bool = { false }) {
         now = time
         guard !isRootRemoved else { return }
+        laterEventsQueued = moreQueued()
+        defer { laterEventsQueued = false }
         var movedTo: [UInt32: Int] = [:]
         var movedFromCookies = Set<UInt32>()
         // Where each name was last renamed away in this read.
@@ -47,6 +56,9 @@ extension ObserverCore {
         let loneArrivals = events.indices.filter { position in
             if case .movedTo(let cookie) = events[position].kind { !movedFromCookies.contains(cookie) } else { false }
         }
+        // Where the kernel last dropped events in this read: the rescan from
+        // the root it calls for settles every item by identity.
+        let lastOverflow = events.lastIndex { if case .overflow = $0.kind { true } else { false } }
         // Items renamed away to a folder not watched yet and from there to
         // a lone arrival later in this read: by that arrival's position.
         var landings: [Int: InFlight] = [:]
@@ -69,8 +81,11 @@ extension ObserverCore {
             // the item left, as its own event said.
             for flight in landings.values where tree.isLive(flight.index) { forgetSubtree(flight.index) }
             departing.removeAll()
-            settleMovedOnto()
-            rescanDisplaced()
+            if !moreQueued() || unsettledReads >= Self.longestUnsettled {
+                settleNames()
+            } else if !movedOnto.isEmpty || !displaced.isEmpty {
+                unsettledReads += 1
+            }
         }
         for (position, event) in events.enumerated() where !consumed.contains(position) {
             if isRootRemoved { return }
@@ -106,6 +121,12 @@ extension ObserverCore {
                     handleMove(
                         from: directory, name: name, to: destination, newName: newName,
                         exchanged: Self.isExchange(events, at: target))
+                } else if let lastOverflow, lastOverflow > position {
+                    // A rename whose second half the kernel may have dropped:
+                    // the item may be anywhere in the tree. Taken for a move
+                    // out, it would be removed, and found again by the
+                    // rescan as a new item, with new ids for everything in it.
+                    continue
                 } else if let known = tree.child(of: directory, named: name),
                     let target = landing(
                         of: known, after: position, among: loneArrivals, events: events, taken: landings)
@@ -263,6 +284,21 @@ extension ObserverCore {
             remove(source)
             return
         }
+        if let occupant = tree.child(of: destination, named: newName), occupant != source,
+            case .success(let there) = fileSystem.metadata(at: destinationPath.appending(newName)),
+            there.identity == tree.identity(of: occupant), there.kind == tree[occupant].kind,
+            there.identity != tree.identity(of: source)
+        {
+            // The tree already has at the new name what the disk has there:
+            // a rescan (or a look) read the disk after this rename and
+            // after renames still queued behind it, while the program went
+            // on renaming during the read. The rename is old news for the
+            // new name; taken again, it would put the item the tree now
+            // has at the old name (another one, by those renames) over the
+            // right one. The old name is checked once the read is handled.
+            movedOnto.append((directory, name))
+            return
+        }
         guard !tree.isSame(destination, asOrUnder: source) else {
             // Impossible on a real file system; settle both names by the disk.
             look(at: name, in: directory, cause: .movedOut)
@@ -391,7 +427,7 @@ extension ObserverCore {
         case (let known?, let metadata?):
             if metadata.identity == tree.identity(of: known) && metadata.kind == tree[known].kind {
                 update(known, with: metadata, cause: cause)
-            } else if cause.keepsNames && leavesLater {
+            } else if cause.keepsNames && (leavesLater || laterEventsQueued) {
                 // Written (or its attributes set), and another item at its
                 // name by the time we look: a rename later in this read
                 // takes the name away, and it and the renames after it say
@@ -399,10 +435,14 @@ extension ObserverCore {
                 // Taken now for the same file written anew, the item would
                 // take the newcomer's identity, and the renames would carry
                 // it to the wrong name and give its own inode a new id. The
-                // write is counted on the item as the tree knows it.
+                // write is counted on the item as the tree knows it. (So
+                // too when events are queued behind this read: renames the
+                // read did not reach may have done it. The name is checked
+                // once the queue is read.)
                 if tree[known].kind == .file && cause != .attributes {
                     beginWriting(known, metadata: tree.metadata(of: known), closed: cause == .closedWrite)
                 }
+                if !leavesLater { movedOnto.append((directory, name)) }
             } else if cause.isArrival && metadata.kind != .directory && tree[known].kind != .directory {
                 if movedIn(metadata, at: path, into: directory) != nil {
                     // The disk has another file at the name by now, one the
@@ -544,6 +584,18 @@ extension ObserverCore {
     /// (its name was reused within the read and looked at after it changed
     /// hands), and no event to come will say so: the folder is rescanned,
     /// which pairs its items with the disk's by identity.
+    /// How many reads in a row may leave names unsettled while more events
+    /// are queued (a folder that never stops changing is still settled).
+    static var longestUnsettled: Int { 8 }
+
+    /// Checks the names the reads since the last check could not settle by
+    /// their events (``movedOnto``, ``displaced``), by the disk.
+    mutating func settleNames() {
+        unsettledReads = 0
+        settleMovedOnto()
+        rescanDisplaced()
+    }
+
     mutating func settleMovedOnto() {
         guard !movedOnto.isEmpty else { return }
         let names = movedOnto

@@ -85,8 +85,10 @@ extension ObserverCore {
     private mutating func arrive(
         _ name: [UInt8], in directory: Tree.Index, metadata: FileMetadata, pass: inout RescanPass
     ) {
-        if let source = movedSource(metadata, byIdentity: pass.byIdentity), tree[source].kind == metadata.kind,
-            !tree.isSame(directory, asOrUnder: source)
+        let path = tree.path(of: directory).appending(name)
+        if let source = movedSource(metadata, byIdentity: pass.byIdentity)
+            ?? movedIn(metadata, at: path, into: directory),
+            tree[source].kind == metadata.kind, !tree.isSame(directory, asOrUnder: source)
         {
             move(source, to: directory, name: name)
             tree.set(source, metadata: metadata)
@@ -94,7 +96,6 @@ extension ObserverCore {
             if metadata.kind == .directory { pass.directories.append(source) }
             return
         }
-        let path = tree.path(of: directory).appending(name)
         // As at the first scan: a file unchanged for the settle time is
         // complete, and so is a recent one no process holds open for
         // writing (the kernel's read lease tells, asked only for these

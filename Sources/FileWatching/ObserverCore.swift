@@ -50,6 +50,11 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// Names a rename of the current read put an item at while the disk
     /// showed another item there (see `settleMovedOnto()`).
     var movedOnto: [(directory: Tree.Index, name: [UInt8])] = []
+    /// How many reads in a row left ``movedOnto`` or ``displaced`` for a
+    /// later read, as more events were queued (see `handle(_:at:moreQueued:)`).
+    var unsettledReads = 0
+    /// Whether events were queued behind the read being handled when it began.
+    var laterEventsQueued = false
     /// Items the current read renames away to a name it does not give (a
     /// folder not watched yet, or outside): where they land, an arrival
     /// found by identity is one of them (see `movedIn(_:at:into:)`).

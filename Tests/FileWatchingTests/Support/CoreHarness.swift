@@ -9,6 +9,10 @@ struct CoreHarness {
     /// Everything delivered so far, in order.
     var delivered: [Change] = []
     private var seen = 0
+    /// When set, reads go through the rename pairing as the observer's
+    /// thread does (an unpaired `movedFrom` waits for its partner across
+    /// reads); otherwise every read is handled at once.
+    var pairing: MovePairing?
 
     init(
         options: ObserverOptions = ObserverOptions(settleTime: .seconds(1), latency: .zero),
@@ -40,6 +44,7 @@ struct CoreHarness {
         let identity = fs.metadata(of: 1).identity
         let bytes = core.encodedState(rootIdentity: identity)!
         fs.dropAllWatches()
+        if let pairing { self.pairing = MovePairing(wait: .nanoseconds(pairing.wait)) }
         offline(fs)
         fs.wall += 5_000_000_000
         clock += 5_000_000_000
@@ -52,10 +57,26 @@ struct CoreHarness {
         delivered += core.takeBatch(force: true)
     }
 
-    /// Hands the queued events to the core, then ticks.
-    mutating func process(force: Bool = false) {
-        let events = fs.takeEvents()
-        if !events.isEmpty { core.handle(events, at: now) }
+    /// Hands the queued events to the core (at most `limit` of them, as a
+    /// read with a small buffer), then ticks. With ``pairing``, what the
+    /// pairing holds back waits, unless `force` asks for everything (a
+    /// sync, a stop); once its wait is over, the renames still reporting
+    /// are waited for and the queue read again, as the observer's thread does.
+    mutating func process(force: Bool = false, atMost limit: Int? = nil) {
+        var events = fs.takeEvents(atMost: limit)
+        if var pairing {
+            if !force, pairing.isDue(events, now: clock) {
+                core.awaitRenames(reported: pairing.carried + events)
+                events += fs.takeEvents(atMost: limit)
+            }
+            events = pairing.take(events, now: clock, flush: force)
+            self.pairing = pairing
+        }
+        if !events.isEmpty {
+            let fs = fs
+            let carrying = !(pairing?.carried.isEmpty ?? true)
+            core.handle(events, at: now) { carrying || !fs.queue.isEmpty }
+        }
         core.tick(at: now)
         delivered += core.takeBatch(force: force)
     }
@@ -63,7 +84,7 @@ struct CoreHarness {
     /// Catches up with the disk as `sync()` does: reads the queue, polls
     /// the polled subtrees now, and delivers everything pending.
     mutating func catchUp() {
-        process()
+        process(force: pairing != nil)
         if !core.polledRoots.isEmpty { core.poll() }
         process(force: true)
     }
@@ -73,7 +94,8 @@ struct CoreHarness {
         let end = clock + duration.nanoseconds
         while true {
             process()
-            guard let deadline = core.nextDeadline, deadline <= end else { break }
+            let deadline = min(core.nextDeadline ?? .max, pairing?.deadline ?? .max)
+            guard deadline <= end else { break }
             let step = max(deadline, clock + 1) - clock
             clock += step
             fs.wall += step

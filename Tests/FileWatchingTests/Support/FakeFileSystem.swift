@@ -211,6 +211,14 @@ final class FakeFileSystem: FileSystemAccess {
         return queue
     }
 
+    /// The first `limit` queued events (all with nil), as a read whose
+    /// buffer holds no more takes them; the rest wait for the next read.
+    func takeEvents(atMost limit: Int?) -> [SourceEvent] {
+        guard let limit, limit < queue.count else { return takeEvents() }
+        defer { queue.removeFirst(limit) }
+        return Array(queue.prefix(limit))
+    }
+
     /// Replaces the queue by an overflow marker, as the kernel does when it drops events.
     func overflow() {
         queue = [SourceEvent(watch: -1, kind: .overflow)]
