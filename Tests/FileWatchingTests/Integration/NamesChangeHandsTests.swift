@@ -184,16 +184,14 @@ struct NamesChangeHandsTests {
         }
     }
 
-    /// Found by a poll and at a restart, where the observer reads the disk
-    /// as it is. (Live, and before an overflow, the kernel's events are
-    /// handled as they come, so which read holds which rename depends on
-    /// the machine's load: the one-read case is
-    /// `ObserverCoreTests.renamedThroughUnwatchedFolder`; read apart, under
-    /// CI's load, the item still arrives with a new id, live and also
-    /// before the overflow's rescan: how-it-works.md, "Known faults".)
+    /// Found live, by a poll, after an overflow and at a restart. (Live and
+    /// before an overflow, which read holds which rename depends on the
+    /// machine's load; the one-read case is
+    /// `ObserverCoreTests.renamedThroughUnwatchedFolder`, reads that end
+    /// elsewhere are `SplitReadTests` and the simulation's.)
     @Test(
         "a file swapped into a folder, the folder rotated into one moved away meanwhile: each keeps its id",
-        arguments: [Finding.poll, .restart])
+        arguments: Finding.allCases)
     func fileSwappedIntoRotatedFolder(finding: Finding) async throws {
         let folders = ["D", "T", "T/P", "T/P/sub", "T/M"]
         let files = ["T/x", "T/P/sub/a", "T/P/b", "T/M/c"]

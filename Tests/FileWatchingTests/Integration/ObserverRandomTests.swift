@@ -39,16 +39,6 @@ struct ObserverRandomTests {
 
     static let rounds = getenv("FILESHARE_REAL_ROUNDS").flatMap { Int(String(cString: $0)) } ?? 20
 
-    /// Where ids still slip (how-it-works.md, "Known faults"): these two
-    /// seeds, found by a poll, an overflow or a start from the saved state,
-    /// now and then (a few runs in a hundred) give an inode alive
-    /// throughout a new id. Only the id check is excused there, and only
-    /// there; every other check, and every check of the other seeds and of
-    /// live mode, holds. `FILESHARE_STRICT=1` excuses nothing.
-    static func idsStillSlip(mode: Mode, seed: UInt64) -> Bool {
-        mode != .live && [7936, 15855].contains(seed) && getenv("FILESHARE_STRICT") == nil
-    }
-
     @Test("ids follow inodes and the replay equals the disk, round after round", arguments: Mode.allCases, seeds)
     func rounds(mode: Mode, seed: UInt64) async throws {
         if mode == .overflow {
@@ -198,13 +188,7 @@ final class RandomRun {
             }
         }
         #expect(replay.violations.isEmpty, "\(context), round \(round): \(replay.violations.prefix(3))")
-        if ObserverRandomTests.idsStillSlip(mode: mode, seed: seed) {
-            withKnownIssue("an id slips here: how-it-works.md, Known faults", isIntermittent: true) {
-                #expect(ledger.violations.count == before, "\(context), round \(round): \(ledger.violations.suffix(3))")
-            }
-        } else {
-            #expect(ledger.violations.count == before, "\(context), round \(round): \(ledger.violations.suffix(3))")
-        }
+        #expect(ledger.violations.count == before, "\(context), round \(round): \(ledger.violations.suffix(3))")
         #expect(
             replay.contractItems == disk,
             "\(context), round \(round): replay \(differences(disk, replay.contractItems))")
