@@ -192,6 +192,17 @@ extension ShareCore {
         }
     }
 
+    /// Refuses a change of `paths` made otherwise than through WebDAV
+    /// while a WebDAV client holds a lock on one of them (or under one):
+    /// the page, the JSON API, tus and the history respect the locks. A
+    /// change is never made as if no lock were held: when the locks cannot
+    /// be read, it is refused too.
+    /// - Throws: ``LockedByWebDAV``, or ``DAVLockStoreError`` when the
+    ///   locks cannot be read.
+    func refuseIfLocked(_ paths: [SharePath]) async throws {
+        if let lock = try await lock(on: paths) { throw LockedByWebDAV(lock: lock) }
+    }
+
     /// A WebDAV lock held on one of `paths` (or under one), if any.
     /// - Throws: ``DAVLockStoreError`` when the locks cannot be read.
     func lock(on paths: [SharePath]) async throws(DAVLockStoreError) -> DAVLock? {
@@ -209,4 +220,15 @@ extension WritePreconditions {
         guard !isEmpty else { return }
         if let failure = failure(current: try folder.metadataIfPresent(path), path: path) { throw failure }
     }
+}
+
+/// A change refused because a WebDAV client holds a lock on its path.
+struct LockedByWebDAV: Error, Sendable, CustomStringConvertible {
+    var lock: DAVLock
+
+    /// For a person: which folder or file is locked, and for how long at most.
+    var message: String {
+        "'\(lock.root)' is locked by a WebDAV client for \(lock.timeout) seconds at most; try again later"
+    }
+    var description: String { message }
 }

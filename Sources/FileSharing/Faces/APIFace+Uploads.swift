@@ -24,7 +24,7 @@ extension APIFace {
         if keepingBoth { try core.authorize(.add, path) } else { try await core.authorizePut(path) }
         let declared = try UploadBody.declaredSize(request.headers)
         try UploadBody.checkSize(declared, core: core)
-        try await refuseIfLocked([path])
+        try await core.refuseIfLocked([path])
         let conditions = WritePreconditions(request.headers)
         try await core.check(conditions, at: path)
         let folder = core.folder
@@ -32,7 +32,7 @@ extension APIFace {
         _ = try await UploadBody.write(
             request.body, to: file, at: 0, limit: core.maxUploadBytes, core: core, checkingTypeFor: path,
             totalSize: declared)
-        try await refuseIfLocked([path])
+        try await core.refuseIfLocked([path])
         // The validator of exactly the content sent, taken before it is put
         // in place (a rename keeps inode, size and time): an editor sends its
         // next save with `If-Match` without asking again, and a write by
@@ -84,7 +84,9 @@ extension APIFace {
         if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
         let conditions = WritePreconditions(request.headers)
         try await core.check(conditions, at: path)
-        let token = try await beginUpload(path: path, length: length, conditions: conditions, context: context)
+        let token = try await core.uploads.begin(
+            path: path, length: length, conditions: conditions,
+            owner: PendingUploads.owner(user: context.user, address: context.address), core: core)
         var response = Response.json(status: .created, body: "{\"upload\":\"\(token)\",\"offset\":0}")
         response.headers[.uploadOffset] = "0"
         response.headers[.uploadExpires] = HTTPDate.format(
@@ -144,25 +146,6 @@ extension APIFace {
         let existed = try await ResumableAppend.cancel(core: core, token: try APIFace.token(context))
         guard existed else { throw ShareError(.notFound, "no such upload") }
         return Response(status: .noContent)
-    }
-
-    /// Starts a resumable upload for the requester
-    /// (``ResumableUploads/begin(path:length:conditions:owner:core:)``);
-    /// 429 when they have as many under way as allowed (RFC 6585: ending
-    /// one of theirs, or waiting, makes room), 503 when the folder has, or
-    /// when its state cannot be recorded where every server sees it.
-    func beginUpload(
-        path: SharePath, length: Int64, conditions: WritePreconditions = .none, context: ShareContext
-    ) async throws -> String {
-        do {
-            return try await core.uploads.begin(
-                path: path, length: length, conditions: conditions,
-                owner: PendingUploads.owner(user: context.user, address: context.address), core: core)
-        } catch let error as UploadStateError {
-            throw ShareError(.serviceUnavailable, error.message)
-        } catch let error as PendingUploadLimitError {
-            throw ShareError(error.code == .owner ? .tooManyRequests : .serviceUnavailable, error.message)
-        }
     }
 
     private func open(_ token: String) async throws -> ResumableUploads.Open {

@@ -48,34 +48,17 @@ struct APIFace: Sendable {
     }
 
     /// Performs a change made through this face, refused (423) while a
-    /// WebDAV client holds a lock on it, and (412) when the client's
-    /// `conditions` do not hold at the moment of the change.
+    /// WebDAV client holds a lock on it (``ShareCore/refuseIfLocked(_:)``),
+    /// and (412) when the client's `conditions` do not hold at the moment
+    /// of the change.
     func change<T: Sendable>(
         _ paths: [SharePath], method: String, context: ShareContext,
         conditions: [SharePath: WritePreconditions] = [:], _ work: @escaping @Sendable () throws -> T
     ) async throws -> T {
-        try await refuseIfLocked(paths)
+        try await core.refuseIfLocked(paths)
         return try await core.perform(
             paths, origin: APIFace.origin(context, method: method), conditions: conditions.filter { !$0.value.isEmpty },
             work)
-    }
-
-    /// 423 when a WebDAV client holds a lock on one of `paths` (or under
-    /// one): the page and the JSON API respect WebDAV locks too.
-    /// 503 when the locks cannot be read (their database is down): a
-    /// change is never made as if no lock were held.
-    func refuseIfLocked(_ paths: [SharePath]) async throws(ShareError) {
-        let held: DAVLock?
-        do {
-            held = try await core.lock(on: paths)
-        } catch {
-            throw ShareError(.serviceUnavailable, error.message)
-        }
-        if let lock = held {
-            throw ShareError(
-                .locked,
-                "'\(lock.root)' is locked by a WebDAV client for \(lock.timeout) seconds at most; try again later")
-        }
     }
 
     // MARK: Info and listing

@@ -5,8 +5,8 @@ import Logging
 import NIOCore
 
 /// Answers every failure as `{"error": "..."}` with its status; the core's
-/// errors (``FolderError``, ``SharePathError``, ``UploadRefusal``, ``PreconditionFailure``) with the `/api` mapping
-/// (`ShareError(_:)`). The WebDAV face answers its own with `DAVError(_:)`.
+/// errors with the `/api` mapping (``shareError(for:)``). The WebDAV face
+/// answers its own with `DAVError(_:)`.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = ShareContext
 
@@ -32,38 +32,37 @@ struct ErrorMiddleware: RouterMiddleware {
     /// any other (a 500). The audit records a failed request with the
     /// status this gives, which is the one the client sees.
     static func answer(to error: any Error) -> Response? {
-        switch error {
-        case let error as ShareError:
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        case let error as FolderError:
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        case let error as SharePathError:
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        case let refusal as UploadRefusal:
-            let error = ShareError(refusal)
-            guard let rename = refusal.rename else {
-                return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-            }
+        if let error = error as? HTTPError {
+            return .json(status: error.status, error: error.body ?? error.status.reasonPhrase)
+        }
+        guard let answer = shareError(for: error) else { return nil }
+        let status = HTTPResponse.Status(code: answer.kind.rawValue)
+        if let refusal = error as? UploadRefusal, let rename = refusal.rename {
             // The name to give the file, for a client to tell its person in their words.
             return .json(
-                status: HTTPResponse.Status(code: error.kind.rawValue),
-                body: "{\"error\":" + JSONText.quoted(error.message) + ",\"rename\":" + JSONText.quoted(rename) + "}")
-        case let error as AccessDenied:
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        case let error as PreconditionFailure:
-            return .json(status: .preconditionFailed, error: error.message)
-        case let error as DAVLockStoreError:
-            return .json(status: .serviceUnavailable, error: error.message)
-        case let error as AccountsError:
-            let error = ShareError(error)
-            return .json(status: HTTPResponse.Status(code: error.kind.rawValue), error: error.message)
-        case let error as HTTPError:
-            return .json(status: error.status, error: error.body ?? error.status.reasonPhrase)
-        default:
-            return nil
+                status: status,
+                body: "{\"error\":" + JSONText.quoted(answer.message) + ",\"rename\":" + JSONText.quoted(rename) + "}")
+        }
+        return .json(status: status, error: answer.message)
+    }
+
+    /// The one mapping of the core's errors (which know no HTTP) to the
+    /// `/api` faces' statuses; `nil` for a failure nobody foresaw. The tus
+    /// routes answer with it too; WebDAV has its own (`DAVError(_:)`).
+    static func shareError(for error: any Error) -> ShareError? {
+        switch error {
+        case let error as ShareError: error
+        case let error as FolderError: ShareError(error)
+        case let error as SharePathError: ShareError(error)
+        case let refusal as UploadRefusal: ShareError(refusal)
+        case let error as AccessDenied: ShareError(error)
+        case let error as PreconditionFailure: ShareError(.preconditionFailed, error.message)
+        case let error as DAVLockStoreError: ShareError(.serviceUnavailable, error.message)
+        case let error as LockedByWebDAV: ShareError(.locked, error.message)
+        case let error as UploadStateError: ShareError(.serviceUnavailable, error.message)
+        case let error as PendingUploadLimitError: ShareError(error)
+        case let error as AccountsError: ShareError(error)
+        default: nil
         }
     }
 }

@@ -119,7 +119,7 @@ struct HistoryFace: Sendable {
         } catch {
             throw ShareError(error)
         }
-        try await api.refuseIfLocked([path])
+        try await core.refuseIfLocked([path])
         let after = try await core.restore(
             version: version, of: id, at: path, origin: APIFace.origin(context, method: "POST"),
             conditions: WritePreconditions(request.headers))
@@ -211,7 +211,7 @@ struct HistoryFace: Sendable {
             let record = try core.folder.history.trash.item(trashId)
             AuditNote.about(path: record.path, detail: "from the trash", action: "restore")
             try HistoryFace.authorize(changing: record)
-            if let path = try? SharePath(plain: record.path) { try await api.refuseIfLocked([path]) }
+            if let path = try? SharePath(plain: record.path) { try await core.refuseIfLocked([path]) }
         } catch let error as VersionError {
             throw ShareError(error)
         }

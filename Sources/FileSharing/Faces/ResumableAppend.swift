@@ -100,7 +100,7 @@ enum ResumableAppend {
                     offset: now, expires: uploads.expiry(lastWritten: uploads.now), path: upload.path,
                     requested: upload.path, completed: false, replaced: false)
             }
-            try await APIFace(core: core, readOnly: false).refuseIfLocked([upload.path])
+            try await core.refuseIfLocked([upload.path])
             let placed = try await core.commit(
                 upload.file, to: upload.path, origin: origin, creatingParents: true, conditions: upload.conditions)
             uploads.finished(token)

@@ -57,6 +57,15 @@ extension ShareError {
 }
 
 extension ShareError {
+    /// A resumable upload not begun: 429 when the requester has as many
+    /// under way as allowed (RFC 6585: ending one of theirs, or waiting,
+    /// makes room), 503 when the folder has.
+    init(_ error: PendingUploadLimitError) {
+        self.init(error.code == .owner ? .tooManyRequests : .serviceUnavailable, error.message)
+    }
+}
+
+extension ShareError {
     /// The `/api` face's answer to a refused upload.
     init(_ refusal: UploadRefusal) {
         self.init(refusal.kind == .refused ? .unsupportedMediaType : .internalError, refusal.reason)

@@ -68,10 +68,11 @@ struct TusFace: Sendable {
         try await core.authorizePut(path)
         // 413 past the server's limit (`Tus-Max-Size`), 507 when the disk has no room.
         try UploadBody.checkSize(length, core: core)
-        try await APIFace(core: core, readOnly: false).refuseIfLocked([path])
+        try await core.refuseIfLocked([path])
         if length == 0 { try core.uploadTypes.checkEmptyFile(at: path) }
-        let token = try await APIFace(core: core, readOnly: false).beginUpload(
-            path: path, length: length, context: context)
+        let token = try await core.uploads.begin(
+            path: path, length: length, owner: PendingUploads.owner(user: context.user, address: context.address),
+            core: core)
         var headers = TusFace.headers()
         headers[.location] = "/api/tus/\(token)"
         var outcome: ResumableAppend.Outcome? = nil
@@ -229,7 +230,8 @@ struct TusMetadata: Sendable, Equatable {
     }
 }
 
-/// Answers ``TusError`` (and the core's errors inside the tus routes) with
+/// Answers ``TusError`` (and the core's errors inside the tus routes, with
+/// the `/api` mapping: ``ErrorMiddleware/shareError(for:)``) with
 /// `Tus-Resumable` (tus clients check it on every answer) and the reason as
 /// `{"error": "..."}`, like the rest of `/api`.
 struct TusErrorMiddleware: RouterMiddleware {
@@ -242,25 +244,14 @@ struct TusErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as TusError {
             return TusErrorMiddleware.answer(error.status, error.message)
-        } catch let error as ShareError {
-            return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
-        } catch let error as AccessDenied {
-            let error = ShareError(error)
-            return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
-        } catch let error as FolderError {
-            let error = ShareError(error)
-            return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
-        } catch let error as SharePathError {
-            let error = ShareError(error)
-            return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
-        } catch let error as UploadRefusal {
-            let error = ShareError(error)
-            return TusErrorMiddleware.answer(HTTPResponse.Status(code: error.kind.rawValue), error.message)
         } catch let error as ResumableOffsetMismatch {
             var response = TusErrorMiddleware.answer(
                 .conflict, "the upload is at byte \(error.offset): send Upload-Offset: \(error.offset)")
             response.headers[.uploadOffset] = String(error.offset)
             return response
+        } catch {
+            guard let answer = ErrorMiddleware.shareError(for: error) else { throw error }
+            return TusErrorMiddleware.answer(HTTPResponse.Status(code: answer.kind.rawValue), answer.message)
         }
     }
 
