@@ -3,15 +3,17 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 public import PostgresNIO
+public import ServiceLifecycle
 
 /// The shared database: a pool of connections to one PostgreSQL database,
 /// checked when it opens. What several servers of one folder share lives
 /// here: the change log, the folder's lock and origins, sessions, share
 /// links, WebDAV locks and resumable uploads.
 ///
-/// Open it with ``open(_:logger:)``; its pool runs in a task of its own
-/// until ``close()``.
-public final class Database: Sendable {
+/// Open it with ``open(_:logger:)``. Its pool works while it runs as a
+/// `Service` (the server's service group runs it first, so it stops
+/// last); ``withRunning(_:logger:_:)`` runs it around a piece of work.
+public final class Database: Service, Sendable {
     /// Where it is (its description carries no credentials).
     public let url: DatabaseURL
     /// The pool of connections.
@@ -19,23 +21,69 @@ public final class Database: Sendable {
     /// The server's version, as it says (`SHOW server_version`).
     public let serverVersion: String
     let logger: Logger
-    private let running: Task<Void, Never>
 
     private init(url: DatabaseURL, client: PostgresClient, serverVersion: String, logger: Logger) {
         self.url = url
         self.client = client
         self.serverVersion = serverVersion
         self.logger = logger
-        running = Task { await client.run() }
     }
 
     /// Connects once to check that the database is there and the login
-    /// works (a pool alone would wait and try again), then starts the pool.
+    /// works (a pool alone would wait and try again), and makes the pool,
+    /// which works once it runs (``run()``).
     /// - Throws: ``DatabaseError`` `.unavailable`, saying why.
     public static func open(_ url: DatabaseURL, logger: Logger) async throws(DatabaseError) -> Database {
         let version = try await checkConnection(url, logger: logger)
         let client = PostgresClient(configuration: try url.clientConfiguration(), backgroundLogger: logger)
         return Database(url: url, client: client, serverVersion: version, logger: logger)
+    }
+
+    /// Runs the pool until the service group shuts down gracefully (or
+    /// the task is cancelled); what still runs on it then fails.
+    public func run() async {
+        await client.run()
+    }
+
+    /// Opens the database and runs `body` with its pool running; the pool
+    /// stops when `body` returns or throws.
+    /// - Throws: ``DatabaseError`` when it cannot be opened, or what `body` threw.
+    public static func withRunning<Result: Sendable>(
+        _ url: DatabaseURL, logger: Logger, _ body: (Database) async throws -> Result
+    ) async throws -> Result {
+        let database = try await open(url, logger: logger)
+        return try await database.whileRunning { try await body(database) }
+    }
+
+    /// Opens `count` pools on the database (as `count` servers of one
+    /// folder have) and runs `body` with them running; they stop after it.
+    public static func withRunning<Result: Sendable>(
+        _ url: DatabaseURL, count: Int, logger: Logger, _ body: ([Database]) async throws -> Result
+    ) async throws -> Result {
+        func opening(_ opened: [Database]) async throws -> Result {
+            guard opened.count < count else { return try await body(opened) }
+            return try await withRunning(url, logger: logger) { try await opening(opened + [$0]) }
+        }
+        return try await opening([])
+    }
+
+    /// Runs `body` with the pool running (as the one service of a group),
+    /// and shuts the pool down gracefully after it.
+    public func whileRunning<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+        let pool = ServiceGroup(configuration: ServiceGroupConfiguration(services: [self], logger: logger))
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await pool.run() }
+            let result: Result
+            do {
+                result = try await body()
+            } catch {
+                await pool.triggerGracefulShutdown()
+                throw error
+            }
+            await pool.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return result
+        }
     }
 
     /// Connects once and asks the server's version.
@@ -57,12 +105,6 @@ public final class Database: Sendable {
         } catch {
             throw DatabaseError(error, doing: "connect to \(url)")
         }
-    }
-
-    /// Closes the pool (what runs on it fails) and waits until it has let go.
-    public func close() async {
-        running.cancel()
-        await running.value
     }
 
     /// Runs `body` with a connection of the pool.

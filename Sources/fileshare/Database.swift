@@ -56,12 +56,12 @@ struct DatabaseCommand: AsyncParsableCommand {
             }
             let status: SchemaStatus
             do {
-                status = try await database.schemaStatus()
-            } catch {
-                await database.close()
+                status = try await database.whileRunning { try await database.schemaStatus() }
+            } catch let error as DatabaseError {
                 CommandOutput.fail(error.message, code: 1)
+            } catch {
+                CommandOutput.fail("\(error)", code: 1)
             }
-            await database.close()
             var lines = ["database: \(url)", "server: PostgreSQL \(database.serverVersion)"]
             let code: Int32
             switch status.plan {
@@ -122,53 +122,58 @@ struct SharedChangeLog {
         return shared
     }
 
-    /// Opens it, or exits as `cli.md` says: 2 for a URL that cannot be
-    /// read, 1 for a database that cannot be used.
-    static func open(_ text: String, sharedFolder: String, logger: Logger) async -> SharedChangeLog {
+    /// Opens the database (its pool runs as a service: ``SharedState/Database/whileRunning(_:)``),
+    /// or exits as `cli.md` says: 2 for a URL that cannot be read, 1 for a
+    /// database that cannot be reached.
+    static func openDatabase(_ text: String, logger: Logger) async -> SharedState.Database {
         let url: DatabaseURL
         do {
             url = try DatabaseURL(text)
         } catch {
             CommandOutput.fail(error.message, code: 2)
         }
+        do {
+            return try await SharedState.Database.open(url, logger: logger)
+        } catch {
+            CommandOutput.fail(error.message, code: 1)
+        }
+    }
+
+    /// Migrates the database (its pool running) and opens the folder's log
+    /// in it, or exits as `cli.md` says: 2 for a folder that cannot be
+    /// named, 1 for a database that cannot be used.
+    static func start(_ database: SharedState.Database, sharedFolder: String, logger: Logger) async
+        -> SharedChangeLog
+    {
         let key: String
         do {
             key = try FolderKey.key(forSharedFolder: sharedFolder)
         } catch {
             CommandOutput.fail(error.message, code: 2)
         }
-        let database: SharedState.Database
-        do {
-            database = try await SharedState.Database.open(url, logger: logger)
-        } catch {
-            CommandOutput.fail(error.message, code: 1)
-        }
         do {
             try await database.migrate()
             let log = try await PostgresChangeLog.open(
                 folder: key, database: database, mode: .following, logger: logger)
-            logger.notice("the change log is in \(url)", metadata: ["folder": "\(key)"])
+            logger.notice("the change log is in \(database.url)", metadata: ["folder": "\(key)"])
             return SharedChangeLog(database: database, log: log, key: key, logger: logger)
         } catch let error as DatabaseError {
-            await database.close()
             CommandOutput.fail(error.message, code: 1)
         } catch let error as ChangeLogError {
-            await database.close()
             CommandOutput.fail(error.message, code: 1)
         } catch {
-            await database.close()
             CommandOutput.fail("\(error)", code: 1)
         }
     }
 
-    /// Commits what the log still holds (it was closed with the server), then lets go of the database.
+    /// Commits what the log still holds (it was closed with the server);
+    /// the database's pool stops after it.
     func close() async {
         do {
             try await log.flush()
         } catch {
             logger.error("the last changes could not be committed: \(error.message)")
         }
-        await database.close()
     }
 }
 

@@ -8,6 +8,7 @@ import Inbox
 import Logging
 import Previews
 import ServiceLifecycle
+import SharedState
 import Synchronization
 import UnixSignals
 
@@ -260,92 +261,104 @@ struct Serve: AsyncParsableCommand {
             size: settings.thumbnailSize, concurrent: settings.thumbnailsConcurrent,
             timeLimit: settings.thumbnailTimeLimit)
         Serve.raiseOpenFileLimit(logger: logger)
-        var shared: SharedChangeLog?
-        let takesInInbox = settings.inbox
-        let fixExtensions = settings.fixExtensions
-        let printChanges = settings.printChanges
-        if let text = settings.database {
-            shared = await SharedChangeLog.open(text, sharedFolder: directory, logger: logger)
-            // Only the leader takes in the Inbox, with its observer, while it leads.
-            let inbox: (@Sendable (FileObserver) async -> Void)? =
-                takesInInbox
-                ? { @Sendable observer in
-                    await Serve.runInbox(
-                        observer: observer, acceptedTypes: acceptedTypes,
-                        fixExtensions: fixExtensions, printChanges: printChanges, logger: logger)
-                } : nil
-            configuration.sharedDatabase = shared?.configuration(
-                whileLeading: inbox, uploadLifetime: configuration.pendingUploads.lifetime)
-        }
-        let changePrinter: (@Sendable (String) -> Void)?
-        if settings.printChanges {
-            changePrinter = { line in CommandOutput.writeError(line + "\n") }
-        } else {
-            changePrinter = nil
-        }
-        let server: ShareServer
-        do {
-            server = try ShareServer(configuration: configuration, logger: logger, changePrinter: changePrinter)
-        } catch let error as FileWatchingError {
-            failStart(error.message, code: 2)
-        } catch let error as ChangeLogError {
-            // Another server on the folder, or a log that cannot be written: a failure at run time.
-            // Nothing is taken back: the private state may be that other server's.
-            CommandOutput.fail(error.message, code: 1)
-        } catch let error as AccountsError {
-            failStart(error.message, code: 2)
-        } catch let error as ConfigurationError {
-            failStart(error.message, code: 2)
-        }
-        let announced = ShareAnnouncement(
-            root: server.root, madePassword: madePassword, madeFolder: folder.made ? directory : nil)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(
-                service: ListeningServer(server: server, announcement: announced),
-                successTerminationBehavior: .gracefullyShutdownGroup),
-            .init(
-                service: ConfigurationReloader(
-                    loader: loader, loaded: loaded, server: server, signals: hangups, logger: logger),
-                successTerminationBehavior: .ignore),
-        ]
-        if takesInInbox && shared == nil {
+        /// Serves until stopped, with the shared database's log and stores when there is one.
+        func serve(shared: SharedChangeLog?) async throws {
+            let takesInInbox = settings.inbox
+            let fixExtensions = settings.fixExtensions
+            let printChanges = settings.printChanges
+            if let shared {
+                // Only the leader takes in the Inbox, with its observer, while it leads.
+                let inbox: (@Sendable (FileObserver) async -> Void)? =
+                    takesInInbox
+                    ? { @Sendable observer in
+                        await Serve.runInbox(
+                            observer: observer, acceptedTypes: acceptedTypes,
+                            fixExtensions: fixExtensions, printChanges: printChanges, logger: logger)
+                    } : nil
+                configuration.sharedDatabase = shared.configuration(
+                    whileLeading: inbox, uploadLifetime: configuration.pendingUploads.lifetime)
+            }
+            let changePrinter: (@Sendable (String) -> Void)?
+            if settings.printChanges {
+                changePrinter = { line in CommandOutput.writeError(line + "\n") }
+            } else {
+                changePrinter = nil
+            }
+            let server: ShareServer
             do {
-                let processor = try InboxProcessor(
-                    root: server.root,
-                    options: InboxOptions(
-                        acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
-                    logger: logger,
-                    observer: server.observer,
-                    report: { event in if printChanges { CommandOutput.writeError(event.jsonLine + "\n") } },
-                    handler: { _ in })
-                services.append(.init(service: processor))
-            } catch {
+                server = try ShareServer(configuration: configuration, logger: logger, changePrinter: changePrinter)
+            } catch let error as FileWatchingError {
+                failStart(error.message, code: 2)
+            } catch let error as ChangeLogError {
+                // Another server on the folder, or a log that cannot be written: a failure at run time.
+                // Nothing is taken back: the private state may be that other server's.
+                CommandOutput.fail(error.message, code: 1)
+            } catch let error as AccountsError {
+                failStart(error.message, code: 2)
+            } catch let error as ConfigurationError {
                 failStart(error.message, code: 2)
             }
+            let announced = ShareAnnouncement(
+                root: server.root, madePassword: madePassword, madeFolder: folder.made ? directory : nil)
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+                .init(
+                    service: ListeningServer(server: server, announcement: announced),
+                    successTerminationBehavior: .gracefullyShutdownGroup),
+                .init(
+                    service: ConfigurationReloader(
+                        loader: loader, loaded: loaded, server: server, signals: hangups, logger: logger),
+                    successTerminationBehavior: .ignore),
+            ]
+            if takesInInbox && shared == nil {
+                do {
+                    let processor = try InboxProcessor(
+                        root: server.root,
+                        options: InboxOptions(
+                            acceptedTypes: acceptedTypes ?? .all(), misleadingNames: fixExtensions ? .correct : .refuse),
+                        logger: logger,
+                        observer: server.observer,
+                        report: { event in if printChanges { CommandOutput.writeError(event.jsonLine + "\n") } },
+                        handler: { _ in })
+                    services.append(.init(service: processor))
+                } catch {
+                    failStart(error.message, code: 2)
+                }
+            }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: services,
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            do {
+                try await group.run()
+                await shared?.close()
+            } catch let error as FileWatchingError where error.code == .rootRemoved {
+                CommandOutput.fail(error.message, code: 1)
+            } catch {
+                // Failed before it listened: the start leaves nothing behind.
+                if !announced.hasAnnounced { folder.undo() }
+                let text = "\(error)"
+                if text.contains("Address already in use") || text.contains("EADDRINUSE") {
+                    CommandOutput.fail(
+                        "port \(settings.port) on \(settings.bind) is taken; choose another with --port (0 picks a free one)",
+                        code: 1)
+                }
+                if text.contains("Cannot assign requested address") || text.contains("EADDRNOTAVAIL") {
+                    CommandOutput.fail("cannot listen on \(settings.bind): this machine has no such address", code: 1)
+                }
+                CommandOutput.fail("the server stopped: \(text)", code: 1)
+            }
         }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: services,
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
-        do {
-            try await group.run()
-            await shared?.close()
-        } catch let error as FileWatchingError where error.code == .rootRemoved {
-            CommandOutput.fail(error.message, code: 1)
-        } catch {
-            // Failed before it listened: the start leaves nothing behind.
-            if !announced.hasAnnounced { folder.undo() }
-            let text = "\(error)"
-            if text.contains("Address already in use") || text.contains("EADDRINUSE") {
-                CommandOutput.fail(
-                    "port \(settings.port) on \(settings.bind) is taken; choose another with --port (0 picks a free one)",
-                    code: 1)
-            }
-            if text.contains("Cannot assign requested address") || text.contains("EADDRNOTAVAIL") {
-                CommandOutput.fail("cannot listen on \(settings.bind): this machine has no such address", code: 1)
-            }
-            CommandOutput.fail("the server stopped: \(text)", code: 1)
+        guard let text = settings.database else {
+            try await serve(shared: nil)
+            return
+        }
+        // The database's pool runs as a service around the server (started
+        // before it, stopped after it): it serves the migration at the start
+        // and the log's last commit at the end.
+        let database = await SharedChangeLog.openDatabase(text, logger: logger)
+        try await database.whileRunning {
+            try await serve(shared: await SharedChangeLog.start(database, sharedFolder: directory, logger: logger))
         }
     }
 

@@ -61,15 +61,11 @@ struct LogPlace: Sendable {
             try await body(LogPlace(kind: kind, folder: folder, database: nil))
         case .postgres:
             try await withPostgres { server in
-                let database = try await Database.open(try DatabaseURL(server.url), logger: FileChangeLogTests.logger)
-                do {
+                try await Database.withRunning(try DatabaseURL(server.url), logger: FileChangeLogTests.logger) {
+                    database in
                     try await database.migrate()
                     try await body(LogPlace(kind: kind, folder: folder, database: database))
-                } catch {
-                    await database.close()
-                    throw error
                 }
-                await database.close()
             }
         }
     }

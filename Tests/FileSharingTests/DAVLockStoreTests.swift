@@ -41,13 +41,9 @@ struct DAVLockStoreTests {
             try await body((0..<count).map { _ in WebDAVState(store: store) }, nil)
         case .postgres:
             try await withPostgres { server in
-                var databases: [Database] = []
-                do {
-                    for _ in 0..<count {
-                        let database = try await Database.open(try DatabaseURL(server.url), logger: logger)
-                        databases.append(database)
-                        try await database.migrate()
-                    }
+                try await Database.withRunning(try DatabaseURL(server.url), count: count, logger: logger) {
+                    databases in
+                    for database in databases { try await database.migrate() }
                     let states = databases.map {
                         WebDAVState(
                             store: PostgresLockStore(
@@ -55,11 +51,7 @@ struct DAVLockStoreTests {
                                 timeLimit: timeLimit, logger: logger))
                     }
                     try await body(states, server)
-                } catch {
-                    for database in databases { await database.close() }
-                    throw error
                 }
-                for database in databases { await database.close() }
             }
         }
     }

@@ -23,24 +23,15 @@ struct SharedUploadStateTests {
         _ body: ([PostgresUploadState], PostgresServer) async throws -> Void
     ) async throws {
         try await withPostgres { server in
-            var databases: [Database] = []
-            do {
-                for _ in 0..<2 {
-                    let database = try await Database.open(try DatabaseURL(server.url), logger: logger)
-                    databases.append(database)
-                    try await database.migrate()
-                }
+            try await Database.withRunning(try DatabaseURL(server.url), count: 2, logger: logger) { databases in
+                for database in databases { try await database.migrate() }
                 let states = databases.enumerated().map { index, database in
                     PostgresUploadState(
                         database: database, folder: "folder-key", server: "server-\(index)", lifetime: lifetime,
                         claimLease: lease, logger: logger)
                 }
                 try await body(states, server)
-            } catch {
-                for database in databases { await database.close() }
-                throw error
             }
-            for database in databases { await database.close() }
         }
     }
 

@@ -48,15 +48,15 @@ struct FolderLeadershipTests {
             let second = FolderLeadership(folder: "f", url: url, retryInterval: .milliseconds(100), logger: Self.logger)
             let secondRun = Task { await second.run() }
             // The database ends the leader's session, as a network cut or an admin would.
-            let database = try await Database.open(url, logger: Self.logger)
-            _ = try await database.withConnection(doing: "end the leader's session") { connection in
-                try await connection.query(
-                    """
-                    SELECT pg_terminate_backend(pid) FROM pg_locks
-                    WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
-                    """, logger: Self.logger)
+            try await Database.withRunning(url, logger: Self.logger) { database in
+                _ = try await database.withConnection(doing: "end the leader's session") { connection in
+                    try await connection.query(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_locks
+                        WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+                        """, logger: Self.logger)
+                }
             }
-            await database.close()
             #expect(await PostgresChangeLogTests.finishes(within: .seconds(20)) { await second.waitForLeadership() })
             // The first noticed, and now follows.
             #expect(await waitUntil { !first.isLeader })

@@ -18,15 +18,10 @@ struct PostgresChangeLogTests {
     /// A migrated database of a throwaway server.
     static func withDatabase(_ body: (Database) async throws -> Void) async throws {
         try await withPostgres { server in
-            let database = try await Database.open(try DatabaseURL(server.url), logger: logger)
-            do {
+            try await Database.withRunning(try DatabaseURL(server.url), logger: logger) { database in
                 try await database.migrate()
                 try await body(database)
-            } catch {
-                await database.close()
-                throw error
             }
-            await database.close()
         }
     }
 

@@ -35,7 +35,6 @@ struct PostgresServerTests {
             socket = server.socketFolder + "/.s.PGSQL.5432"
             #expect(FileManager.default.fileExists(atPath: socket))
             let database = try await Database.open(try DatabaseURL(server.url), logger: Self.logger)
-            await database.close()
             return database.serverVersion
         }
         #expect(version.first?.isNumber == true, "\(version)")
@@ -77,18 +76,18 @@ struct PostgresServerTests {
         try await withPostgres { first in
             try await withPostgres { second in
                 #expect(first.socketFolder != second.socketFolder)
-                let one = try await Database.open(try DatabaseURL(first.url), logger: Self.logger)
-                let two = try await Database.open(try DatabaseURL(second.url), logger: Self.logger)
-                _ = try await one.withConnection(doing: "make a table") { connection in
-                    try await connection.query("CREATE TABLE only_here (x int)", logger: Self.logger)
+                try await Database.withRunning(try DatabaseURL(first.url), logger: Self.logger) { one in
+                    _ = try await one.withConnection(doing: "make a table") { connection in
+                        try await connection.query("CREATE TABLE only_here (x int)", logger: Self.logger)
+                    }
                 }
-                let seen = try await two.withConnection(doing: "look for it") { connection in
-                    try await connection.query("SELECT to_regclass('only_here') IS NOT NULL", logger: Self.logger)
-                        .collect().first?.decode(Bool.self)
+                let seen = try await Database.withRunning(try DatabaseURL(second.url), logger: Self.logger) { two in
+                    try await two.withConnection(doing: "look for it") { connection in
+                        try await connection.query("SELECT to_regclass('only_here') IS NOT NULL", logger: Self.logger)
+                            .collect().first?.decode(Bool.self)
+                    }
                 }
                 #expect(seen == false)
-                await one.close()
-                await two.close()
             }
         }
     }
