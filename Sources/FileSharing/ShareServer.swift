@@ -22,6 +22,8 @@ public final class ShareServer: Service {
     public let configuration: ShareConfiguration
     let core: ShareCore
     let webDAV: WebDAVFace
+    /// The log over HTTP, read by cursor for `/api/changes` and `/api/events`.
+    let changeStream: ChangeStream
     let logger: Logger
     /// What `/metrics` reports.
     let metrics = ServerMetrics()
@@ -86,6 +88,7 @@ public final class ShareServer: Service {
             folder: folder, configuration: configuration, locks: state, activity: activity, logger: logger,
             changePrinter: changePrinter)
         webDAV = WebDAVFace(core: core, state: state, logger: logger)
+        changeStream = ChangeStream(log: core.changeLog)
         links = LinkStore(
             records: configuration.sharedDatabase?.links
                 ?? ShareLinksFile(path: privateFolder + "/shares.json", logger: logger),
@@ -259,7 +262,7 @@ public final class ShareServer: Service {
         router.addRoutes(SharesAPIFace(core: core, links: links, audit: audit).routes(), atPath: "/api")
         router.addRoutes(AuditFace(audit: audit).routes(), atPath: "/api")
         router.addRoutes(HistoryFace(api: api).routes(), atPath: "/api")
-        router.addRoutes(EventStreamFace(core: core).routes(), atPath: "/api")
+        router.addRoutes(EventStreamFace(core: core, stream: changeStream).routes(), atPath: "/api")
         router.addRoutes(TusFace(core: core).routes(), atPath: "/api/tus")
         router.addRoutes(MetricsFace(metrics: metrics, snapshot: snapshot).routes())
         return router
@@ -267,7 +270,7 @@ public final class ShareServer: Service {
 
     /// The values `/metrics` reads when asked, beside those counted as they happen.
     private var metricsSnapshot: @Sendable () -> [(String, Double)] {
-        { [core, webDAV] in
+        { [core, webDAV, changeStream] in
             let log = core.changeLog
             let lag = core.followingLog?.lag ?? ChangeLogLag(records: 0, seconds: 0)
             let machine = core.leadership.withLock { $0 }
@@ -275,7 +278,7 @@ public final class ShareServer: Service {
             let oldest = log.oldest
             let thumbnails = core.thumbnailFlights
             return [
-                ("fileshare_event_streams", Double(core.changeStream.openStreams)),
+                ("fileshare_event_streams", Double(changeStream.openStreams)),
                 ("fileshare_change_log_latest_seq", Double(latest)),
                 ("fileshare_change_log_oldest_seq", Double(oldest)),
                 ("fileshare_change_log_records", Double(latest >= oldest ? latest - oldest + 1 : 0)),

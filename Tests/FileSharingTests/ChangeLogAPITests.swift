@@ -168,7 +168,7 @@ struct ChangeLogAPITests {
                 await stream.send(
                     "GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: \(ShareFixture.authorization)\r\nLast-Event-ID: 1\r\n\r\n"
                 )
-                #expect(await eventually { share.server.core.changeStream.openStreams == 1 })
+                #expect(await eventually { share.server.changeStream.openStreams == 1 })
                 #expect(try await client.request("/api/files/four.txt", .put, body: "4").status == .created)
                 var text = ""
                 for _ in 0..<3 where !text.contains("four.txt") { await text += stream.receive(until: "four.txt") }

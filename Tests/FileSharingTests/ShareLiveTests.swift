@@ -99,7 +99,7 @@ struct ShareLiveTests {
                 curl.standardOutput = output
                 try curl.run()
                 // Once curl is subscribed (however long it takes to start), make the changes.
-                #expect(await eventually { share.server.core.changeStream.openStreams == 1 })
+                #expect(await eventually { share.server.changeStream.openStreams == 1 })
                 try share.write("from-disk.txt", "d")
                 await share.server.observer.sync()
                 _ = try await client.request("/api/files/from-api.txt", .put, body: "a")

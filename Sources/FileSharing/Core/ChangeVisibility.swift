@@ -60,3 +60,17 @@ enum ChangeVisibility {
             seq: record.seq, entry: ChangeLogEntry(seen, time: record.time, origin: record.origin))
     }
 }
+
+extension ChangeVisibility {
+    /// What one reader of the log may be told: the requester's policy, and
+    /// where the size of a file that moved into view comes from.
+    struct Scope: Sendable {
+        var policy: AccessPolicy
+        var size: @Sendable (ItemPath) -> Int64?
+
+        func filter(_ records: [ChangeRecord]) -> [ChangeRecord] {
+            if policy.isAdmin { return records }
+            return records.compactMap { ChangeVisibility.filter($0, for: policy, size: size) }
+        }
+    }
+}

@@ -92,9 +92,9 @@ extension AccessPolicy {
 extension ShareCore {
     /// What the current requester may be told of the change log: their
     /// policy, with the sizes of files from the observer's tree.
-    func visibility() -> ChangeStream.Visibility {
+    func visibility() -> ChangeVisibility.Scope {
         let observer = self.observer
-        return ChangeStream.Visibility(
+        return ChangeVisibility.Scope(
             policy: Requester.current.policy, size: { path in observer.item(at: path)?.size })
     }
 }

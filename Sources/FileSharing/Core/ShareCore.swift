@@ -58,8 +58,6 @@ final class ShareCore: Sendable {
     /// How a follower's observer watches: no state of its own, nothing numbered.
     let followerObserverOptions: ObserverOptions
     let changePrinter: (@Sendable (String) -> Void)?
-    /// The log, read by cursor for `/api/changes` and `/api/events`.
-    let changeStream: ChangeStream
     /// Uploads continued over several requests.
     let uploads: ResumableUploads
     /// What uploads are checked against.
@@ -142,7 +140,6 @@ final class ShareCore: Sendable {
             changeLog.close()
             throw error
         }
-        changeStream = ChangeStream(log: changeLog)
         // Through a database, an upload may go on on any server of the folder.
         uploads = ResumableUploads(
             folder: folder, shared: configuration.sharedDatabase?.uploads, limits: configuration.pendingUploads)

@@ -41,8 +41,8 @@ final class ChangeStream: Sendable {
 
     // MARK: /api/changes
 
-    /// - Parameter visibility: What the requester may be told (``ChangeVisibility``).
-    func changes(since: String?, limit: String?, visibility: Visibility) async throws -> Response {
+    /// - Parameter visibility: What the requester may be told (``ChangeVisibility/Scope``).
+    func changes(since: String?, limit: String?, visibility: ChangeVisibility.Scope) async throws -> Response {
         let cursor = try since.map { text throws(ShareError) -> UInt64 in
             guard let value = UInt64(text) else {
                 throw ShareError(
@@ -131,7 +131,7 @@ final class ChangeStream: Sendable {
         return sinceValue ?? log.latest
     }
 
-    func events(after start: UInt64, visibility: Visibility) -> Response {
+    func events(after start: UInt64, visibility: ChangeVisibility.Scope) -> Response {
         let log = self.log
         let body = ResponseBody { [self] writer in
             let stop = StreamStop()
@@ -231,20 +231,6 @@ final class ChangeStream: Sendable {
             let first = await group.next() ?? true
             group.cancelAll()
             return first
-        }
-    }
-}
-
-extension ChangeStream {
-    /// What one client may be told: the requester's policy, and where the
-    /// size of a file that moved into view comes from.
-    struct Visibility: Sendable {
-        var policy: AccessPolicy
-        var size: @Sendable (ItemPath) -> Int64?
-
-        func filter(_ records: [ChangeRecord]) -> [ChangeRecord] {
-            if policy.isAdmin { return records }
-            return records.compactMap { ChangeVisibility.filter($0, for: policy, size: size) }
         }
     }
 }

@@ -3,21 +3,23 @@ import Hummingbird
 
 /// `GET /api/events` and `GET /api/changes`: the change log over HTTP, as
 /// server-sent events (`id: SEQ`, `data: RECORD`) from `Last-Event-ID` (or
-/// `?since=`), and as pages of records after a cursor. The reading is the
-/// core's (``ChangeStream``); this face parses the requests.
+/// `?since=`), and as pages of records after a cursor. ``ChangeStream``
+/// reads the log and writes the answers; this face parses the requests, and
+/// the core says what the requester may see.
 struct EventStreamFace: Sendable {
     let core: ShareCore
+    let stream: ChangeStream
 
     /// The routes, to mount at `/api`.
     func routes() -> RouteCollection<ShareContext> {
         let routes = RouteCollection(context: ShareContext.self)
         routes.get("events") { request, _ in
-            let cursor = try core.changeStream.startCursor(
+            let cursor = try stream.startCursor(
                 lastEventID: request.headers[.lastEventID], since: try APIRequest.query(request, "since"))
-            return core.changeStream.events(after: cursor, visibility: core.visibility())
+            return stream.events(after: cursor, visibility: core.visibility())
         }
         routes.get("changes") { request, _ in
-            try await core.changeStream.changes(
+            try await stream.changes(
                 since: try APIRequest.query(request, "since"), limit: try APIRequest.query(request, "limit"),
                 visibility: core.visibility())
         }
