@@ -33,7 +33,13 @@ extension ObserverCore {
     /// after a later read (``settleNames()``). Programs go on changing the
     /// folder while a read is handled; a look at the disk now would run
     /// ahead of the events still queued, which would then be taken for news.
-    mutating func handle(_ events: [SourceEvent], at time: Timestamp, moreQueued: () -> Bool = { false }) {
+    ///
+    /// `held` are the events the rename pairing holds back after `events`
+    /// (from a `movedFrom` whose partner may still come): the items they
+    /// rename away are looked for where this read finds items arriving.
+    mutating func handle(
+        _ events: [SourceEvent], at time: Timestamp, held: [SourceEvent] = [], moreQueued: () -> Bool = { false }
+    ) {
         now = time
         guard !isRootRemoved else { return }
         laterEventsQueued = moreQueued()
@@ -70,8 +76,11 @@ extension ObserverCore {
             return departure > position
         }
         var consumed = Set<Int>()
-        departing = events.compactMap { event in
-            guard case .movedFrom(let cookie) = event.kind, movedTo[cookie] == nil, let name = event.name,
+        let heldArrivals = Set(
+            held.compactMap { event -> UInt32? in if case .movedTo(let cookie) = event.kind { cookie } else { nil } })
+        departing = (events + held).compactMap { event in
+            guard case .movedFrom(let cookie) = event.kind, movedTo[cookie] == nil, !heldArrivals.contains(cookie),
+                let name = event.name,
                 let directory = watchedDirectories[event.watch], tree.isLive(directory)
             else { return nil }
             return tree.child(of: directory, named: name)

@@ -169,6 +169,17 @@ extension ObserverCore {
             {
                 continue
             }
+            // Gone from its path, unless its folder's path leads nowhere
+            // now (the folder renamed by a rename not read yet): the path
+            // then says nothing, and a hard link made to the file would be
+            // taken for the file itself, moved. (An item this read renames
+            // away has left, whatever its path.)
+            let parent = tree[index].parent
+            if parent != Tree.rootIndex && !departing.contains(index),
+                case .failure = fileSystem.metadata(at: tree.path(of: parent))
+            {
+                continue
+            }
             return index
         }
         return nil

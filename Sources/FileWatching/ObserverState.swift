@@ -266,13 +266,16 @@ final class ObserverState: Sendable {
             events = pairing.take(events, now: time.monotonic, flush: !syncs.isEmpty)
             let checkRoot = time.monotonic >= nextRootCheck
             if checkRoot { nextRootCheck = time.monotonic + 1_000_000_000 }
-            let carrying = !pairing.carried.isEmpty
+            let held = pairing.carried
+            let carrying = !held.isEmpty
             let queue = source?.descriptor ?? -1
             let (batch, rootRemoved) = core.withLock { core in
                 if !events.isEmpty {
                     // More is queued when a rename's half is held back or the
                     // kernel's queue is readable (asked without reading it).
-                    core.handle(events, at: time) { carrying || (queue >= 0 && cfs_poll2(queue, -1, 0) & 1 != 0) }
+                    core.handle(events, at: time, held: held) {
+                        carrying || (queue >= 0 && cfs_poll2(queue, -1, 0) & 1 != 0)
+                    }
                 }
                 // A sync covers polled subtrees too (the whole tree without
                 // inotify, or a subtree degraded by the watch limit).

@@ -74,8 +74,8 @@ struct CoreHarness {
         }
         if !events.isEmpty {
             let fs = fs
-            let carrying = !(pairing?.carried.isEmpty ?? true)
-            core.handle(events, at: now) { carrying || !fs.queue.isEmpty }
+            let held = pairing?.carried ?? []
+            core.handle(events, at: now, held: held) { !held.isEmpty || !fs.queue.isEmpty }
         }
         core.tick(at: now)
         delivered += core.takeBatch(force: force)
