@@ -34,6 +34,19 @@ struct SplitReadTests {
         return (h, before)
     }
 
+    /// A started observer with `P/file`, saved once through a hidden
+    /// temporary name: its id is no longer the one its inode gives.
+    static func savedOnce() -> CoreHarness {
+        var h = Self.started { fs in
+            _ = fs.mkdir("P")
+            _ = fs.write("P/file", bytes: 3)
+        }
+        _ = h.fs.write("P/.t", bytes: 9)
+        h.fs.rename("P/.t", "P/file")
+        h.catchUp()
+        return h
+    }
+
     static func expectRotated(_ after: [ItemPath: ItemID], from before: [ItemPath: ItemID]) {
         #expect(after["Q"] == before["P/a"])
         #expect(after["P/a"] == before["P/b"])
@@ -86,16 +99,9 @@ struct SplitReadTests {
 
     @Test("a rename's first half before an overflow leaves the item to the rescan")
     func departureBeforeOverflow() {
-        var h = Self.started { fs in
-            _ = fs.mkdir("P")
-            _ = fs.write("P/file", bytes: 3)
-        }
-        // Saved once (its id is no longer its inode's), then the folder
-        // renamed and made anew at its name.
-        _ = h.fs.write("P/.t", bytes: 9)
-        h.fs.rename("P/.t", "P/file")
-        h.catchUp()
+        var h = Self.savedOnce()
         let before = h.treeIDs
+        // The folder renamed and made anew at its name.
         h.fs.rename("P", "R")
         _ = h.fs.mkdir("P")
         // The read ends after the first half; the kernel then drops the rest.
@@ -133,16 +139,10 @@ struct SplitReadTests {
         #expect(after["A"] == before["B"])
         #expect(after["B"] == before["A"])
     }
+
     @Test("an item renamed into a new folder is found there while its departure is held for its partner")
     func arrivalBeforeHeldDeparture() {
-        var h = Self.started { fs in
-            _ = fs.mkdir("P")
-            _ = fs.write("P/file", bytes: 3)
-        }
-        // Saved once: its id is no longer its inode's.
-        _ = h.fs.write("P/.t", bytes: 9)
-        h.fs.rename("P/.t", "P/file")
-        h.catchUp()
+        var h = Self.savedOnce()
         let before = h.treeIDs
         // Into a folder made a moment before, not watched yet: the kernel
         // reports the departure alone, and the pairing holds it back while
