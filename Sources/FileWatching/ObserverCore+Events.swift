@@ -586,13 +586,6 @@ extension ObserverCore {
         return metadata.identity == tree.identity(of: directory)
     }
 
-    /// Checks the names a rename put an item at while the disk showed
-    /// another item there. Events later in the read that changed the name
-    /// have settled it by now; if the tree still holds another item than
-    /// the disk at such a name, the item it moved was not the one renamed
-    /// (its name was reused within the read and looked at after it changed
-    /// hands), and no event to come will say so: the folder is rescanned,
-    /// which pairs its items with the disk's by identity.
     /// How many reads in a row may leave names unsettled while more events
     /// are queued (a folder that never stops changing is still settled).
     static var longestUnsettled: Int { 8 }
@@ -605,6 +598,13 @@ extension ObserverCore {
         rescanDisplaced()
     }
 
+    /// Checks the names a rename put an item at while the disk showed
+    /// another item there. Events later in the read that changed the name
+    /// have settled it by now; if the tree still holds another item than
+    /// the disk at such a name, the item it moved was not the one renamed
+    /// (its name was reused within the read and looked at after it changed
+    /// hands), and no event to come will say so: the folder is rescanned,
+    /// which pairs its items with the disk's by identity.
     mutating func settleMovedOnto() {
         guard !movedOnto.isEmpty else { return }
         let names = movedOnto

@@ -51,7 +51,7 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     /// showed another item there (see `settleMovedOnto()`).
     var movedOnto: [(directory: Tree.Index, name: [UInt8])] = []
     /// How many reads in a row left ``movedOnto`` or ``displaced`` for a
-    /// later read, as more events were queued (see `handle(_:at:moreQueued:)`).
+    /// later read, as more events were queued (see `handle(_:at:held:moreQueued:)`).
     var unsettledReads = 0
     /// Whether events were queued behind the read being handled when it began.
     var laterEventsQueued = false

@@ -269,13 +269,19 @@ final class ObserverState: Sendable {
             let held = pairing.carried
             let carrying = !held.isEmpty
             let queue = source?.descriptor ?? -1
+            // A sync settles every name its read could not: what it covers
+            // is read whole, and its caller looks at the tree next.
+            let syncing = !syncs.isEmpty
             let (batch, rootRemoved) = core.withLock { core in
                 if !events.isEmpty {
                     // More is queued when a rename's half is held back or the
                     // kernel's queue is readable (asked without reading it).
                     core.handle(events, at: time, held: held) {
-                        carrying || (queue >= 0 && cfs_poll2(queue, -1, 0) & 1 != 0)
+                        !syncing && (carrying || (queue >= 0 && cfs_poll2(queue, -1, 0) & 1 != 0))
                     }
+                } else if syncing {
+                    core.now = time
+                    core.settleNames()
                 }
                 // A sync covers polled subtrees too (the whole tree without
                 // inotify, or a subtree degraded by the watch limit).

@@ -76,6 +76,9 @@ struct CoreHarness {
             let fs = fs
             let held = pairing?.carried ?? []
             core.handle(events, at: now, held: held) { !held.isEmpty || !fs.queue.isEmpty }
+        } else if force {
+            core.now = now
+            core.settleNames()
         }
         core.tick(at: now)
         delivered += core.takeBatch(force: force)
