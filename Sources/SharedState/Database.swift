@@ -11,8 +11,9 @@ public import ServiceLifecycle
 /// links, WebDAV locks and resumable uploads.
 ///
 /// Open it with ``open(_:logger:)``. Its pool works while it runs as a
-/// `Service` (the server's service group runs it first, so it stops
-/// last); ``withRunning(_:logger:_:)`` runs it around a piece of work.
+/// `Service`: ``whileRunning(_:)`` runs it around a piece of work (the
+/// whole server, in `fileshare serve --database`), and
+/// ``withRunning(_:logger:_:)`` opens and runs it.
 public final class Database: Service, Sendable {
     /// Where it is (its description carries no credentials).
     public let url: DatabaseURL
