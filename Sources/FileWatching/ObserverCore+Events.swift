@@ -78,18 +78,18 @@ extension ObserverCore {
         var consumed = Set<Int>()
         let heldArrivals = Set(
             held.compactMap { event -> UInt32? in if case .movedTo(let cookie) = event.kind { cookie } else { nil } })
-        departing = (events + held).compactMap { event in
+        readPosition = 0
+        departures = (events + held).enumerated().compactMap { position, event in
             guard case .movedFrom(let cookie) = event.kind, movedTo[cookie] == nil, !heldArrivals.contains(cookie),
-                let name = event.name,
-                let directory = watchedDirectories[event.watch], tree.isLive(directory)
+                let name = event.name
             else { return nil }
-            return tree.child(of: directory, named: name)
+            return (event.watch, name, position)
         }
         defer {
             // An arrival not handled after all (its folder went meanwhile):
             // the item left, as its own event said.
             for flight in landings.values where tree.isLive(flight.index) { forgetSubtree(flight.index) }
-            departing.removeAll()
+            departures.removeAll()
             if !moreQueued() || unsettledReads >= Self.longestUnsettled {
                 settleNames()
             } else if !movedOnto.isEmpty || !displaced.isEmpty {
@@ -98,6 +98,7 @@ extension ObserverCore {
         }
         for (position, event) in events.enumerated() where !consumed.contains(position) {
             if isRootRemoved { return }
+            readPosition = position
             switch event.kind {
             case .overflow:
                 rescan(from: Tree.rootIndex, reason: "overflow")
@@ -419,16 +420,18 @@ extension ObserverCore {
         case (let known?, nil):
             remove(known)
         case (nil, let metadata?):
-            if cause == .created || cause.isArrival, movedIn(metadata, at: path, into: directory) != nil {
+            if movedIn(metadata, at: path, into: directory) != nil {
                 // An item the tree holds elsewhere (gone from there) is at
-                // the name of one just made or moved in: renames later in
-                // the queue put it here (the new item renamed away and this
-                // one onto its name, as a swap or rotation of names does),
-                // and their events settle both. Taken now for the new item,
-                // a folder's items would be claimed out of the tree's
-                // folder, which the renames then move here without them
-                // (CI's "content missed" runs). Checked once the read is
-                // handled: a name the queue did not settle is rescanned.
+                // the name of one just made, moved in, written or renamed
+                // away: renames later in the queue put it here (the other
+                // item renamed away and this one onto its name, as a swap
+                // or rotation of names does), and their events settle both.
+                // Taken now for a new item, a folder's items would be
+                // claimed out of the tree's folder, which the renames then
+                // move here without them (CI's "content missed" runs), or
+                // the folder would be in the tree twice, its watch lost
+                // with the copy. Checked once the read is handled: a name
+                // the queue did not settle is rescanned.
                 movedOnto.append((directory, name))
                 return
             }

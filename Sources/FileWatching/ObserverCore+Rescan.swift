@@ -111,7 +111,9 @@ extension ObserverCore {
         let setAside = pass.setAside.removeValue(forKey: metadata.identity).flatMap {
             tree.index(of: $0) == nil ? $0 : nil
         }
+        if options.storesIdentityAttribute { reservedIDs = Set(pass.setAside.values) }
         let index = add(name: name, in: directory, metadata: metadata, writing: writing, id: setAside)
+        reservedIDs.removeAll()
         if writing { writes.closed(index, at: now.monotonic) }
         tree.set(index, flag: Tree.Flag.visited, true)
         if metadata.kind == .directory { pass.directories.append(index) }

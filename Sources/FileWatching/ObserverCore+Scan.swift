@@ -144,19 +144,21 @@ extension ObserverCore {
 
     /// The item elsewhere in the tree that the one on disk at `path` is, if
     /// it left its own path (so it moved here; not a second hard link). Found
-    /// by the id its identity gives or its identity attribute holds, or
-    /// among the items the current read renames away (`departing`): an item
-    /// whose id came otherwise (kept across an atomic save) and whose
-    /// departure is in another read is not found, and arrives as a new one.
-    /// Whether the tree has an item at `path` is the caller's to weigh.
+    /// by the id its identity gives, by its identity among the items whose
+    /// id came otherwise (a copy's, one kept across an atomic save), by the
+    /// id its identity attribute holds, or among the items the current read
+    /// renames away (`departing`). Whether the tree has an item at `path`
+    /// is the caller's to weigh.
     func movedIn(_ metadata: FileMetadata, at path: ItemPath, into directory: Tree.Index) -> Tree.Index? {
         var candidates = [ItemID.derived(from: metadata.identity, discriminator: 0)]
+        if let index = tree.foreignIndex(of: metadata.identity) { candidates.append(tree.id(of: index)) }
         if options.storesIdentityAttribute, let stored = fileSystem.identityAttribute(at: path) {
             candidates.append(stored)
         }
         // An item whose id is not its identity's (given back by a saved
         // state, or kept through a save that replaced its inode), renamed
         // away in this read into a folder not watched yet.
+        let departing = departures.isEmpty ? [] : self.departing
         for index in departing where tree.isLive(index) && tree.identity(of: index) == metadata.identity {
             candidates.append(tree.id(of: index))
         }
@@ -173,9 +175,10 @@ extension ObserverCore {
             // now (the folder renamed by a rename not read yet): the path
             // then says nothing, and a hard link made to the file would be
             // taken for the file itself, moved. (An item this read renames
-            // away has left, whatever its path.)
+            // away has left, whatever its path, and so has one in a folder
+            // it renames away.)
             let parent = tree[index].parent
-            if parent != Tree.rootIndex && !departing.contains(index),
+            if parent != Tree.rootIndex && !departing.contains(where: { tree.isSame(index, asOrUnder: $0) }),
                 case .failure = fileSystem.metadata(at: tree.path(of: parent))
             {
                 continue

@@ -55,10 +55,30 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     var unsettledReads = 0
     /// Whether events were queued behind the read being handled when it began.
     var laterEventsQueued = false
-    /// Items the current read renames away to a name it does not give (a
-    /// folder not watched yet, or outside): where they land, an arrival
-    /// found by identity is one of them (see `movedIn(_:at:into:)`).
-    var departing: [Tree.Index] = []
+    /// The renames away of the current read to a name it does not give (a
+    /// folder not watched yet, or outside), by the folder's watch, the name
+    /// and the position in the read (the held ones after it).
+    var departures: [(watch: Int32, name: [UInt8], position: Int)] = []
+    /// The position in the current read of the event being handled.
+    var readPosition = 0
+    /// Items the current read renames away, from here on, to a name it
+    /// does not give: where they land, an arrival found by identity is one
+    /// of them (see `movedIn(_:at:into:)`). Each is the item the tree has
+    /// at the departure's name now, so an item renamed there earlier in the
+    /// read (into a folder, and on from it to one not watched yet) is one.
+    var departing: [Tree.Index] {
+        departures.compactMap { departure in
+            guard departure.position >= readPosition, let directory = watchedDirectories[departure.watch],
+                tree.isLive(directory)
+            else { return nil }
+            return tree.child(of: directory, named: departure.name)
+        }
+    }
+    /// Ids no new item takes from its identity attribute: those of the
+    /// items a rescan set aside to free their names, which come back under
+    /// them (a copy made with `cp -a` carries its source's id in its
+    /// attribute, and is found before its source comes back).
+    var reservedIDs: Set<ItemID> = []
     /// Changes waiting for the end of the latency window.
     private(set) var pending: [Change] = []
     private var pendingSince: Int64?
@@ -130,7 +150,7 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     mutating func newID(for metadata: FileMetadata, at path: ItemPath) -> ItemID {
         guard options.storesIdentityAttribute else { return Self.derivedID(for: metadata, in: tree) }
         let stored = fileSystem.identityAttribute(at: path)
-        if let stored, tree.index(of: stored) == nil {
+        if let stored, tree.index(of: stored) == nil, !reservedIDs.contains(stored) {
             if !isScanned { idsGivenByScan.insert(stored) }
             return stored
         }

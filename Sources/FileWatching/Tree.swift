@@ -50,6 +50,12 @@ struct Tree {
     private var freeList: [Index] = []
     private(set) var devices: [UInt64] = []
     private var ids = IDTable()
+    /// The items whose id is not the one their identity gives (a copy's, a
+    /// document's kept through saves that replaced its inode, one read from
+    /// an identity attribute), by identity: where else an item found at a
+    /// new name may be looked up by what it is. The others are found by
+    /// the id their identity gives; most items are those.
+    private var foreign: [FileIdentity: Index] = [:]
     /// Live items, the root excluded.
     private(set) var count = 0
     /// Read from a state file written before identities had handle
@@ -116,6 +122,35 @@ struct Tree {
 
     func id(of index: Index) -> ItemID { ItemID(rawValue: nodes[Int(index)].id) }
 
+    /// The item with this identity whose id its identity does not give.
+    func foreignIndex(of identity: FileIdentity) -> Index? { foreign[identity] }
+
+    /// Whether `index`'s id is not the one its identity gives.
+    private func hasForeignID(_ index: Index) -> Bool {
+        let id = nodes[Int(index)].id
+        var identity = identity(of: index)
+        if id == ItemID.derived(from: identity, discriminator: 0).rawValue { return false }
+        // Derived before identities had handle fingerprints (``lacksGenerations``).
+        guard identity.generation != 0 else { return true }
+        identity.generation = 0
+        return id != ItemID.derived(from: identity, discriminator: 0).rawValue
+    }
+
+    private mutating func noteForeign(_ index: Index) {
+        guard index != Tree.rootIndex, hasForeignID(index) else { return }
+        let identity = identity(of: index)
+        if let other = foreign[identity], isLive(other), other != index, self.identity(of: other) == identity {
+            return  // a hard link's: the first name found is kept
+        }
+        foreign[identity] = index
+    }
+
+    private mutating func forgetForeign(_ index: Index) {
+        guard !foreign.isEmpty, Int(nodes[Int(index)].device) < devices.count else { return }
+        let identity = identity(of: index)
+        if foreign[identity] == index { foreign[identity] = nil }
+    }
+
     func index(of id: ItemID) -> Index? {
         nodes.withUnsafeBufferPointer { nodes in ids.find(id.rawValue) { nodes[Int($0)].id } }
     }
@@ -155,6 +190,10 @@ struct Tree {
 
     mutating func set(_ index: Index, metadata: FileMetadata) {
         let i = Int(index)
+        // (A new record has no device yet, so no identity.)
+        let renewed = Int(nodes[i].device) >= devices.count || identity(of: index) != metadata.identity
+        if renewed { forgetForeign(index) }
+        defer { if renewed { noteForeign(index) } }
         nodes[i].size = metadata.size
         nodes[i].modified = metadata.modified
         nodes[i].birth = metadata.identity.birth
@@ -379,8 +418,10 @@ struct Tree {
     /// Changes the id of an item.
     mutating func setID(_ index: Index, to id: ItemID) {
         removeID(index)
+        forgetForeign(index)
         nodes[Int(index)].id = id.rawValue
         addID(index)
+        noteForeign(index)
     }
 
     /// Removes an item and everything under it; `body` sees each removed
@@ -394,6 +435,7 @@ struct Tree {
             body(node)
             let i = Int(node)
             if self.index(of: ItemID(rawValue: nodes[i].id)) == node { removeID(node) }
+            forgetForeign(node)
             garbageNameBytes += Int(nodes[i].nameLength)
             nodes[i].flags = Flag.free
             nodes[i].parent = -1

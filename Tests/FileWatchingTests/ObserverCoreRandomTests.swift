@@ -232,6 +232,11 @@ struct RandomSequence {
             // once it has one name again: the link is a new item with its own
             // id (as live), and after the first name is saved anew or removed,
             // the file lives on under the link's id, rightly.
+            // A file renamed to a hidden name left, as if moved out; back at
+            // a visible name it may be new (rule 5), its id given meanwhile
+            // to a file saved at its old name (rule 3).
+            let hidden = fs.takeHidden()
+            ledger.forget { hidden.contains($0.inode) }
             ledger.check(replay) { path in fs.identity(path).flatMap { fs.linked.contains($0.inode) ? nil : $0 } }
         }
         func traceChanges() { outcome.trace += h.newChanges().map(\.traced) }
@@ -350,10 +355,12 @@ struct RandomSequence {
             }
             traceJournal()
         }
+        /// The queued events, for traces.
+        func queued() -> [String] {
+            h.fs.queue.map { "\($0.kind) \(String(decoding: $0.name ?? [], as: UTF8.self)) @\($0.watch)" }
+        }
         func read(limit: Int?) {
-            outcome.trace.append(
-                "  read \(limit.map { "at most \($0) of " } ?? "")"
-                    + "\(h.fs.queue.map { "\($0.kind) \(String(decoding: $0.name ?? [], as: UTF8.self))" })")
+            outcome.trace.append("  read \(limit.map { "at most \($0) of " } ?? "")\(queued())")
             h.process(atMost: limit)
             traceChanges()
         }
@@ -365,7 +372,7 @@ struct RandomSequence {
                 traceChanges()
                 checkIdentities(h)
             case .catchUp:
-                outcome.trace.append("catch up")
+                outcome.trace.append("catch up: \(queued())")
                 h.catchUp()
                 traceChanges()
                 checkIdentities(h)
@@ -381,8 +388,8 @@ struct RandomSequence {
             }
         }
         // The writers finish; the observer catches up.
-        outcome.trace.append("writers close, catch up")
         h.fs.closeAllWriters()
+        outcome.trace.append("writers close, catch up: \(queued())")
         h.catchUp()
         h.advance(by: .seconds(1))
         h.catchUp()
@@ -413,9 +420,13 @@ extension Change {
 enum Environment {
     /// How many random sequences to run (`FILESHARE_SEEDS`, default 300).
     static let seeds = getenv("FILESHARE_SEEDS").flatMap { Int(String(cString: $0)) } ?? 300
-    /// The seeds to run: only `FILESHARE_SEED` when set (to trace one), or else the first `seeds`.
+    /// The first seed to run (`FILESHARE_SEED_START`, default 0), so a long
+    /// run by hand can be split across processes.
+    static let firstSeed = getenv("FILESHARE_SEED_START").flatMap { UInt64(String(cString: $0)) } ?? 0
+    /// The seeds to run: only `FILESHARE_SEED` when set (to trace one), or
+    /// else `seeds` of them from `firstSeed`.
     static var seedList: [UInt64] {
         if let one = getenv("FILESHARE_SEED").flatMap({ UInt64(String(cString: $0)) }) { return [one] }
-        return Array(0..<UInt64(seeds))
+        return Array(firstSeed..<firstSeed + UInt64(seeds))
     }
 }

@@ -172,4 +172,117 @@ struct SplitReadTests {
         #expect(h.treeIDs["S/file"] == before["P/file"])
         #expect(h.treeIDs["P/link"] != nil && h.treeIDs["P/link"] != before["P/file"])
     }
+
+    @Test("a departure whose name a folder the tree holds elsewhere took meanwhile leaves it to that folder's rename")
+    func departureOntoFolderRenamedLater() {
+        var h = Self.started { fs in
+            _ = fs.mkdir("D")
+            _ = fs.write("f", bytes: 3)
+        }
+        let before = h.treeIDs
+        // f goes into a folder made a moment before (so its departure is
+        // alone in the queue), D takes its name, and a file is made in D.
+        _ = h.fs.mkdir("N")
+        h.fs.rename("f", "N/f")
+        h.fs.rename("D", "f")
+        _ = h.fs.write("f/new", bytes: 3)
+        // Taken for a folder made at f, D would be in the tree twice, its
+        // watch lost with the copy, and f/new never reported.
+        h.catchUp()
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+        #expect(h.treeIDs["f"] == before["D"])
+        #expect(h.treeIDs["N/f"] == before["f"])
+        #expect(h.treeIDs["f/new"] != nil)
+    }
+
+    @Test("a write read at a name a saved document was renamed to, before its rename, is not the document made anew")
+    func writeAtNameOfSavedDocument() {
+        var h = Self.savedOnce()
+        let before = h.treeIDs
+        // A new file is written at g and renamed to h; the document (whose
+        // id is not the one its inode gives) takes the name g. The read
+        // ends after the write; the kernel then drops the rest.
+        _ = h.fs.write("P/g", bytes: 3)
+        h.fs.rename("P/g", "P/h")
+        h.fs.rename("P/file", "P/g")
+        h.process(atMost: 3)
+        h.fs.overflow()
+        h.advance(by: .milliseconds(100))
+        h.catchUp()
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+        #expect(h.treeIDs["P/g"] == before["P/file"])
+        #expect(h.treeIDs["P/h"] != nil && h.treeIDs["P/h"] != before["P/file"])
+    }
+
+    @Test("a folder renamed into another and on to a folder made meanwhile, both in one read, keeps its ids")
+    func folderRenamedTwiceInOneRead() {
+        var h = Self.started { fs in
+            _ = fs.mkdir("A")
+            _ = fs.write("A/x", bytes: 3)
+            _ = fs.mkdir("B")
+        }
+        let before = h.treeIDs
+        // A goes into B (both watched), N is made, A goes on into N (not
+        // watched yet: its departure from B is alone), and B is renamed,
+        // so A's path in the tree leads nowhere when N is listed.
+        h.fs.rename("A", "B/A2")
+        _ = h.fs.mkdir("N")
+        h.fs.rename("B/A2", "N/A3")
+        h.fs.rename("B", "C")
+        h.catchUp()
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+        #expect(h.treeIDs["N/A3"] == before["A"])
+        #expect(h.treeIDs["N/A3/x"] == before["A/x"])
+        #expect(h.treeIDs["C"] == before["B"])
+    }
+
+    @Test("a file whose folder this read renames away is found where an arrival read before it is")
+    func fileOfDepartingFolderAtArrival() {
+        var h = Self.started { fs in
+            _ = fs.mkdir("D")
+            _ = fs.write("D/f", bytes: 3)
+        }
+        let before = h.treeIDs
+        // M comes from outside (not watched yet), D goes into it, f goes
+        // on from D to g, and M and g swap names through t: by the time
+        // M's arrival is read, f is at M.
+        h.fs.moveIn(directory: "M", files: ["a"])
+        h.fs.rename("D", "M/D2")
+        h.fs.rename("M/D2/f", "g")
+        h.fs.rename("M", "t")
+        h.fs.rename("g", "M")
+        h.fs.rename("t", "g")
+        h.catchUp()
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+        #expect(h.treeIDs["M"] == before["D/f"])
+        #expect(h.treeIDs["g/D2"] == before["D"])
+    }
+
+    @Test("a copy carrying a file's id is listed before the file, set aside by a rescan, comes back")
+    func copyBeforeSetAsideFile() {
+        var h = CoreHarness(
+            options: ObserverOptions(settleTime: .milliseconds(50), latency: .zero, storesIdentityAttribute: true)
+        ) { fs in
+            _ = fs.mkdir("P")
+            _ = fs.mkdir("P/D")
+            _ = fs.write("P/D/b", bytes: 3)
+            _ = fs.mkdir("Q")
+        }
+        h.start()
+        let before = h.treeIDs
+        // `cp -a` beside D (the id in the copy's attribute), then P and Q
+        // swap names; the kernel drops the events. The rescan sets P's
+        // folder aside to free its name; back at Q, its listing has the
+        // copy, and D, whose own listing comes after.
+        h.fs.copy("P/D/b", "P/c", preservingAttributes: true)
+        h.fs.rename("P", "t")
+        h.fs.rename("Q", "P")
+        h.fs.rename("t", "Q")
+        h.fs.overflow()
+        h.advance(by: .milliseconds(100))
+        h.catchUp()
+        #expect(h.treeIDs["Q/D/b"] == before["P/D/b"])
+        #expect(h.treeIDs["Q/c"] != nil && h.treeIDs["Q/c"] != before["P/D/b"])
+        #expect(h.treeIDs["Q"] == before["P"])
+    }
 }

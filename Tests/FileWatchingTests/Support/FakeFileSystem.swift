@@ -169,6 +169,8 @@ final class FakeFileSystem: FileSystemAccess {
         let inode = create(destination)
         contents[inode] = bytes
         append(destination, bytes: Int64(bytes.count))
+        journal.append(
+            "  (a copy of \(source) #\(original)\(preservingAttributes ? ", its identity attribute too" : ""))")
         if preservingAttributes, let id = attributes[original] {
             attributes[inode] = id
             let (parent, name) = (resolve(destination.parent)!, destination.name)
@@ -379,6 +381,7 @@ final class FakeFileSystem: FileSystemAccess {
         }
         inodes[oldParent]!.children[oldName] = nil
         inodes[newParent]!.children[newName] = inode
+        if to.components.contains(where: { $0.first == UInt8(ascii: ".") }) { hide(inode) }
         let cookie = nextCookie
         nextCookie += 1
         notify(oldParent, .movedFrom(cookie: cookie), oldName, isDirectory: isDirectory)
@@ -490,6 +493,21 @@ final class FakeFileSystem: FileSystemAccess {
 
     /// Inodes that were ever given a second name by ``link(_:_:)``.
     private(set) var linked: Set<UInt64> = []
+    /// Inodes renamed to a hidden name (with everything in them), since
+    /// the last ``takeHidden()``: out of the observer's view, they left, and
+    /// may come back as new items.
+    private var hidden: Set<UInt64> = []
+
+    private func hide(_ inode: UInt64) {
+        hidden.insert(inode)
+        for child in inodes[inode]!.children.values { hide(child) }
+    }
+
+    /// The inodes renamed to a hidden name since the last call.
+    func takeHidden() -> Set<UInt64> {
+        defer { hidden.removeAll() }
+        return hidden
+    }
 
     private func allocate(_ kind: ItemKind) -> UInt64 {
         wall += 1_000

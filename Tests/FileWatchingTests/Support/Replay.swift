@@ -110,6 +110,13 @@ struct IdentityLedger<Identity: Hashable> {
     private var last: [Identity: (id: ItemID, path: ItemPath)] = [:]
     private(set) var violations: [String] = []
 
+    /// Forgets the ids of the identities `left` says left the observer's
+    /// view since the last check (renamed to a hidden name): as if a check
+    /// had run while they were away, they may come back with new ids.
+    mutating func forget(where left: (Identity) -> Bool) {
+        last = last.filter { !left($0.key) }
+    }
+
     mutating func check(_ replay: Replay, identity: (ItemPath) -> Identity?, context: String = "") {
         var now: [Identity: (id: ItemID, path: ItemPath)] = [:]
         var ambiguous: Set<Identity> = []
