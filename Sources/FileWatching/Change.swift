@@ -48,7 +48,7 @@ public enum Change: Sendable, Hashable {
     }
 
     /// The change with its id replaced, when `replacements` has it.
-    func replacingIDs(_ replacements: [ItemID: ItemID]) -> Change {
+    public func replacingIDs(_ replacements: [ItemID: ItemID]) -> Change {
         guard let old = id, let new = replacements[old] else { return self }
         switch self {
         case .added(var item):

@@ -31,6 +31,30 @@ extension FileObserver {
         return changes
     }
 
+    /// The items with `ids` as the state `stateFile` holds them for `root`
+    /// (where an observer started from it has them before its first scan),
+    /// or `nil` when there is no usable state. A server that takes over a
+    /// folder compares them with its log (see `fileshare serve --database`).
+    /// - Throws: ``FileWatchingError`` for a bad root.
+    public static func savedItems(
+        _ ids: Set<ItemID>, root: String, stateFile: String, options: ObserverOptions = ObserverOptions(),
+        logger: Logger
+    ) throws(FileWatchingError) -> [ItemID: Item]? {
+        var options = options
+        options.stateFile = stateFile
+        options.pollingInterval = nil
+        let (core, _) = try makeCore(root: root, options: options, inotifyFD: nil, usesWatches: false, logger: logger)
+        guard case .restored = core.start else { return nil }
+        var items: [ItemID: Item] = [:]
+        for id in ids {
+            guard let index = core.tree.index(of: id), index != Tree.rootIndex, !core.tree.isInFlight(index) else {
+                continue
+            }
+            items[id] = core.tree.item(at: index)
+        }
+        return items
+    }
+
     /// The state file's path relative to `root`, when it lies inside it (so
     /// the observer leaves it, and its temporary files, out).
     static func statePathInside(root: String, stateFile: String) -> String? {

@@ -179,6 +179,17 @@ public final class FileObserver: Sendable {
         }
     }
 
+    /// Gives the item the observer knows by `given` the id `id`, which no
+    /// item has: for a consumer that knows the item by `id` from before
+    /// (a server taking over a folder finds a document saved anew that the
+    /// saved state did not hold, and keeps the id its log gave it). Changes
+    /// not delivered yet carry `id`; those delivered carried `given`.
+    /// Returns whether it did (not when `id` is taken or `given` unknown).
+    @discardableResult
+    public func adoptID(_ id: ItemID, for given: ItemID) -> Bool {
+        state.core.withLock { $0.adoptID(id, for: given) }
+    }
+
     /// The item with this id, as the observer knows it now.
     public func item(id: ItemID) -> Item? {
         state.tree.read { tree in

@@ -116,6 +116,19 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
     }
 
     /// Rewrites the ids of changes not delivered yet.
+    /// Gives the item with id `given` the id `id`, which no item has
+    /// (the consumer knew the item by it; see ``FileObserver/adoptID(_:for:)``).
+    /// Returns whether it did.
+    mutating func adoptID(_ id: ItemID, for given: ItemID) -> Bool {
+        guard tree.index(of: id) == nil, let index = tree.index(of: given), index != Tree.rootIndex else {
+            return false
+        }
+        tree.setID(index, to: id)
+        replaceIDsInPending([given: id])
+        keepIdentityAttribute(of: index)
+        return true
+    }
+
     mutating func replaceIDsInPending(_ replacements: [ItemID: ItemID]) {
         pending = pending.map { $0.replacingIDs(replacements) }
     }

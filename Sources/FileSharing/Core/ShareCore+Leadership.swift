@@ -26,7 +26,17 @@ extension ShareCore {
         try await log.beginWriting()
         let options = leaderObserverOptions
         let firstStart = options.stateFile.map { access($0, F_OK) != 0 } ?? true
-        let known = firstStart ? ChangeFeed.Logged() : await loggedSinceStateWasSaved(options.stateFile)
+        var known = firstStart ? ChangeFeed.Logged() : await loggedSinceStateWasSaved(options.stateFile)
+        if !known.isEmpty, let stateFile = options.stateFile {
+            // Where the saved state has the items those records name: an item
+            // whose last changes the leader did not commit is brought to
+            // where the observer has it once its first scan is done.
+            let (ids, root, logger) = (known.ids, folder.rootPath, logger)
+            let saved = try? await blocking {
+                try FileObserver.savedItems(ids, root: root, stateFile: stateFile, options: options, logger: logger)
+            }
+            if let saved = saved ?? nil { known.expect(saved: saved) }
+        }
         let (observer, token) = try ShareCore.leaderObserver(
             root: folder.rootPath, options: options, log: log, origins: origins, numbersFirstScan: !firstStart,
             alreadyLogged: known, logger: logger, printer: changePrinter)
@@ -47,7 +57,7 @@ extension ShareCore {
         old.stop()
         logger.notice(
             "this server leads the folder: it observes it and writes its change log",
-            metadata: ["latest": "\(log.latest)", "compared": "\(known.keys.count)"])
+            metadata: ["latest": "\(log.latest)", "compared": "\(known.count)"])
     }
 
     /// Stops leading at once: the log refuses appends (what is not committed

@@ -181,8 +181,9 @@ final class ShareCore: Sendable {
     ///     that changed while it was stopped: the folder as it is then is
     ///     where the log begins (clients list it), not an `added` record for
     ///     every item already there.
-    ///   - alreadyLogged: Changes the log holds that the saved state
-    ///   may not (a leader that died between the two): not numbered again.
+    ///   - alreadyLogged: Where the log's newest records left the items,
+    ///     which the saved state may not hold (a leader that died between
+    ///     the two): the first scan's changes are numbered from there.
     static func leaderObserver(
         root: String, options: ObserverOptions, log: any ChangeLog, origins: OriginRegistry,
         numbersFirstScan: Bool, alreadyLogged: ChangeFeed.Logged, logger: Logger,
@@ -191,7 +192,8 @@ final class ShareCore: Sendable {
         let observer = try FileObserver(root: root, options: options, logger: logger)
         let feed = ChangeFeed(
             log: log, origins: origins, logger: logger, printer: printer, numbersFirstScan: numbersFirstScan,
-            alreadyLogged: alreadyLogged)
+            alreadyLogged: alreadyLogged, lookUp: { [weak observer] id in observer?.item(id: id)?.size },
+            adoptID: { [weak observer] logged, given in observer?.adoptID(logged, for: given) })
         return (observer, observer.observe { batch in feed.record(batch) })
     }
 
