@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,11 @@ int cfs_has_no_writers_at(int dirfd, const char *path) {
     int fd = (int)RETRY(openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
     if (fd < 0) return -errno;
     int result;
+    // A lease break signals the lease's holder, SIGIO by default, whose
+    // default action ends the process: a program that opens the file for
+    // writing in the microseconds the lease lives would kill the server.
+    // SIGURG's default action is to ignore it.
+    fcntl(fd, F_SETSIG, SIGURG);
     if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
         // Nobody is told of lease breaks: the lease lives for microseconds.
         fcntl(fd, F_SETOWN, 0);
