@@ -37,6 +37,7 @@ extension ObserverCore {
             }
         }
         for index in gone where tree.isLive(index) { remove(index) }
+        rememberSetAside(pass.setAside)
         if let reason { emit(.rescanned(path: tree.path(of: start), reason: reason)) }
     }
 
@@ -106,12 +107,17 @@ extension ObserverCore {
         let writing =
             metadata.kind == .file && metadata.modified > now.wall - options.settleTime.nanoseconds
             && (isPolled(directory) || fileSystem.hasNoWriters(at: path) != true)
-        // An item set aside to free its name comes back under its own id
-        // (unless a copy claimed the id meanwhile).
-        let setAside = pass.setAside.removeValue(forKey: metadata.identity).flatMap {
-            tree.index(of: $0) == nil ? $0 : nil
+        // An item set aside to free its name (by this rescan, or by an
+        // earlier one that did not find it again) comes back under its own
+        // id (unless a copy claimed the id meanwhile).
+        let setAside =
+            (pass.setAside.removeValue(forKey: metadata.identity)
+            ?? setAsideEarlier.removeValue(forKey: metadata.identity)?.id).flatMap {
+                tree.index(of: $0) == nil ? $0 : nil
+            }
+        if options.storesIdentityAttribute {
+            reservedIDs = Set(pass.setAside.values).union(setAsideEarlier.values.map(\.id))
         }
-        if options.storesIdentityAttribute { reservedIDs = Set(pass.setAside.values) }
         let index = add(name: name, in: directory, metadata: metadata, writing: writing, id: setAside)
         reservedIDs.removeAll()
         if writing { writes.closed(index, at: now.monotonic) }
@@ -343,6 +349,18 @@ extension ObserverCore {
         }
         tree.set(index, metadata: metadata)
         keepIdentityAttribute(of: index)
+    }
+
+    /// Keeps the ids of the items a rescan set aside and did not find again,
+    /// for a later rescan (see ``setAsideEarlier``).
+    private mutating func rememberSetAside(_ left: [FileIdentity: ItemID]) {
+        for (identity, id) in left where tree.index(of: id) == nil {
+            setAsideCount += 1
+            setAsideEarlier[identity] = (id, setAsideCount)
+        }
+        guard setAsideEarlier.count > Self.setAsideEarlierLimit else { return }
+        let cut = setAsideEarlier.values.map(\.order).sorted()[setAsideEarlier.count / 2]
+        setAsideEarlier = setAsideEarlier.filter { $0.value.order >= cut }
     }
 
     /// Removes an item (and its subtree) whose name is needed, remembering

@@ -74,6 +74,15 @@ struct ObserverCore<FileSystem: FileSystemAccess> {
             return tree.child(of: directory, named: departure.name)
         }
     }
+    /// Items a rescan set aside to free their names and did not find again
+    /// (a poll lists a tree that is changing: the item was moved where the
+    /// pass had looked already), by identity: a later rescan that finds one
+    /// gives it back its id, which its identity does not always give (a
+    /// document kept through saves), as rule 5 of events.md says. Bounded;
+    /// the oldest half goes when full.
+    var setAsideEarlier: [FileIdentity: (id: ItemID, order: Int)] = [:]
+    var setAsideCount = 0
+    static var setAsideEarlierLimit: Int { 4_096 }
     /// Ids no new item takes from its identity attribute: those of the
     /// items a rescan set aside to free their names, which come back under
     /// them (a copy made with `cp -a` carries its source's id in its

@@ -710,6 +710,37 @@ struct ObserverCoreTests {
     }
 
     @Test(
+        "a file in a folder a poll set aside, not found by that poll, keeps its id where the next one finds it"
+    )
+    func setAsideFileFoundByNextPoll() {
+        var h = Self.polled { fs in
+            _ = fs.mkdir("P")
+            _ = fs.mkdir("P/D")
+            _ = fs.write("P/D/z", bytes: 3)
+            _ = fs.mkdir("Q")
+        }
+        // Saved anew: its id is no longer the one its inode gives.
+        _ = h.fs.write("P/D/.t", bytes: 9)
+        h.fs.rename("P/D/.t", "P/D/z")
+        h.catchUp()
+        let before = h.treeIDs
+        // P and Q swap names: the poll sets P's folder aside to free its
+        // name. Before it lists D again, z leaves D for a folder it has
+        // listed already (A), so this poll does not find it; the next does.
+        h.fs.rename("P", "t")
+        h.fs.rename("Q", "P")
+        h.fs.rename("t", "Q")
+        h.fs.wall += 1_000_000
+        h.fs.beforeListing["Q/D"] = { fs in fs.rename("Q/D/z", "A/z") }
+        h.catchUp()
+        h.catchUp()
+        #expect(h.treeSnapshot == h.fs.snapshot(includeHidden: false))
+        #expect(h.treeIDs["Q"] == before["P"])
+        #expect(h.treeIDs["Q/D"] == before["P/D"])
+        #expect(h.treeIDs["A/z"] == before["P/D/z"], "\(h.treeIDs)")
+    }
+
+    @Test(
         "a poll finds a known file where an unreported one was saved over and swapped away: the known file keeps its id"
     )
     func knownFileOverUnreported() {
