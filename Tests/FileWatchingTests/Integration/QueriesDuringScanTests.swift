@@ -12,16 +12,12 @@ import Testing
 /// The queries (`children(of:)`, `item(at:)`) while the observer reads a tree
 /// of 100,000 items from the disk: the observer holds the tree's lock only
 /// while it changes the tree, never while it lists folders or reads
-/// metadata, so no query waits for a scan or a rescan.
+/// metadata, so no query waits for a scan or a rescan. What is checked here
+/// is that the queries go on during both and none waits for either (a query
+/// that did would take the operation's length); how long they take beside
+/// the same queries at rest is measured by `Benchmarks/queries-run`.
 @Suite("Queries while the observer reads a large tree")
 struct QueriesDuringScanTests {
-    /// The time in which queries answer: all but one in a hundred within
-    /// 50 ms or a twentieth of the operation, whichever is longer (on a
-    /// loaded two-core machine the scheduler alone holds a thread back that
-    /// long now and then, and a loaded machine makes the scan longer too);
-    /// and none takes a third of the rescan, which a query waiting for the
-    /// rescan would take whole. The figures themselves are the benchmark's.
-    static let bound = Duration.milliseconds(50)
     static let folders = 100
     static let filesPerFolder = 1_000
 
@@ -61,7 +57,7 @@ struct QueriesDuringScanTests {
                     if case .scanCompleted(_, _, let elapsed) = change { elapsed } else { nil }
                 }.first ?? 0
             #expect(observer.itemCount == QueriesDuringScanTests.folders * (QueriesDuringScanTests.filesPerFolder + 1))
-            scan.check(during: "the initial scan", lasting: .milliseconds(scanElapsed), enforcesLength: false)
+            scan.check(during: "the initial scan", lasting: .milliseconds(scanElapsed))
 
             let queries = QueryLoop(observer)
             #expect(await queries.waitForCalls())
@@ -81,7 +77,8 @@ struct QueriesDuringScanTests {
             }
             let rescanElapsed = ContinuousClock.now - started
             let rescan = await queries.stop()
-            rescan.check(during: "the rescan", lasting: rescanElapsed, enforcesLength: true)
+            #expect(rescanElapsed >= .seconds(1), "a rescan too short to show anything: \(rescanElapsed)")
+            rescan.check(during: "the rescan", lasting: rescanElapsed)
             #expect(observer.children(of: "d050")?.count == QueriesDuringScanTests.filesPerFolder)
             #expect(observer.item(at: "d099/f0999")?.kind == .file)
         }
@@ -170,25 +167,16 @@ final class QueryLoop: Sendable {
         var total: Duration = .zero
         var calls: Int { durations.count }
 
-        /// Checks that all but 1% of the queries answered within the bound
-        /// (50 ms, or a twentieth of the operation when that is longer),
-        /// and, with `enforcesLength`, that none took a third of the
-        /// operation, that it lasted long enough, and that enough queries
-        /// ran during it, for the bound to prove something.
-        func check(during operation: String, lasting elapsed: Duration, enforcesLength: Bool) {
-            let bound = max(QueriesDuringScanTests.bound, elapsed / 20)
-            let slowCalls = durations.count { $0 >= bound }
+        /// Checks that queries went on during the operation and that none
+        /// waited for it: none took a third of its length (when it lasted
+        /// a second or more, long enough to tell).
+        func check(during operation: String, lasting elapsed: Duration) {
             let summary =
-                "\(operation) took \(elapsed); \(calls) queries, \(slowCalls) over "
-                + "\(bound), the longest \(longest) (\(longestQuery)), "
+                "\(operation) took \(elapsed); \(calls) queries, the longest \(longest) (\(longestQuery)), "
                 + "\(calls > 0 ? total / calls : .zero) on average"
             print("queries during \(summary)")
-            #expect(slowCalls * 100 <= calls, "\(summary)")
-            if enforcesLength {
-                #expect(longest < elapsed / 3, "\(summary)")
-                #expect(elapsed > QueriesDuringScanTests.bound * 20, "too short to show anything: \(summary)")
-                #expect(calls >= 1000, "\(summary)")
-            }
+            #expect(calls > 0, "\(summary)")
+            if elapsed >= .seconds(1) { #expect(longest < elapsed / 3, "\(summary)") }
         }
     }
 
