@@ -16,6 +16,11 @@ extension ObserverCore {
         // Everything under `start`, by identity, to find where items went
         // (hard links, several items of one identity, are rare: kept aside).
         var pass = RescanPass(renewsFolders: renewingFolders)
+        // The ids of items set aside (earlier, and by this pass as it goes)
+        // are reserved from copies' identity attributes until the pass ends.
+        let outerReserved = reservedIDs
+        defer { reservedIDs = outerReserved }
+        if options.storesIdentityAttribute { reservedIDs.formUnion(setAsideEarlier.values.map(\.id)) }
         tree.walk(from: start) { index in
             if index != start { pass.byIdentity.add(tree.identity(of: index), index) }
         }
@@ -115,11 +120,7 @@ extension ObserverCore {
             ?? setAsideEarlier.removeValue(forKey: metadata.identity)?.id).flatMap {
                 tree.index(of: $0) == nil ? $0 : nil
             }
-        if options.storesIdentityAttribute {
-            reservedIDs = Set(pass.setAside.values).union(setAsideEarlier.values.map(\.id))
-        }
         let index = add(name: name, in: directory, metadata: metadata, writing: writing, id: setAside)
-        reservedIDs.removeAll()
         if writing { writes.closed(index, at: now.monotonic) }
         tree.set(index, flag: Tree.Flag.visited, true)
         if metadata.kind == .directory { pass.directories.append(index) }
@@ -366,7 +367,12 @@ extension ObserverCore {
     /// Removes an item (and its subtree) whose name is needed, remembering
     /// their ids in case the rest of the rescan finds them elsewhere.
     private mutating func setAside(_ index: Tree.Index, pass: inout RescanPass) {
-        tree.walk(from: index) { pass.setAside[tree.identity(of: $0)] = tree.id(of: $0) }
+        var ids: [ItemID] = []
+        tree.walk(from: index) {
+            pass.setAside[tree.identity(of: $0)] = tree.id(of: $0)
+            ids.append(tree.id(of: $0))
+        }
+        if options.storesIdentityAttribute { reservedIDs.formUnion(ids) }
         remove(index)
     }
 
